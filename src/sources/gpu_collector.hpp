@@ -1,0 +1,51 @@
+#pragma once
+// The hardware seam: one implementation per vendor/API (today: NVML + GPM).
+// A collector probes capabilities once at open and then fills Samples per tick.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sample.hpp"
+
+namespace gpulens {
+
+// CPU time spent per part of one device's sample, in seconds of thread CPU time.
+// Summed by the sampler and reported by `record --stats` and the agent's self-metrics.
+struct CollectCost {
+  double classic_s = 0;  // utilization, memory, power, clocks, temperature, ...
+  double gpm_s = 0;      // nvmlGpmSampleGet + nvmlGpmMetricsGet
+  double procs_s = 0;    // running processes and their SM share
+  double procfs_s = 0;   // /proc reads for those processes (filled by the sampler)
+  CollectCost& operator+=(const CollectCost& o) {
+    classic_s += o.classic_s;
+    gpm_s += o.gpm_s;
+    procs_s += o.procs_s;
+    procfs_s += o.procfs_s;
+    return *this;
+  }
+};
+
+// Something a device reported between ticks.
+struct DeviceEvent {
+  enum class Kind { Xid, Lost };
+  Kind kind = Kind::Xid;
+  double t = 0;
+  int gpu = 0;
+  std::int64_t xid = 0;  // for Kind::Xid
+  std::string detail;
+};
+
+class GpuCollector {
+ public:
+  virtual ~GpuCollector() = default;
+  virtual std::string driver_version() const = 0;
+  virtual const std::vector<DeviceInfo>& devices() const = 0;
+  // Fills out.values (and out.procs with pid/used_mib/sm_util when processes are
+  // enabled) for devices()[slot]. Must be safe to call concurrently for different
+  // slots. Never throws; a failing call leaves the metric absent.
+  virtual void sample(std::size_t slot, Sample& out, CollectCost& cost) = 0;
+  // Events (XID errors, GPUs that fell off the bus) since the last call; non-blocking.
+  virtual std::vector<DeviceEvent> poll_events() = 0;
+};
+
+}  // namespace gpulens
