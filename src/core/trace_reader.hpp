@@ -1,0 +1,73 @@
+#pragma once
+// Reader for gpu-trace v1 (shared/trace-format.md): streaming, or the whole file.
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/sample.hpp"
+
+namespace gpulens {
+
+struct TraceReadOptions {
+  // Skip malformed lines and count them instead of stopping at the first one.
+  bool lenient = false;
+};
+
+using TraceEvent = std::variant<Sample, Mark>;
+
+class TraceReader {
+ public:
+  static Result<TraceReader> open(const std::string& path, TraceReadOptions options = {});
+  // Parses from a string (tests, stdin); `name` stands in for the file in messages.
+  static Result<TraceReader> from_string(std::string text, std::string name,
+                                         TraceReadOptions options = {});
+
+  const TraceHeader& header() const { return header_; }
+  // The next sample or mark; nullopt at the end of the file. An error names the
+  // file and line. A truncated last line is not an error: it is skipped and
+  // reported through warnings().
+  Result<std::optional<TraceEvent>> next();
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  std::size_t skipped_lines() const { return skipped_; }
+
+  TraceReader(TraceReader&&) noexcept;
+  TraceReader& operator=(TraceReader&&) noexcept;
+  ~TraceReader();
+
+ private:
+  TraceReader() = default;
+  Result<std::optional<TraceEvent>> parse_line(const std::string& line, bool last_line);
+  std::unique_ptr<std::istream> in_;
+  std::string name_;
+  TraceReadOptions options_;
+  TraceHeader header_;
+  std::size_t line_no_ = 0;
+  std::size_t skipped_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// A whole trace in memory, for offline commands (diagnose, report) and tests.
+struct Trace {
+  TraceHeader header;
+  std::vector<Sample> samples;  // in file order (time order)
+  std::vector<Mark> marks;
+  std::vector<std::string> warnings;
+};
+
+Result<Trace> read_trace(const std::string& path, TraceReadOptions options = {});
+Result<Trace> read_trace_string(std::string text, std::string name,
+                                TraceReadOptions options = {});
+
+// JSON <-> model, shared by the reader, the writer and the JSON outputs.
+Result<TraceHeader> header_from_json(const nlohmann::json& j);
+nlohmann::json header_to_json(const TraceHeader& header);
+Result<Sample> sample_from_json(const nlohmann::json& j);
+nlohmann::json sample_to_json(const Sample& sample);
+Mark mark_from_json(const nlohmann::json& j);
+nlohmann::json mark_to_json(const Mark& mark);
+
+}  // namespace gpulens
