@@ -1,0 +1,30 @@
+#pragma once
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself here.
+// A command's run function returns the process exit code.
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sources/tick_source.hpp"
+
+namespace gpulens::cli {
+
+// Exit codes shared by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;  // bad arguments, or no GPU/driver to read
+
+// Adds --replay/--speed/--lenient (and, for live, --interval/--gpus/--no-gpm/
+// --no-procs/--procfs) to a subcommand, filling `options`.
+void add_source_options(CLI::App& app, SourceOptions& options, bool offline);
+
+// Opens the source and prints a helpful message on failure; nullptr when it failed.
+std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options);
+
+// The set of subcommands; main() calls each registrar in turn.
+void register_stream(CLI::App& app, std::function<int()>& run);
+void register_record(CLI::App& app, std::function<int()>& run);
+void register_diagnose(CLI::App& app, std::function<int()>& run);
+
+}  // namespace gpulens::cli
