@@ -1,10 +1,9 @@
 #pragma once
 // Each subcommand lives in its own cmd_<name>.cpp and registers itself here.
 // A command's run function returns the process exit code.
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "sources/tick_source.hpp"
 

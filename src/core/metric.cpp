@@ -46,8 +46,12 @@ static_assert(table_is_in_enum_order(), "kMetrics must list metrics in enum orde
 
 }  // namespace
 
-const MetricInfo& metric_info(Metric m) { return kMetrics[index_of(m)]; }
-const std::array<MetricInfo, kMetricCount>& all_metrics() { return kMetrics; }
+const MetricInfo& metric_info(Metric m) {
+  return kMetrics[index_of(m)];
+}
+const std::array<MetricInfo, kMetricCount>& all_metrics() {
+  return kMetrics;
+}
 
 std::optional<Metric> metric_from_key(std::string_view key) {
   for (const auto& info : kMetrics) {

@@ -59,6 +59,8 @@ const MetricInfo& metric_info(Metric m);
 const std::array<MetricInfo, kMetricCount>& all_metrics();
 std::optional<Metric> metric_from_key(std::string_view key);
 
-inline constexpr std::size_t index_of(Metric m) { return static_cast<std::size_t>(m); }
+inline constexpr std::size_t index_of(Metric m) {
+  return static_cast<std::size_t>(m);
+}
 
 }  // namespace gpulens

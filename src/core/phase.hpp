@@ -21,7 +21,7 @@ std::vector<Phase> find_phases(const std::vector<Mark>& marks, double trace_end)
 
 // Mean of a metric over samples of one GPU whose t lies in [from, to]; nullopt when
 // no sample in that window has the metric.
-std::optional<double> mean_over(const std::vector<Sample>& samples, int gpu, Metric m,
-                                double from, double to);
+std::optional<double> mean_over(const std::vector<Sample>& samples, int gpu, Metric m, double from,
+                                double to);
 
 }  // namespace gpulens

@@ -4,11 +4,10 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/metric.hpp"
 
@@ -28,7 +27,10 @@ class MetricValues {
     present_[index_of(m)] = true;
   }
   void set(Metric m, std::optional<double> v) {
-    if (v) set(m, *v); else clear(m);
+    if (v)
+      set(m, *v);
+    else
+      clear(m);
   }
   void clear(Metric m) { present_[index_of(m)] = false; }
   // Value or a fallback, for arithmetic where the caller already checked presence.
@@ -45,22 +47,22 @@ class MetricValues {
 
 struct ProcessSample {
   std::uint32_t pid = 0;
-  std::string name;                  // short command name (comm); empty when unknown
-  std::optional<double> used_mib;    // device memory held on this GPU
-  std::optional<double> sm_util;     // % of the GPU's SM time (NVML per-process utilization)
-  std::optional<double> cpu_pct;     // host CPU, 100 = one full core
-  std::optional<double> rss_mib;     // host resident memory
-  std::string user;                  // empty when unknown
-  std::string container;             // container ID, empty when not in one
-  std::string pod;                   // Kubernetes pod UID, empty when not in one
-  std::string cmdline;               // full command line; empty unless asked for
-  std::optional<std::uint32_t> ppid; // parent PID, for grouping processes into jobs
+  std::string name;                   // short command name (comm); empty when unknown
+  std::optional<double> used_mib;     // device memory held on this GPU
+  std::optional<double> sm_util;      // % of the GPU's SM time (NVML per-process utilization)
+  std::optional<double> cpu_pct;      // host CPU, 100 = one full core
+  std::optional<double> rss_mib;      // host resident memory
+  std::string user;                   // empty when unknown
+  std::string container;              // container ID, empty when not in one
+  std::string pod;                    // Kubernetes pod UID, empty when not in one
+  std::string cmdline;                // full command line; empty unless asked for
+  std::optional<std::uint32_t> ppid;  // parent PID, for grouping processes into jobs
   bool operator==(const ProcessSample&) const = default;
 };
 
 struct Sample {
-  double t = 0;   // Unix seconds at the end of the interval this sample describes
-  int gpu = 0;    // device index (header's devices[].index)
+  double t = 0;  // Unix seconds at the end of the interval this sample describes
+  int gpu = 0;   // device index (header's devices[].index)
   MetricValues values;
   // nullopt: processes were not sampled; an empty vector: sampled, none running.
   std::optional<std::vector<ProcessSample>> procs;

@@ -40,6 +40,8 @@ class TraceReader {
 
  private:
   TraceReader() = default;
+  static Result<TraceReader> start(std::unique_ptr<std::istream> in, std::string name,
+                                   TraceReadOptions options);
   Result<std::optional<TraceEvent>> parse_line(const std::string& line, bool last_line);
   std::unique_ptr<std::istream> in_;
   std::string name_;
@@ -59,8 +61,7 @@ struct Trace {
 };
 
 Result<Trace> read_trace(const std::string& path, TraceReadOptions options = {});
-Result<Trace> read_trace_string(std::string text, std::string name,
-                                TraceReadOptions options = {});
+Result<Trace> read_trace_string(std::string text, std::string name, TraceReadOptions options = {});
 
 // JSON <-> model, shared by the reader, the writer and the JSON outputs.
 Result<TraceHeader> header_from_json(const nlohmann::json& j);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Quick start, command 1: install what is needed, build a release gpulens, and run it.
+# With no arguments it streams the bundled H100 recording; otherwise it passes the
+# arguments to gpulens (e.g. scripts/run.sh stream, scripts/run.sh record -o x.jsonl).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target gpulens
+if (($# == 0)); then
+  set -- stream --replay examples/calibration-h100.trace.jsonl --speed 20
+fi
+exec build/release/gpulens "$@"

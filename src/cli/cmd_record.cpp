@@ -1,0 +1,157 @@
+// `gpulens record`: write a gpu-trace v1 recording of live GPUs (or of a replay).
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "core/trace_writer.hpp"
+#include "sampler/sampler.hpp"
+#include "sources/replay/replay_source.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+struct RecordArgs {
+  SourceOptions source;
+  std::string output;
+  double duration_s = 0;
+  long count = 0;
+  std::string stats_path;
+  bool quiet = false;
+};
+
+double process_cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto secs = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+  };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+double peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// The sampler's own cost, per GPU per tick: what the overhead harness reads.
+nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s, double wall_s) {
+  const double per = s.ticks > 0 && gpus > 0 ? 1000.0 / static_cast<double>(s.ticks * gpus) : 0;
+  nlohmann::json j;
+  j["ticks"] = s.ticks;
+  j["gpus"] = gpus;
+  j["timeouts"] = s.timeouts;
+  j["missed_ticks"] = s.missed_ticks;
+  j["wall_s"] = wall_s;
+  j["per_gpu_tick_ms"] = {
+      {"classic_nvml", s.cost.classic_s * per},
+      {"gpm", s.cost.gpm_s * per},
+      {"processes", s.cost.procs_s * per},
+      {"procfs", s.cost.procfs_s * per},
+      {"host", s.host_s * per},
+      {"sampler_total",
+       (s.cost.classic_s + s.cost.gpm_s + s.cost.procs_s + s.cost.procfs_s + s.host_s) * per},
+      {"process_total", cpu_s * per}};
+  j["process_cpu_s"] = cpu_s;
+  j["peak_rss_mib"] = peak_rss_mib();
+  return j;
+}
+
+int run_record(const RecordArgs& args) {
+  auto source = open_source_or_explain(args.source);
+  if (!source) return kExitUsage;
+  auto writer = TraceWriter::open(args.output, source->header());
+  if (!writer) {
+    std::fprintf(stderr, "gpulens record: %s\n", writer.error().message.c_str());
+    return kExitFailure;
+  }
+  const bool to_stdout = args.output == "-";
+  if (!args.quiet && !to_stdout) {
+    std::fprintf(stderr, "gpulens: recording %zu GPU(s) every %.3g s to %s (Ctrl-C to stop)\n",
+                 source->header().devices.size(),
+                 source->live() ? args.source.interval_s : source->header().interval_s.value_or(0),
+                 args.output.c_str());
+  }
+  const double cpu0 = process_cpu_seconds();
+  std::optional<double> first_t;
+  long ticks = 0;
+  std::size_t samples = 0;
+  const auto wall0 = std::chrono::steady_clock::now();
+  int status = kExitOk;
+  while (args.count == 0 || ticks < args.count) {
+    auto tick = source->next();
+    if (!tick) {
+      std::fprintf(stderr, "gpulens record: %s\n", tick.error().message.c_str());
+      status = kExitFailure;
+      break;
+    }
+    if (!tick->has_value()) break;
+    if (auto written = writer->write(**tick); !written) {
+      std::fprintf(stderr, "gpulens record: %s\n", written.error().message.c_str());
+      status = kExitFailure;
+      break;
+    }
+    samples += tick->value().samples.size();
+    if (!tick->value().samples.empty()) ++ticks;
+    if (!first_t) first_t = tick->value().t;
+    if (args.duration_s > 0 && tick->value().t - *first_t >= args.duration_s) break;
+  }
+  // Marks written after the last tick still belong in the recording.
+  writer->close();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (!args.quiet && !to_stdout) {
+    std::fprintf(stderr, "gpulens: wrote %zu samples (%ld ticks, %.1f s) to %s\n", samples, ticks,
+                 wall_s, args.output.c_str());
+  }
+  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
+    for (const auto& w : replay->warnings())
+      std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
+  }
+  if (!args.stats_path.empty()) {
+    const auto* sampler = dynamic_cast<const Sampler*>(source.get());
+    if (sampler == nullptr) {
+      std::fprintf(stderr, "gpulens record: --stats needs live GPUs, not --replay\n");
+      return kExitUsage;
+    }
+    const auto j = stats_json(sampler->stats(), source->header().devices.size(),
+                              process_cpu_seconds() - cpu0, wall_s);
+    std::ofstream(args.stats_path) << j.dump(2) << "\n";
+    if (!args.quiet)
+      std::fprintf(stderr, "gpulens: sampler cost: %s\n", j["per_gpu_tick_ms"].dump().c_str());
+  }
+  return status;
+}
+
+}  // namespace
+
+void register_record(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<RecordArgs>();
+  auto* cmd = app.add_subcommand(
+      "record",
+      "Record every NVML and GPM metric, processes and host CPU to a gpu-trace v1 file\n"
+      "(JSON lines), which every gpulens command can --replay. Marks that a workload appends\n"
+      "to the --marks file (JSON lines like {\"mark\": \"train:start\"}) are merged in.");
+  cmd->add_option("-o,--output", args->output, "Trace file to write ('-' for stdout)")->required();
+  add_source_options(*cmd, args->source, /*offline=*/false);
+  cmd->add_option("--duration", args->duration_s, "Stop after this many seconds (0 = until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-c,--count", args->count, "Stop after this many ticks (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--marks", args->source.marks_path,
+                  "JSON-lines file a workload appends marks to; merged into the trace");
+  cmd->add_option("--stats", args->stats_path,
+                  "Write the sampler's own CPU cost per GPU per tick and peak RSS as JSON here");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress messages");
+  cmd->callback([args, &run] {
+    // A replayed recording is copied as fast as possible unless --speed says otherwise.
+    run = [args] { return run_record(*args); };
+  });
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,104 @@
+// `gpulens stream`: one line per GPU per tick, the truth beside the classic number.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/command.hpp"
+#include "cli/live_diagnosis.hpp"
+#include "output/stream_format.hpp"
+#include "sources/replay/replay_source.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+struct StreamArgs {
+  SourceOptions source;
+  std::string format = "table";
+  long count = 0;
+  std::vector<std::string> metrics;
+  bool utc = false;
+  bool no_diagnosis = false;
+};
+
+int terminal_width() {
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    return ws.ws_col;
+  }
+  if (const char* columns = std::getenv("COLUMNS")) return std::atoi(columns);
+  return 0;  // not a terminal: print every column
+}
+
+int run_stream(const StreamArgs& args) {
+  StreamFormatOptions fo;
+  fo.format = args.format == "csv"    ? StreamFormat::Csv
+              : args.format == "json" ? StreamFormat::Json
+                                      : StreamFormat::Table;
+  fo.columns = args.metrics;
+  fo.max_width = terminal_width();
+  fo.utc = args.utc;
+  auto source = open_source_or_explain(args.source);
+  if (!source) return kExitUsage;
+  auto formatter = StreamFormatter::create(fo, source->header());
+  if (!formatter) {
+    std::fprintf(stderr, "gpulens stream: %s\n", formatter.error().message.c_str());
+    return kExitUsage;
+  }
+  LiveDiagnosis diagnosis(source->header(), !args.no_diagnosis);
+  const bool tty = isatty(STDOUT_FILENO) != 0;
+  std::fputs(formatter->header_text().c_str(), stdout);
+  long ticks = 0;
+  while (args.count == 0 || ticks < args.count) {
+    auto tick = source->next();
+    if (!tick) {
+      std::fprintf(stderr, "gpulens stream: %s\n", tick.error().message.c_str());
+      return kExitFailure;
+    }
+    if (!tick->has_value()) break;
+    diagnosis.on_tick(**tick);
+    if (tick->value().samples.empty()) continue;
+    ++ticks;
+    // Like dmon, repeat the header on a terminal so the columns stay readable.
+    if (tty && fo.format == StreamFormat::Table && ticks % 40 == 0) {
+      std::fputs(formatter->header_text().c_str(), stdout);
+    }
+    for (const auto& sample : tick->value().samples) {
+      const auto note = diagnosis.annotation(sample.gpu);
+      std::fputs(formatter->format(sample, note ? &*note : nullptr).c_str(), stdout);
+    }
+    std::fflush(stdout);
+  }
+  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
+    for (const auto& w : replay->warnings())
+      std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_stream(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<StreamArgs>();
+  auto* cmd = app.add_subcommand(
+      "stream",
+      "Print one line per GPU per tick: utilization beside SM activity, occupancy, tensor,\n"
+      "DRAM, PCIe, NVLink, power, temperature, clock and throttle reason, memory, and the\n"
+      "diagnosed state. Like 'nvidia-smi dmon', with the truth beside the classic number.");
+  add_source_options(*cmd, args->source, /*offline=*/false);
+  cmd->add_option("-f,--format", args->format, "table, csv or json (one object per GPU per tick)")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  cmd->add_option("-c,--count", args->count, "Stop after this many ticks (0 = until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  std::string names;
+  for (const auto& c : stream_columns()) names += (names.empty() ? "" : ",") + c.name;
+  cmd->add_option("-m,--metrics", args->metrics, "Table columns to show, comma-separated: " + names)
+      ->delimiter(',');
+  cmd->add_flag("--utc", args->utc, "Print times in UTC instead of local time");
+  cmd->add_flag("--no-diagnosis", args->no_diagnosis, "Do not run the diagnosis engine");
+  cmd->callback([args, &run] { run = [args] { return run_stream(*args); }; });
+}
+
+}  // namespace gpulens::cli

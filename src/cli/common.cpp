@@ -1,0 +1,56 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+
+namespace gpulens::cli {
+
+void add_source_options(CLI::App& app, SourceOptions& options, bool offline) {
+  app.add_option("--replay", options.replay, "Read a gpu-trace recording instead of live GPUs")
+      ->check(CLI::ExistingFile);
+  // Offline commands read a recording as fast as possible; live views pace it.
+  options.speed = offline ? 0.0 : 1.0;
+  app.add_option("--speed", options.speed,
+                 "Replay pacing: 1 = real time, X = X times faster, 0 = as fast as possible")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--lenient", options.lenient,
+               "Replay: skip malformed lines of the recording and count them");
+  app.add_option("--gpus", options.gpus, "Only these GPU indexes (comma-separated)")
+      ->delimiter(',');
+  if (offline) return;
+  app.add_option("--interval", options.interval_s,
+                 "Seconds between samples (0.1 to 3600; GPM needs 0.1 s or more)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_flag("!--no-gpm", options.gpm, "Do not read the GPM activity counters");
+  app.add_flag("!--no-procs", options.processes, "Do not list processes on each GPU");
+  app.add_flag("--cmdline", options.cmdline,
+               "Include process command lines (they may hold secrets)");
+  app.add_option("--procfs", options.procfs, "Root of the proc filesystem")->capture_default_str();
+}
+
+std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options) {
+  auto source = open_tick_source(options);
+  if (!source) {
+    if (options.replay.empty()) {
+      std::fprintf(stderr,
+                   "gpulens: cannot read live GPUs: %s\n"
+                   "  gpulens reads NVIDIA GPUs through the driver's NVML library "
+                   "(libnvidia-ml.so.1).\n"
+                   "  Install the NVIDIA driver (or run where it is mounted, e.g. a container "
+                   "started with --gpus all),\n"
+                   "  or try gpulens on a bundled recording:\n"
+                   "    gpulens stream --replay examples/calibration-h100.trace.jsonl\n",
+                   source.error().message.c_str());
+    } else {
+      std::fprintf(stderr, "gpulens: %s\n", source.error().message.c_str());
+    }
+    return nullptr;
+  }
+  TickSource* raw = source->get();
+  on_stop_signal([raw] { raw->stop(); });
+  return std::move(*source);
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Bridges the diagnosis engine into live views (stream): per-GPU state and alerts.
+#include <memory>
+#include <optional>
+
+#include "core/sample.hpp"
+#include "output/stream_format.hpp"
+
+namespace gpulens::cli {
+
+class LiveDiagnosis {
+ public:
+  LiveDiagnosis(const TraceHeader& header, bool enabled);
+  ~LiveDiagnosis();
+  void on_tick(const Tick& tick);
+  std::optional<StreamAnnotation> annotation(int gpu) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpulens::cli

@@ -1,0 +1,38 @@
+// gpulens: what your NVIDIA GPUs are really doing.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gpulens::cli;
+  block_stop_signals();  // before any thread starts, so every thread inherits the mask
+  CLI::App app{
+      "gpulens: what your NVIDIA GPUs are really doing.\n"
+      "Reads NVML and the GPM activity counters (SM activity, occupancy, tensor pipes,\n"
+      "DRAM, PCIe, NVLink) beside the classic utilization, and says what holds the GPU back.\n"
+      "Every command accepts --replay FILE to work from a recording instead of live GPUs."};
+  app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Try it without a GPU:\n"
+      "  gpulens stream --replay examples/calibration-h100.trace.jsonl --speed 10\n"
+      "Run 'gpulens COMMAND --help' for the options of a command.");
+
+  std::function<int()> run;
+  register_stream(app, run);
+  register_record(app, run);
+  // TMP register_diagnose(app, run);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // CLI11 returns 0 for --help/--version; everything else is a usage error.
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!run) return kExitUsage;
+  return run();
+}

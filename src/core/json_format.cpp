@@ -1,0 +1,117 @@
+#include "core/json_format.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpulens {
+
+void append_number(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";  // never written for real readings; keeps the line valid JSON
+    return;
+  }
+  const double rounded = std::round(value * 1000.0) / 1000.0;
+  if (rounded == std::floor(rounded) && std::fabs(rounded) < 1e15) {
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<long long>(rounded));
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", rounded);
+  }
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+namespace {
+
+void append_optional(std::string& out, std::string_view key, const std::optional<double>& v) {
+  if (!v) return;
+  out += ", ";
+  append_json_string(out, key);
+  out += ": ";
+  append_number(out, *v);
+}
+
+void append_process(std::string& out, const ProcessSample& p) {
+  fmt::format_to(std::back_inserter(out), "{{\"pid\": {}, \"name\": ", p.pid);
+  append_json_string(out, p.name);
+  append_optional(out, "used_mib", p.used_mib);
+  append_optional(out, "sm_util", p.sm_util);
+  append_optional(out, "cpu_pct", p.cpu_pct);
+  append_optional(out, "rss_mib", p.rss_mib);
+  if (p.ppid) fmt::format_to(std::back_inserter(out), ", \"ppid\": {}", *p.ppid);
+  const auto add_text = [&](std::string_view key, const std::string& value) {
+    if (value.empty()) return;
+    out += ", ";
+    append_json_string(out, key);
+    out += ": ";
+    append_json_string(out, value);
+  };
+  add_text("user", p.user);
+  add_text("container", p.container);
+  add_text("pod", p.pod);
+  add_text("cmdline", p.cmdline);
+  out += '}';
+}
+
+}  // namespace
+
+void append_sample_json(std::string& out, const Sample& sample) {
+  out += "{\"t\": ";
+  fmt::format_to(std::back_inserter(out), "{:.3f}", sample.t);
+  fmt::format_to(std::back_inserter(out), ", \"gpu\": {}", sample.gpu);
+  for (const auto& info : all_metrics()) {
+    const auto v = sample.values.get(info.id);
+    if (!v) continue;
+    out += ", \"";
+    out += info.key;
+    out += "\": ";
+    append_number(out, *v);
+  }
+  if (sample.procs) {
+    out += ", \"procs\": [";
+    bool first = true;
+    for (const auto& p : *sample.procs) {
+      if (!first) out += ", ";
+      first = false;
+      append_process(out, p);
+    }
+    out += ']';
+  }
+  for (const auto& [key, value] : sample.extra.items()) {
+    out += ", ";
+    append_json_string(out, key);
+    out += ": ";
+    out += value.dump();
+  }
+  out += '}';
+}
+
+}  // namespace gpulens

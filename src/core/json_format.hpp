@@ -1,0 +1,21 @@
+#pragma once
+// Fast, allocation-light JSON line formatting for samples: the recorder and
+// `stream --format json` write one line per GPU per tick, so this is on the hot path.
+#include <string>
+
+#include "core/sample.hpp"
+
+namespace gpulens {
+
+// Appends `{"t": ..., "gpu": ..., <metric keys>..., "procs": [...]}` (no newline).
+// Metric values are rounded to 3 decimals; integral metrics are written as integers.
+void append_sample_json(std::string& out, const Sample& sample);
+
+// Appends a number the way traces write them: integers without a fraction,
+// others rounded to 3 decimals with trailing zeros trimmed.
+void append_number(std::string& out, double value);
+
+// Appends a JSON string literal with escaping.
+void append_json_string(std::string& out, std::string_view text);
+
+}  // namespace gpulens

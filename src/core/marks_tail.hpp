@@ -1,0 +1,30 @@
+#pragma once
+// Follows a JSON-lines marks file that a workload appends to (GPULENS_MARKS), so
+// its phase and step marks land in the recording beside the samples.
+#include <string>
+#include <vector>
+
+#include "core/sample.hpp"
+
+namespace gpulens {
+
+class MarksTail {
+ public:
+  explicit MarksTail(std::string path) : path_(std::move(path)) {}
+  // New complete lines since the last call. A line without "t" gets `now_s`; a line
+  // that is not a JSON object with a string "mark" is counted in bad_lines().
+  std::vector<Mark> poll(double now_s);
+  std::size_t bad_lines() const { return bad_lines_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  long long offset_ = 0;
+  std::string partial_;
+  std::size_t bad_lines_ = 0;
+};
+
+// Parses one marks line; nullopt if it is not a mark.
+std::optional<Mark> parse_mark_line(const std::string& line, double now_s);
+
+}  // namespace gpulens

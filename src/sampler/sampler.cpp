@@ -1,0 +1,219 @@
+#include "sampler/sampler.hpp"
+
+#include <fmt/format.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmath>
+
+namespace gpulens {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// One per device. Shared with its thread so that a thread stuck in a driver call
+// can be left behind (detached) without touching freed memory.
+struct Sampler::Worker {
+  std::size_t slot = 0;
+  std::shared_ptr<GpuCollector> collector;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool requested = false;  // a sample is wanted
+  bool busy = false;       // the thread is inside collector->sample()
+  bool done = false;       // a result is waiting to be taken
+  bool quit = false;
+  Sample result;
+  CollectCost cost;
+  std::thread thread;
+
+  static void loop(const std::shared_ptr<Worker>& self) {
+    std::unique_lock lock(self->mutex);
+    while (true) {
+      self->cv.wait(lock, [&] { return self->requested || self->quit; });
+      if (self->quit) return;
+      self->requested = false;
+      self->busy = true;
+      Sample sample;
+      CollectCost cost;
+      lock.unlock();
+      self->collector->sample(self->slot, sample, cost);
+      lock.lock();
+      self->busy = false;
+      self->done = true;
+      self->result = std::move(sample);
+      self->cost = cost;
+      self->cv.notify_all();
+    }
+  }
+};
+
+Sampler::Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options)
+    : collector_(std::move(collector)), options_(std::move(options)), host_(options_.host) {
+  char hostname[256] = {};
+  if (gethostname(hostname, sizeof hostname - 1) == 0) header_.host = hostname;
+  header_.driver = collector_->driver_version();
+  header_.interval_s = options_.interval_s;
+  header_.devices = collector_->devices();
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0) header_.cpu_count = static_cast<int>(cpus);
+  if (!options_.marks_path.empty()) marks_.emplace(options_.marks_path);
+  for (std::size_t slot = 0; slot < header_.devices.size(); ++slot) {
+    auto worker = std::make_shared<Worker>();
+    worker->slot = slot;
+    worker->collector = collector_;
+    worker->thread = std::thread(&Worker::loop, worker);
+    workers_.push_back(std::move(worker));
+  }
+  host_.sample();  // prime the CPU deltas so the first tick has a host figure
+  start_ = std::chrono::steady_clock::now();
+}
+
+Sampler::~Sampler() {
+  for (auto& w : workers_) {
+    bool stuck = false;
+    {
+      std::lock_guard lock(w->mutex);
+      w->quit = true;
+      stuck = w->busy;
+    }
+    w->cv.notify_all();
+    // A thread inside a hung driver call cannot be joined; it owns shared state.
+    if (stuck)
+      w->thread.detach();
+    else
+      w->thread.join();
+  }
+}
+
+void Sampler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Sampler::sleep_until(std::chrono::steady_clock::time_point due) {
+  std::unique_lock lock(mutex_);
+  cv_.wait_until(lock, due, [&] { return stopped_; });
+  return !stopped_;
+}
+
+SamplerStats Sampler::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Sampler::collect_devices(Tick& tick) {
+  using namespace std::chrono;
+  const double timeout_s =
+      options_.gpu_timeout_s.value_or(std::max(0.05, options_.interval_s * 0.9));
+  for (auto& w : workers_) {
+    std::lock_guard lock(w->mutex);
+    if (!w->busy && !w->requested) {
+      w->done = false;
+      w->requested = true;
+      w->cv.notify_all();
+    }
+  }
+  const auto deadline =
+      steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(timeout_s));
+  CollectCost total;
+  std::uint64_t answered = 0, timeouts = 0;
+  for (std::size_t slot = 0; slot < workers_.size(); ++slot) {
+    auto& w = *workers_[slot];
+    std::unique_lock lock(w.mutex);
+    w.cv.wait_until(lock, deadline, [&] { return w.done; });
+    Sample sample;
+    if (w.done) {
+      w.done = false;
+      sample = std::move(w.result);
+      total += w.cost;
+      ++answered;
+    } else {
+      // Report the device as unresponsive this tick; its worker is not asked again
+      // until the stuck call returns.
+      sample.extra["x_error"] =
+          fmt::format("no answer from the driver within {:.0f} ms", timeout_s * 1000);
+      ++timeouts;
+    }
+    sample.gpu = header_.devices[slot].index;
+    tick.samples.push_back(std::move(sample));
+  }
+  std::lock_guard lock(mutex_);
+  stats_.cost += total;
+  stats_.gpu_samples += answered;
+  stats_.timeouts += timeouts;
+}
+
+void Sampler::add_host_readings(Tick& tick) {
+  const double cpu0 = thread_cpu_seconds();
+  const HostSnapshot host = host_.sample();
+  const double cpu1 = thread_cpu_seconds();
+  for (auto& sample : tick.samples) {
+    sample.t = tick.t;
+    sample.values.set(Metric::HostCpuPct, host.cpu_pct);
+    if (sample.procs) host_.enrich(*sample.procs, tick.t);
+  }
+  const double cpu2 = thread_cpu_seconds();
+  std::lock_guard lock(mutex_);
+  stats_.host_s += cpu1 - cpu0;
+  stats_.cost.procfs_s += cpu2 - cpu1;
+}
+
+void Sampler::add_events_and_marks(Tick& tick) {
+  for (const auto& event : collector_->poll_events()) {
+    Mark mark;
+    mark.t = event.t > 0 ? event.t : tick.t;
+    mark.fields["gpu"] = event.gpu;
+    if (event.kind == DeviceEvent::Kind::Xid) {
+      mark.name = "xid";
+      mark.fields["xid"] = event.xid;
+    } else {
+      mark.name = "gpu_lost";
+    }
+    if (!event.detail.empty()) mark.fields["detail"] = event.detail;
+    tick.marks.push_back(std::move(mark));
+  }
+  if (marks_) {
+    for (auto& mark : marks_->poll(tick.t)) tick.marks.push_back(std::move(mark));
+  }
+}
+
+Result<std::optional<Tick>> Sampler::next() {
+  using namespace std::chrono;
+  const auto interval =
+      duration_cast<steady_clock::duration>(duration<double>(options_.interval_s));
+  // Ticks sit on a fixed grid from the start; an overrun skips slots rather than
+  // shifting every later tick.
+  auto due = start_ + interval * static_cast<long>(slot_);
+  const auto now = steady_clock::now();
+  if (due < now - interval) {
+    const auto behind = static_cast<std::uint64_t>((now - due) / interval);
+    slot_ += behind;
+    due += interval * static_cast<long>(behind);
+    std::lock_guard lock(mutex_);
+    stats_.missed_ticks += behind;
+  }
+  ++slot_;
+  if (!sleep_until(due)) return std::optional<Tick>{};
+  Tick tick;
+  collect_devices(tick);
+  tick.t = unix_now();
+  add_host_readings(tick);
+  add_events_and_marks(tick);
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.ticks;
+  }
+  return std::optional<Tick>{std::move(tick)};
+}
+
+}  // namespace gpulens

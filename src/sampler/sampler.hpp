@@ -1,0 +1,75 @@
+#pragma once
+// The live sampler: ticks on a fixed schedule (no drift), one worker thread per
+// GPU so that a hung or slow NVML call on one device never freezes the others or
+// the program, host readings from /proc, and marks from a workload's marks file.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/marks_tail.hpp"
+#include "sources/gpu_collector.hpp"
+#include "sources/host/host_collector.hpp"
+#include "sources/tick_source.hpp"
+
+namespace gpulens {
+
+struct SamplerOptions {
+  double interval_s = 1.0;
+  HostOptions host;
+  std::string marks_path;  // empty = none
+  // How long a tick waits for a GPU before reporting it unresponsive; by default
+  // 90 % of the interval (at least 50 ms).
+  std::optional<double> gpu_timeout_s;
+};
+
+struct SamplerStats {
+  std::uint64_t ticks = 0;
+  std::uint64_t gpu_samples = 0;   // device samples collected (ticks x GPUs, less timeouts)
+  std::uint64_t timeouts = 0;      // device samples that did not answer in time
+  std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
+  CollectCost cost;                // thread CPU time summed over all device samples
+  double host_s = 0;               // thread CPU time reading /proc/stat and /proc/meminfo
+};
+
+class Sampler final : public TickSource {
+ public:
+  Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options);
+  ~Sampler() override;
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  const TraceHeader& header() const override { return header_; }
+  Result<std::optional<Tick>> next() override;
+  void stop() override;
+  bool live() const override { return true; }
+  SamplerStats stats() const;
+
+ private:
+  struct Worker;
+  bool sleep_until(std::chrono::steady_clock::time_point due);
+  void collect_devices(Tick& tick);
+  void add_host_readings(Tick& tick);
+  void add_events_and_marks(Tick& tick);
+
+  std::shared_ptr<GpuCollector> collector_;
+  SamplerOptions options_;
+  TraceHeader header_;
+  HostCollector host_;
+  std::optional<MarksTail> marks_;
+  std::vector<std::shared_ptr<Worker>> workers_;
+  std::chrono::steady_clock::time_point start_;
+  std::uint64_t slot_ = 0;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  SamplerStats stats_;
+};
+
+double unix_now();
+double thread_cpu_seconds();
+
+}  // namespace gpulens

@@ -1,0 +1,29 @@
+#include "sampler/sampler.hpp"
+#include "sources/nvml/nvml_collector.hpp"
+#include "sources/replay/replay_source.hpp"
+#include "sources/tick_source.hpp"
+
+namespace gpulens {
+
+Result<std::unique_ptr<TickSource>> open_tick_source(const SourceOptions& options) {
+  if (!options.replay.empty()) {
+    auto replay = ReplaySource::open(options.replay, options.speed, options.lenient, options.gpus);
+    if (!replay) return replay.error();
+    return std::unique_ptr<TickSource>(std::move(*replay));
+  }
+  NvmlOptions nvml;
+  nvml.gpm = options.gpm;
+  nvml.processes = options.processes;
+  nvml.gpus = options.gpus;
+  auto collector = open_nvml_collector(nvml);
+  if (!collector) return collector.error();
+  SamplerOptions sampler;
+  sampler.interval_s = options.interval_s;
+  sampler.host.procfs_root = options.procfs;
+  sampler.host.with_cmdline = options.cmdline;
+  sampler.marks_path = options.marks_path;
+  return std::unique_ptr<TickSource>(
+      std::make_unique<Sampler>(std::shared_ptr<GpuCollector>(std::move(*collector)), sampler));
+}
+
+}  // namespace gpulens

@@ -1,0 +1,72 @@
+#pragma once
+// Runs the real gpulens binary for end-to-end and golden tests.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpulens::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `gpulens ARGS` from the source directory with TZ=UTC, stdin from /dev/null.
+inline CommandResult run_gpulens(const std::string& args) {
+  const std::string err_path = ::testing::TempDir() + "/gpulens_stderr.txt";
+  const std::string cmd = std::string("cd '") + GPULENS_SOURCE_DIR + "' && TZ=UTC COLUMNS= '" +
+                          GPULENS_BINARY + "' " + args + " </dev/null 2>'" + err_path + "'";
+  CommandResult result;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.out.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.err = read_file(err_path);
+  return result;
+}
+
+// Compares with tests/golden/NAME; GPULENS_UPDATE_GOLDEN=1 rewrites the file instead.
+inline void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(GPULENS_SOURCE_DIR) + "/tests/golden/" + name;
+  if (const char* update = std::getenv("GPULENS_UPDATE_GOLDEN"); update && *update == '1') {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  const std::string expected = read_file(path);
+  ASSERT_FALSE(expected.empty()) << "missing golden file " << path
+                                 << " (run with GPULENS_UPDATE_GOLDEN=1 to create it)";
+  if (expected == actual) return;
+  // Report the first differing line rather than two huge strings.
+  std::istringstream e(expected), a(actual);
+  std::string el, al;
+  int line = 0;
+  while (true) {
+    ++line;
+    const bool has_e = static_cast<bool>(std::getline(e, el));
+    const bool has_a = static_cast<bool>(std::getline(a, al));
+    if (!has_e && !has_a) break;
+    if (el != al || has_e != has_a) {
+      FAIL() << name << " differs at line " << line << "\n  expected: " << el
+             << "\n  actual:   " << al
+             << "\n(GPULENS_UPDATE_GOLDEN=1 rewrites the golden files on purpose)";
+    }
+  }
+}
+
+}  // namespace gpulens::testing

@@ -1,0 +1,115 @@
+#include "sampler/sampler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace gpulens {
+namespace {
+
+// A collector whose device 1 can be made to hang inside sample(), as a driver call can.
+class FakeCollector final : public GpuCollector {
+ public:
+  FakeCollector() {
+    devices_.resize(2);
+    devices_[0].index = 0;
+    devices_[1].index = 1;
+  }
+  std::string driver_version() const override { return "fake"; }
+  const std::vector<DeviceInfo>& devices() const override { return devices_; }
+  void sample(std::size_t slot, Sample& out, CollectCost& cost) override {
+    if (slot == 1 && hang.load()) {
+      while (hang.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    out.values.set(Metric::GpuUtil, static_cast<double>(slot) * 10);
+    out.procs = std::vector<ProcessSample>{};
+    cost.classic_s += 1e-6;
+    ++calls[slot];
+  }
+  std::vector<DeviceEvent> poll_events() override {
+    std::vector<DeviceEvent> events;
+    if (!xid_sent.exchange(true)) events.push_back({DeviceEvent::Kind::Xid, 0, 1, 79, ""});
+    return events;
+  }
+  std::atomic<bool> hang{false};
+  std::atomic<bool> xid_sent{false};
+  std::atomic<int> calls[2] = {0, 0};
+
+ private:
+  std::vector<DeviceInfo> devices_;
+};
+
+TEST(Sampler, HungDeviceDoesNotFreezeTheOthers) {
+  auto fake = std::make_shared<FakeCollector>();
+  SamplerOptions options;
+  options.interval_s = 0.1;
+  Sampler sampler(fake, options);
+  auto first = sampler.next();
+  ASSERT_TRUE(first && first->has_value());
+  ASSERT_EQ((*first)->samples.size(), 2u);
+  ASSERT_EQ((*first)->marks.size(), 1u);
+  EXPECT_EQ((*first)->marks[0].name, "xid");
+  EXPECT_EQ((*first)->marks[0].fields["xid"], 79);
+
+  fake->hang = true;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto tick = sampler.next();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(tick && tick->has_value());
+    EXPECT_LT(took, 0.5) << "a hung device must not hold the tick";
+    ASSERT_EQ((*tick)->samples.size(), 2u);
+    EXPECT_EQ((*tick)->samples[0].get(Metric::GpuUtil), 0.0) << "device 0 keeps sampling";
+    EXPECT_TRUE((*tick)->samples[1].extra.contains("x_error"));
+    EXPECT_TRUE((*tick)->samples[1].values.empty());
+  }
+  EXPECT_EQ(sampler.stats().timeouts, 3u);
+  fake->hang = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto recovered = sampler.next();
+  ASSERT_TRUE(recovered && recovered->has_value());
+  // The stuck call's late result is taken, or a fresh one; either way the device is back.
+  auto again = sampler.next();
+  EXPECT_EQ((*again)->samples[1].get(Metric::GpuUtil), 10.0);
+}
+
+TEST(Sampler, TicksStayOnTheirGrid) {
+  auto fake = std::make_shared<FakeCollector>();
+  SamplerOptions options;
+  options.interval_s = 0.1;
+  Sampler sampler(fake, options);
+  std::vector<double> times;
+  for (int i = 0; i < 6; ++i) {
+    auto tick = sampler.next();
+    ASSERT_TRUE(tick && tick->has_value());
+    times.push_back((*tick)->t);
+    // Uneven consumer delays must not accumulate into drift.
+    std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 == 0 ? 60 : 5));
+  }
+  EXPECT_NEAR(times.back() - times.front(), 0.5, 0.05);
+  EXPECT_TRUE(sampler.header().devices.size() == 2);
+}
+
+TEST(Sampler, StopEndsABlockedNext) {
+  auto fake = std::make_shared<FakeCollector>();
+  SamplerOptions options;
+  options.interval_s = 5;
+  Sampler sampler(fake, options);
+  ASSERT_TRUE(sampler.next());  // the first tick is immediate
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    sampler.stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto tick = sampler.next();
+  stopper.join();
+  ASSERT_TRUE(tick);
+  EXPECT_FALSE(tick->has_value());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+}
+
+}  // namespace
+}  // namespace gpulens

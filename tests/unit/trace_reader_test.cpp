@@ -1,0 +1,146 @@
+#include "core/trace_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/trace_writer.hpp"
+
+namespace gpulens {
+namespace {
+
+const std::string kHeader =
+    R"({"format": "gpu-trace", "version": 1, "host": "h", "interval_s": 0.1, "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "pcie_gen": 5, "pcie_width": 16}]})";
+
+TEST(TraceReader, ReadsSamplesMarksAndProcesses) {
+  const std::string text =
+      kHeader + "\n" +
+      R"({"t": 10.0, "mark": "one_sm:start", "blocks": 1})"
+      "\n" +
+      R"({"t": 10.1, "gpu": 0, "gpu_util": 100, "sm_active": 0.76, "procs": [{"pid": 42, "name": "calib", "used_mib": 512, "cpu_pct": 99.5}], "x_custom": 7})"
+      "\n";
+  auto trace = read_trace_string(text, "t.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->header.devices.size(), 1u);
+  EXPECT_EQ(trace->header.devices[0].sm_count, 132);
+  ASSERT_EQ(trace->marks.size(), 1u);
+  EXPECT_EQ(trace->marks[0].name, "one_sm:start");
+  EXPECT_EQ(trace->marks[0].fields["blocks"], 1);
+  ASSERT_EQ(trace->samples.size(), 1u);
+  const auto& s = trace->samples[0];
+  EXPECT_EQ(s.get(Metric::GpuUtil), 100.0);
+  EXPECT_DOUBLE_EQ(*s.get(Metric::SmActive), 0.76);
+  EXPECT_FALSE(s.get(Metric::TensorActive).has_value()) << "absent keys stay absent, never 0";
+  ASSERT_TRUE(s.procs.has_value());
+  EXPECT_EQ((*s.procs)[0].pid, 42u);
+  EXPECT_EQ((*s.procs)[0].cpu_pct, 99.5);
+  EXPECT_EQ(s.extra["x_custom"], 7) << "unknown keys are kept";
+}
+
+TEST(TraceReader, MalformedLineNamesFileAndLine) {
+  const std::string text = kHeader + "\n" +
+                           R"({"t": 1, "gpu": 0})"
+                           "\n" +
+                           "{not json\n" +
+                           R"({"t": 2, "gpu": 0})"
+                           "\n";
+  auto trace = read_trace_string(text, "bad.jsonl");
+  ASSERT_FALSE(trace);
+  EXPECT_EQ(trace.error().message, "bad.jsonl:3: not valid JSON");
+}
+
+TEST(TraceReader, WrongTypeIsAnError) {
+  const std::string text = kHeader + "\n" +
+                           R"({"t": 1, "gpu": 0, "gpu_util": "high"})"
+                           "\n";
+  auto trace = read_trace_string(text, "x.jsonl");
+  ASSERT_FALSE(trace);
+  EXPECT_NE(trace.error().message.find("x.jsonl:2: \"gpu_util\" must be a number"),
+            std::string::npos)
+      << trace.error().message;
+}
+
+TEST(TraceReader, LineThatIsNeitherSampleNorMark) {
+  auto trace = read_trace_string(kHeader + "\n{\"t\": 1}\n", "x.jsonl");
+  ASSERT_FALSE(trace);
+  EXPECT_NE(trace.error().message.find("x.jsonl:2: neither a sample"), std::string::npos);
+}
+
+TEST(TraceReader, LenientSkipsAndCounts) {
+  const std::string text = kHeader + "\n" + "garbage\n" +
+                           R"({"t": 2, "gpu": 0})"
+                           "\n" +
+                           "[1,2]\n" +
+                           R"({"t": 3, "gpu": 0})"
+                           "\n";
+  auto reader = TraceReader::from_string(text, "x.jsonl", {.lenient = true});
+  ASSERT_TRUE(reader);
+  int samples = 0;
+  while (true) {
+    auto e = reader->next();
+    ASSERT_TRUE(e);
+    if (!e->has_value()) break;
+    ++samples;
+  }
+  EXPECT_EQ(samples, 2);
+  EXPECT_EQ(reader->skipped_lines(), 2u);
+}
+
+TEST(TraceReader, TruncatedLastLineIsReportedAndSkipped) {
+  const std::string text = kHeader + "\n" +
+                           R"({"t": 1, "gpu": 0, "gpu_util": 5})"
+                           "\n" +
+                           R"({"t": 2, "gpu": 0, "gpu_ut)";
+  auto trace = read_trace_string(text, "cut.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_EQ(trace->samples.size(), 1u);
+  ASSERT_EQ(trace->warnings.size(), 1u);
+  EXPECT_EQ(trace->warnings[0], "cut.jsonl:3: truncated last line skipped");
+}
+
+TEST(TraceReader, RefusesOtherFormatsAndVersions) {
+  auto v2 = read_trace_string(R"({"format": "gpu-trace", "version": 2})"
+                              "\n",
+                              "v2.jsonl");
+  ASSERT_FALSE(v2);
+  EXPECT_EQ(v2.error().message,
+            "v2.jsonl:1: unsupported gpu-trace version 2 (this gpulens reads version 1)");
+  auto other = read_trace_string(R"({"format": "csv"})"
+                                 "\n",
+                                 "o.jsonl");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("not a gpu-trace file"), std::string::npos);
+  auto empty = read_trace_string("", "e.jsonl");
+  ASSERT_FALSE(empty);
+  auto missing = read_trace("/nonexistent/trace.jsonl");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("/nonexistent/trace.jsonl: cannot open"),
+            std::string::npos);
+}
+
+TEST(TraceReader, WriterRoundTripLosesNothing) {
+  auto original =
+      read_trace(std::string(GPULENS_SOURCE_DIR) + "/examples/calibration-h100.trace.jsonl");
+  ASSERT_TRUE(original) << original.error().message;
+  const std::string path = ::testing::TempDir() + "/roundtrip.jsonl";
+  {
+    auto writer = TraceWriter::open(path, original->header);
+    ASSERT_TRUE(writer);
+    std::size_t next_mark = 0;
+    for (const auto& s : original->samples) {
+      while (next_mark < original->marks.size() && original->marks[next_mark].t <= s.t) {
+        ASSERT_TRUE(writer->write(original->marks[next_mark++]));
+      }
+      ASSERT_TRUE(writer->write(s));
+    }
+  }
+  auto copy = read_trace(path);
+  ASSERT_TRUE(copy) << copy.error().message;
+  ASSERT_EQ(copy->samples.size(), original->samples.size());
+  for (std::size_t i = 0; i < copy->samples.size(); ++i) {
+    ASSERT_EQ(copy->samples[i].values, original->samples[i].values) << "sample " << i;
+    ASSERT_NEAR(copy->samples[i].t, original->samples[i].t, 1e-3);
+  }
+  EXPECT_EQ(copy->header.devices[0].uuid, original->header.devices[0].uuid);
+}
+
+}  // namespace
+}  // namespace gpulens
