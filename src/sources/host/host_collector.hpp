@@ -2,22 +2,25 @@
 // Host-side readings from procfs, with the root configurable so that tests run on
 // committed fixture trees (like node_exporter's --path.procfs).
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/sample.hpp"
+#include "sources/host/file_buffer.hpp"
+#include "sources/host/procfs_parse.hpp"
 
 namespace gpulens {
 
 struct HostSnapshot {
-  std::optional<double> cpu_pct;      // whole host busy over the interval, 100 = all cores
-  std::vector<double> per_core_pct;   // per core busy, 100 = that core; empty on first call
+  std::optional<double> cpu_pct;     // whole host busy over the interval, 100 = all cores
+  std::vector<double> per_core_pct;  // per core busy, 100 = that core; empty on first call
   std::optional<double> mem_total_mib;
   std::optional<double> mem_available_mib;
   std::optional<int> cpu_count;
+  std::string error;  // why a figure above is absent although asked for; empty when none
 };
 
 struct HostOptions {
@@ -37,23 +40,39 @@ class HostCollector {
   void enrich(std::vector<ProcessSample>& procs, double now_s);
   // PIDs whose /proc entry could not be read on the last enrich call.
   const std::vector<std::uint32_t>& unresolved() const { return unresolved_; }
+  // True when procfs belongs to a PID namespace other than the host's (a container
+  // without hostPID): GPU PIDs are host PIDs, so none is looked up there, lest a
+  // container process with the same number lend its name.
+  bool foreign_pid_namespace() const { return foreign_pid_ns_; }
 
  private:
-  struct CpuTimesCache;
   struct ProcCache {
     std::uint64_t start_ticks = 0;  // distinguishes a reused PID
-    double cpu_s = 0;
+    std::uint64_t cpu_ticks = 0;    // utime+stime at seen_s
     double seen_s = 0;
-    std::string name, user, container, pod, cmdline;
+    std::optional<double> cpu_pct, rss_mib;  // last reading, reused within one tick
     std::optional<std::uint32_t> ppid;
+    std::string name, user, container, pod, cmdline;
   };
+  ProcCache* refresh(std::uint32_t pid, double now_s);
+  void load_identity(std::uint32_t pid, ProcCache& entry);
+  const std::string& user_name(std::uint32_t uid);
+  const char* path_of(std::string_view file);
+  const char* pid_path(std::uint32_t pid, std::string_view file);
+  bool detect_foreign_pid_namespace();
+
   HostOptions options_;
-  std::vector<std::uint64_t> prev_busy_, prev_total_;  // index 0 = all cores, then per core
+  ProcStat prev_stat_;
+  bool have_prev_stat_ = false;
   std::unordered_map<std::uint32_t, ProcCache> procs_;
-  std::map<std::uint32_t, std::string> user_names_;
+  std::unordered_map<std::uint32_t, std::string> user_names_;
   std::vector<std::uint32_t> unresolved_;
+  FileBuffer buf_;
+  std::string path_;          // reused to build file names without allocating
+  std::vector<char> pw_buf_;  // getpwuid_r scratch
   long clock_ticks_per_s_ = 100;
   long page_size_ = 4096;
+  bool foreign_pid_ns_ = false;
 };
 
 }  // namespace gpulens
