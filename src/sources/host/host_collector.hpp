@@ -28,6 +28,7 @@ struct HostOptions {
   bool with_cmdline = false;  // command lines can hold secrets: off unless asked for
 };
 
+// Not thread-safe: one sampler thread calls sample() and enrich().
 class HostCollector {
  public:
   explicit HostCollector(HostOptions options = {});
@@ -38,7 +39,8 @@ class HostCollector {
   // last seen; processes whose /proc entry does not resolve (other PID namespace) keep
   // their name empty and get x_unresolved via the caller.
   void enrich(std::vector<ProcessSample>& procs, double now_s);
-  // PIDs whose /proc entry could not be read on the last enrich call.
+  // PIDs whose /proc entry could not be read on the last enrich call (all of them when
+  // foreign_pid_namespace()). A PID seen twice in one tick (on two GPUs) is read once.
   const std::vector<std::uint32_t>& unresolved() const { return unresolved_; }
   // True when procfs belongs to a PID namespace other than the host's (a container
   // without hostPID): GPU PIDs are host PIDs, so none is looked up there, lest a
