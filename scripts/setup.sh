@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format git
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libcpp-httplib-dev libssl-dev libcrypt-dev
+  prometheus chromium
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"
