@@ -1,6 +1,7 @@
 // Checks a calibration recording (calibration/gpulens-workload under `gpulens record`)
 // against what each phase's known workload must read, and against the SM activity
-// that `nvidia-smi dmon --gpm-metrics 2 -o DT` printed over the same phases.
+// that `nvidia-smi dmon --gpm-metrics 2 -o DT` printed over the same phases (dmon
+// titles GPM metric 2 "smutil", not to be confused with its classic "sm" column).
 //
 //   calibration_check TRACE [--dmon DMON_OUTPUT] [--gpu N]
 //
@@ -115,7 +116,7 @@ DmonSeries parse_dmon(const std::string& path, int gpu, const std::string& colum
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string trace_path, dmon_path, dmon_column = "SMACT";
+  std::string trace_path, dmon_path, dmon_column = "smutil";
   int gpu = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

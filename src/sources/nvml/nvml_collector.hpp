@@ -1,0 +1,37 @@
+#pragma once
+// The live collector: NVML for the classic counters, GPM for what the SMs really do.
+// Capabilities are probed once at open; sample() only makes calls known to work.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/result.hpp"
+#include "sources/gpu_collector.hpp"
+#include "sources/nvml/nvml_api.hpp"
+
+namespace gpulens {
+
+// Time as the collector sees it; injectable so tests drive intervals without sleeping.
+// Empty members mean the real clocks.
+struct NvmlClock {
+  std::function<double()> monotonic_s;  // steady seconds, for intervals
+  std::function<double()> unix_s;       // wall-clock seconds, for event timestamps
+  std::function<void(double)> sleep_s;  // used once at open, to space the GPM probe
+};
+
+struct NvmlOptions {
+  bool gpm = true;        // read GPM metrics on devices that support them
+  bool processes = true;  // list processes and their SM share
+  std::vector<int> gpus;  // NVML device indices; empty = all
+  // nvmlDeviceGetTotalEnergyConsumption costs ~4.4 ms of CPU, so the counter is read
+  // at most this often and power x time is integrated in between.
+  double energy_refresh_s = 60;
+  const NvmlApi* api = nullptr;  // inject (tests); nullptr = dlopen libnvidia-ml
+  NvmlClock clock;
+};
+
+// nvmlInit_v2, then probes every selected device. The collector calls nvmlShutdown
+// when destroyed. An injected api must outlive the collector.
+Result<std::unique_ptr<GpuCollector>> open_nvml_collector(const NvmlOptions& options);
+
+}  // namespace gpulens

@@ -1,0 +1,270 @@
+// gpulens_nvml_probe: checks the live NVML/GPM collector on a real GPU. Prints the
+// probed devices (a gpu-trace header line), then N samples per GPU as JSON lines with
+// the trace's metric keys, any XID/lost events, and the mean collection cost per tick.
+//
+//   gpulens_nvml_probe [--count N] [--interval S] [--gpus 0,1] [--no-gpm] [--no-procs]
+//                      [--energy-refresh S] [--call-costs REPS]
+//
+// --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
+// keep the cost figures in shared/design.md honest on new drivers.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/json_format.hpp"
+#include "core/trace_reader.hpp"
+#include "sources/nvml/nvml_collector.hpp"
+
+namespace {
+
+using namespace gpulens;
+
+struct Args {
+  int call_cost_reps = 0;
+  int count = 5;
+  double interval_s = 1.0;
+  NvmlOptions nvml;
+};
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "gpulens_nvml_probe: %s\nusage: gpulens_nvml_probe [--count N] [--interval S] "
+               "[--gpus 0,1] [--no-gpm] [--no-procs] [--energy-refresh S] [--call-costs REPS]\n",
+               why);
+  return 2;
+}
+
+bool parse(int argc, char** argv, Args& args) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--count" && has_value) {
+      args.count = std::atoi(argv[++i]);
+    } else if (arg == "--interval" && has_value) {
+      args.interval_s = std::atof(argv[++i]);
+    } else if (arg == "--energy-refresh" && has_value) {
+      args.nvml.energy_refresh_s = std::atof(argv[++i]);
+    } else if (arg == "--gpus" && has_value) {
+      const std::string list = argv[++i];
+      std::size_t start = 0;
+      while (start <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        if (comma > start) args.nvml.gpus.push_back(std::atoi(list.substr(start, comma).c_str()));
+        start = comma + 1;
+      }
+    } else if (arg == "--call-costs" && has_value) {
+      args.call_cost_reps = std::atoi(argv[++i]);
+    } else if (arg == "--no-gpm") {
+      args.nvml.gpm = false;
+    } else if (arg == "--no-procs") {
+      args.nvml.processes = false;
+    } else {
+      return false;
+    }
+  }
+  return args.count >= 0 && args.interval_s >= 0;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void print_events(GpuCollector& collector) {
+  for (const auto& e : collector.poll_events()) {
+    const nlohmann::json j = {{"t", e.t},
+                              {"event", e.kind == DeviceEvent::Kind::Xid ? "xid" : "lost"},
+                              {"gpu", e.gpu},
+                              {"xid", e.xid},
+                              {"detail", e.detail}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+}
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+template <typename Call>
+void time_call(const char* name, int reps, Call&& call) {
+  nvml::Return last = nvml::Return::Success;
+  const double cpu0 = thread_cpu_s();
+  const auto wall0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) last = call();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const nlohmann::json j = {{"call", name},
+                            {"cpu_us", (thread_cpu_s() - cpu0) * 1e6 / reps},
+                            {"wall_us", wall * 1e6 / reps},
+                            {"ret", nvml_error_name(last)}};
+  std::printf("%s\n", j.dump().c_str());
+}
+
+int call_costs(int reps) {
+  auto loaded = load_nvml_library();
+  if (!loaded) {
+    std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  const NvmlApi& api = *loaded;
+  nvml::Device dev = nullptr;
+  if (api.init_v2() != nvml::Return::Success ||
+      api.deviceGetHandleByIndex_v2(0, &dev) != nvml::Return::Success) {
+    std::fprintf(stderr, "gpulens_nvml_probe: cannot open GPU 0\n");
+    return 1;
+  }
+  unsigned u = 0;
+  unsigned long long ull = 0;
+  int i = 0;
+  time_call("nvmlDeviceGetUtilizationRates", reps, [&] {
+    nvml::Utilization x{};
+    return api.deviceGetUtilizationRates(dev, &x);
+  });
+  time_call("nvmlDeviceGetMemoryInfo_v2", reps, [&] {
+    nvml::Memory_v2 m{};
+    m.version = nvml::kMemoryV2Version;
+    return api.deviceGetMemoryInfo_v2(dev, &m);
+  });
+  time_call("nvmlDeviceGetPowerUsage", reps, [&] { return api.deviceGetPowerUsage(dev, &u); });
+  time_call("nvmlDeviceGetTemperature", reps,
+            [&] { return api.deviceGetTemperature(dev, nvml::kTemperatureGpu, &u); });
+  time_call("nvmlDeviceGetFieldValues(MEMORY_TEMP)", reps, [&] {
+    nvml::FieldValue f{};
+    f.fieldId = nvml::kFieldMemoryTemp;
+    const nvml::Return r = api.deviceGetFieldValues(dev, 1, &f);
+    return r == nvml::Return::Success ? f.nvmlReturn : r;
+  });
+  time_call("nvmlDeviceGetClockInfo(SM)", reps,
+            [&] { return api.deviceGetClockInfo(dev, nvml::kClockSm, &u); });
+  time_call("nvmlDeviceGetCurrentClocksEventReasons", reps,
+            [&] { return api.deviceGetCurrentClocksEventReasons(dev, &ull); });
+  time_call("nvmlDeviceGetPerformanceState", reps,
+            [&] { return api.deviceGetPerformanceState(dev, &i); });
+  time_call("nvmlDeviceGetTotalEccErrors", reps, [&] {
+    return api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile,
+                                       &ull);
+  });
+  time_call("nvmlDeviceGetTotalEnergyConsumption", std::min(reps, 5),
+            [&] { return api.deviceGetTotalEnergyConsumption(dev, &ull); });
+  std::vector<nvml::ProcessInfo_v3> procs(256);
+  time_call("nvmlDeviceGetComputeRunningProcesses_v3", reps, [&] {
+    auto n = static_cast<unsigned>(procs.size());
+    return api.deviceGetComputeRunningProcesses_v3(dev, &n, procs.data());
+  });
+  time_call("nvmlDeviceGetGraphicsRunningProcesses_v3", reps, [&] {
+    auto n = static_cast<unsigned>(procs.size());
+    return api.deviceGetGraphicsRunningProcesses_v3(dev, &n, procs.data());
+  });
+  std::vector<nvml::ProcessUtilizationSample> util(1024);
+  const auto since = static_cast<unsigned long long>((unix_now() - 1.0) * 1e6);
+  time_call("nvmlDeviceGetProcessUtilization(last 1 s)", reps, [&] {
+    auto n = static_cast<unsigned>(util.size());
+    return api.deviceGetProcessUtilization(dev, util.data(), &n, since);
+  });
+  if (api.has_gpm()) {
+    nvml::GpmSample a = nullptr;
+    nvml::GpmSample b = nullptr;
+    api.gpmSampleAlloc(&a);
+    api.gpmSampleAlloc(&b);
+    api.gpmSampleGet(dev, a);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    time_call("nvmlGpmSampleGet", reps, [&] { return api.gpmSampleGet(dev, b); });
+    auto request = std::make_unique<nvml::GpmMetricsGet>();
+    for (unsigned ids : {1U, 15U}) {
+      const unsigned all[] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61};
+      const std::string name = "nvmlGpmMetricsGet(" + std::to_string(ids) + " metrics)";
+      time_call(name.c_str(), reps, [&] {
+        request->version = nvml::kGpmMetricsGetVersion;
+        request->numMetrics = ids;
+        request->sample1 = a;
+        request->sample2 = b;
+        for (unsigned k = 0; k < ids; ++k) request->metrics[k].metricId = all[k];
+        return api.gpmMetricsGet(request.get());
+      });
+    }
+    api.gpmSampleFree(a);
+    api.gpmSampleFree(b);
+  }
+  api.shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse(argc, argv, args)) return usage("bad arguments");
+  if (args.call_cost_reps > 0) return call_costs(args.call_cost_reps);
+
+  const auto opened_at = std::chrono::steady_clock::now();
+  auto opened = open_nvml_collector(args.nvml);
+  if (!opened) {
+    std::fprintf(stderr, "gpulens_nvml_probe: %s\n", opened.error().message.c_str());
+    return 1;
+  }
+  const double open_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at).count();
+  GpuCollector& collector = **opened;
+
+  TraceHeader header;
+  header.driver = collector.driver_version();
+  header.interval_s = args.interval_s;
+  header.devices = collector.devices();
+  std::printf("%s\n", header_to_json(header).dump().c_str());
+
+  const std::size_t n = collector.devices().size();
+  std::vector<Sample> samples(n);
+  std::vector<CollectCost> costs(n);
+  std::string line;
+  auto next = std::chrono::steady_clock::now();
+  for (int tick = 0; tick < args.count; ++tick) {
+    next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(args.interval_s));
+    std::this_thread::sleep_until(next);
+    const double t = unix_now();
+    // One thread per GPU, as the sampler does, so concurrent sampling is exercised.
+    std::vector<std::thread> workers;
+    for (std::size_t slot = 0; slot < n; ++slot) {
+      workers.emplace_back([&, slot] {
+        samples[slot].t = t;
+        samples[slot].gpu = collector.devices()[slot].index;
+        collector.sample(slot, samples[slot], costs[slot]);
+      });
+    }
+    for (auto& w : workers) w.join();
+    for (const auto& s : samples) {
+      line.clear();
+      append_sample_json(line, s);
+      std::printf("%s\n", line.c_str());
+    }
+    print_events(collector);
+    std::fflush(stdout);
+  }
+
+  CollectCost total;
+  for (const auto& c : costs) total += c;
+  const double per = args.count > 0 && n > 0 ? 1000.0 / (args.count * static_cast<double>(n)) : 0;
+  rusage usage_now{};
+  getrusage(RUSAGE_SELF, &usage_now);
+  const nlohmann::json summary = {
+      {"summary", "mean CPU ms per device per tick"},
+      {"ticks", args.count},
+      {"devices", n},
+      {"classic_ms", total.classic_s * per},
+      {"gpm_ms", total.gpm_s * per},
+      {"procs_ms", total.procs_s * per},
+      {"total_ms", (total.classic_s + total.gpm_s + total.procs_s) * per},
+      {"open_s", open_s},
+      {"max_rss_mib", static_cast<double>(usage_now.ru_maxrss) / 1024.0}};
+  std::printf("%s\n", summary.dump().c_str());
+  return 0;
+}
