@@ -1,15 +1,33 @@
 #include "cli/live_diagnosis.hpp"
 
+#include "analysis/config.hpp"
+#include "analysis/engine.hpp"
+
 namespace gpulens::cli {
 
-// Filled in once the diagnosis engine lands; until then streams show no state.
-struct LiveDiagnosis::Impl {};
+struct LiveDiagnosis::Impl {
+  explicit Impl(const TraceHeader& header) : engine(header, DiagnosisConfig{}) {}
+  DiagnosisEngine engine;
+};
 
-LiveDiagnosis::LiveDiagnosis(const TraceHeader&, bool) {}
+LiveDiagnosis::LiveDiagnosis(const TraceHeader& header, bool enabled) {
+  if (enabled) impl_ = std::make_unique<Impl>(header);
+}
+
 LiveDiagnosis::~LiveDiagnosis() = default;
-void LiveDiagnosis::on_tick(const Tick&) {}
-std::optional<StreamAnnotation> LiveDiagnosis::annotation(int) const {
-  return std::nullopt;
+
+void LiveDiagnosis::on_tick(const Tick& tick) {
+  if (impl_) impl_->engine.on_tick(tick);
+}
+
+std::optional<StreamAnnotation> LiveDiagnosis::annotation(int gpu) const {
+  if (!impl_) return std::nullopt;
+  const GpuBrief brief = impl_->engine.brief(gpu);
+  StreamAnnotation note;
+  note.state = brief.state;
+  if (brief.throttled) note.state += "+thr";
+  note.alerts = brief.alerts;
+  return note;
 }
 
 }  // namespace gpulens::cli

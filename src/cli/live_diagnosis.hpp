@@ -1,5 +1,6 @@
 #pragma once
 // Bridges the diagnosis engine into live views (stream): per-GPU state and alerts.
+// The engine is the same one diagnose, run and serve use, so they all agree.
 #include <memory>
 #include <optional>
 

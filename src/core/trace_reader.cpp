@@ -44,8 +44,54 @@ Result<TraceReader> TraceReader::from_string(std::string text, std::string name,
   return start(std::make_unique<std::istringstream>(std::move(text)), std::move(name), options);
 }
 
+namespace {
+
+// Python's json module writes NaN and Infinity for values it could not compute.
+// They are not JSON; reading them as null keeps the metric "not measured" (never
+// 0) instead of rejecting the whole recording. Tokens inside strings are left alone.
+bool replace_non_finite_tokens(std::string& line) {
+  bool in_string = false, changed = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    for (const std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
+      if (line.compare(i, token.size(), token) == 0) {
+        line.replace(i, token.size(), "null");
+        i += 3;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
 Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& line, bool last_line) {
-  const auto j = nlohmann::json::parse(line, nullptr, false);
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded()) {
+    std::string patched = line;
+    if (replace_non_finite_tokens(patched)) {
+      j = nlohmann::json::parse(patched, nullptr, false);
+      if (!j.is_discarded() && !warned_non_finite_) {
+        warned_non_finite_ = true;
+        warnings_.push_back(
+            fmt::format("{}:{}: NaN/Infinity read as not measured", name_, line_no_));
+      }
+    }
+  }
   std::string problem;
   if (j.is_discarded()) {
     if (last_line) {

@@ -49,6 +49,7 @@ class TraceReader {
   TraceHeader header_;
   std::size_t line_no_ = 0;
   std::size_t skipped_ = 0;
+  bool warned_non_finite_ = false;
   std::vector<std::string> warnings_;
 };
 

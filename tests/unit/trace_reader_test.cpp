@@ -144,3 +144,24 @@ TEST(TraceReader, WriterRoundTripLosesNothing) {
 
 }  // namespace
 }  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+TEST(TraceReader, NanFromPythonWritersReadsAsNotMeasured) {
+  const std::string text =
+      kHeader + "\n" +
+      R"({"t": 1, "gpu": 0, "gpu_util": NaN, "sm_active": 5, "x_note": "NaN stays"})"
+      "\n";
+  auto trace = read_trace_string(text, "py.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->samples.size(), 1u);
+  EXPECT_FALSE(trace->samples[0].get(Metric::GpuUtil).has_value());
+  EXPECT_EQ(trace->samples[0].get(Metric::SmActive), 5.0);
+  EXPECT_EQ(trace->samples[0].extra["x_note"], "NaN stays");
+  ASSERT_EQ(trace->warnings.size(), 1u);
+  EXPECT_EQ(trace->warnings[0], "py.jsonl:2: NaN/Infinity read as not measured");
+}
+
+}  // namespace
+}  // namespace gpulens

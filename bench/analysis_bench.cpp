@@ -1,0 +1,109 @@
+// Analysis cost per sample per GPU, to set beside the ~1.2 ms of CPU that one
+// full NVML+GPM sample of one GPU costs (shared/design.md). The engine replays
+// the reference recordings tick by tick, as it would run live.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+
+#include "analysis/classifier.hpp"
+#include "analysis/efficiency.hpp"
+#include "analysis/engine.hpp"
+#include "analysis/report.hpp"
+#include "core/trace_reader.hpp"
+
+namespace gpulens {
+namespace {
+
+struct Recording {
+  TraceHeader header;
+  std::vector<Tick> ticks;
+  std::size_t samples = 0;
+};
+
+const Recording& recording(const std::string& name) {
+  static std::map<std::string, Recording> cache;
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  Recording r;
+  auto trace = read_trace(std::string(GPULENS_SOURCE_DIR) + "/tests/fixtures/traces/" + name,
+                          TraceReadOptions{.lenient = true});
+  if (trace) {
+    r.header = trace->header;
+    r.ticks = ticks_from_trace(*trace);
+    r.samples = trace->samples.size();
+  }
+  return cache.emplace(name, std::move(r)).first->second;
+}
+
+// Time per sample (one GPU, one tick) through DiagnosisEngine::on_tick, with
+// the window, level-shift test, classifier, throttle, memory trend and every
+// alert rule. A fresh engine per pass over the recording.
+void BM_EngineOnTick(benchmark::State& state, const std::string& name) {
+  const Recording& r = recording(name);
+  if (r.ticks.empty()) {
+    state.SkipWithError("recording not found");
+    return;
+  }
+  for (auto _ : state) {
+    DiagnosisEngine engine(r.header, DiagnosisConfig::defaults());
+    for (const auto& tick : r.ticks) engine.on_tick(tick);
+    benchmark::DoNotOptimize(engine.status(0).state.state);
+  }
+  const auto samples = static_cast<double>(r.samples) * static_cast<double>(state.iterations());
+  state.SetItemsProcessed(static_cast<std::int64_t>(samples));
+  state.counters["per_sample"] =
+      benchmark::Counter(samples, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK_CAPTURE(BM_EngineOnTick, calibration_h100_1gpu, "calibration-h100.trace.jsonl")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_EngineOnTick, multi_h200_2gpu, "multi-gpu-h200x2.trace.jsonl")
+    ->Unit(benchmark::kMillisecond);
+
+// The offline report on top: timeline runs, phase accumulators, snapshots.
+void BM_ReportBuilder(benchmark::State& state) {
+  const Recording& r = recording("training-h100.trace.jsonl");
+  for (auto _ : state) {
+    ReportBuilder builder(r.header, DiagnosisConfig::defaults());
+    for (const auto& tick : r.ticks) builder.add(tick);
+    benchmark::DoNotOptimize(builder.finish().phases.size());
+  }
+  const auto samples = static_cast<double>(r.samples) * static_cast<double>(state.iterations());
+  state.counters["per_sample"] =
+      benchmark::Counter(samples, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ReportBuilder)->Unit(benchmark::kMillisecond);
+
+// The classifier alone on a full 5 s window.
+void BM_ClassifyState(benchmark::State& state) {
+  DeviceInfo d;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.sm_count = 132;
+  d.pcie_gen = 5;
+  d.pcie_width = 16;
+  const auto hw = hardware_limits(d);
+  SampleWindow w(WindowSettings{}, hw);
+  for (int i = 0; i < 50; ++i) {
+    Sample s;
+    s.t = 0.1 * i;
+    s.values.set(Metric::GpuUtil, 100);
+    s.values.set(Metric::SmActive, 0.76);
+    s.values.set(Metric::DramActive, 0.001);
+    w.push(s);
+  }
+  const Thresholds th;
+  const std::vector<PeerActivity> peers;
+  for (auto _ : state) benchmark::DoNotOptimize(classify_state(w.stats(), hw, th, peers, 5.0));
+}
+BENCHMARK(BM_ClassifyState);
+
+void BM_EfficiencyScore(benchmark::State& state) {
+  double util = 97.0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(efficiency_score(util, 17.0));
+    util = util > 99 ? 50 : util + 0.5;
+  }
+}
+BENCHMARK(BM_EfficiencyScore);
+
+}  // namespace
+}  // namespace gpulens

@@ -1,0 +1,60 @@
+#pragma once
+// The diagnosis vocabulary (shared/design.md): stable ids that every output uses,
+// the evidence behind a finding, and alert severities.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulens {
+
+// Primary state of one GPU over a window. `Unknown` is not in the design's table:
+// it is what the engine says when the metrics it needs were not measured.
+enum class GpuState : std::uint8_t {
+  Unknown,
+  Idle,
+  IdleHoldingMemory,
+  ComputeBound,
+  MemoryBound,
+  InterconnectBound,
+  PcieBound,
+  HostBound,
+  LaunchBound,
+  SmUnderused,
+  WaitingOnPeer,
+  Count
+};
+
+inline constexpr std::size_t kGpuStateCount = static_cast<std::size_t>(GpuState::Count);
+inline constexpr std::size_t state_index(GpuState s) {
+  return static_cast<std::size_t>(s);
+}
+
+std::string_view state_id(GpuState state);       // "sm_underused"
+std::string_view state_meaning(GpuState state);  // the user's words, from design.md
+std::optional<GpuState> state_from_id(std::string_view id);
+const std::array<GpuState, kGpuStateCount>& all_states();
+
+enum class Severity : std::uint8_t { Info, Warning, Critical };
+std::string_view severity_id(Severity severity);
+std::optional<Severity> severity_from_id(std::string_view id);
+
+// One fact behind a finding: a measured value and the threshold it was held
+// against, so that a reader can check the verdict instead of trusting it.
+struct Evidence {
+  std::string key;  // metric key ("sm_active") or a derived one ("sm_active/gpu_util")
+  std::optional<double> value;
+  std::string op;  // ">=", "<", ...; empty when the value is context, not a test
+  std::optional<double> threshold;
+  std::string unit;
+  std::string note;  // optional words ("PCIe Gen5 x16 per direction")
+  bool operator==(const Evidence&) const = default;
+};
+
+// "high" (>= 0.75), "medium" (>= 0.5) or "low".
+std::string_view confidence_level(double confidence);
+
+}  // namespace gpulens

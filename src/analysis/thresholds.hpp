@@ -1,0 +1,58 @@
+#pragma once
+// The numbers the state classifier holds window means against. Each default is
+// argued from what the counters measure, not fitted to the reference recordings;
+// docs/diagnosis.md gives the reasoning and the config keys.
+#include <string_view>
+#include <vector>
+
+namespace gpulens {
+
+struct Thresholds {
+  // Below this kernel time (%) no kernel ran: 10 ms a second. Utilization is
+  // an integer percent and SM activity reads ~0.001 % at rest, so 1 % is the
+  // counters' floor; a starved job running 3 % of the time is not idle. Kernel
+  // time is utilization, or SM activity where that reads higher (the counters
+  // average over different intervals; SMs cannot be active without a kernel).
+  double idle_util_max = 1.0;
+  // Share of device memory a process must hold for an idle GPU to count as held.
+  double idle_memory_share_min = 0.25;
+  // sm_active / gpu_util at or above which the SMs count as well used while
+  // kernels run. DCGM calls < 0.5 ineffective and >= 0.8 effective; a one- or
+  // two-wave tail lands between 0.5 and 0.67, so 0.6 keeps "half the SMs" on
+  // the underused side with margin and a full multi-wave kernel on the busy side.
+  double busy_ratio_min = 0.6;
+  // sm_active / gpu_util below which the SMs are nearly idle during kernel time
+  // (Packet.ai's "efficiency is low" line).
+  double launch_ratio_max = 0.3;
+  // Utilization (%) below which the GPU waits a substantial share (>= 30 %) of
+  // the time: a host-side bottleneck when kernels are large.
+  double host_util_max = 70.0;
+  // dram_active as a share of the practical DRAM peak at which DRAM is the limit.
+  double memory_bound_share_min = 0.75;
+  // PCIe traffic as a share of the link's bandwidth: saturated, or dominant
+  // while no SM works (pageable copies rarely reach half the link).
+  double pcie_saturated_share_min = 0.6;
+  double pcie_copy_share_min = 0.25;
+  // NVLink traffic as a share of the links' bandwidth that counts as heavy
+  // (NCCL collectives reach 70-80 % on large messages, less on small ones).
+  double nvlink_busy_share_min = 0.3;
+  // SM activity gap (points) between GPUs of one job that marks one as waiting.
+  double peer_gap_points = 40.0;
+  // Share of a window's samples with a power/thermal clock reason for `throttled`.
+  double throttle_share_min = 0.5;
+  // SM clock below this share of the maximum confirms a clock reason as a throttle.
+  double throttle_clock_share_max = 0.99;
+};
+
+// Name, pointer and one-line reason for each threshold: the config loader and
+// the documentation both read this table.
+struct ThresholdSpec {
+  std::string_view key;
+  double Thresholds::*field;
+  double min;
+  double max;
+  std::string_view doc;
+};
+const std::vector<ThresholdSpec>& threshold_specs();
+
+}  // namespace gpulens

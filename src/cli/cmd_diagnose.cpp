@@ -1,0 +1,112 @@
+// `gpulens diagnose`: what held each GPU back, when, with evidence, alerts and
+// fixes. From a recording (--replay, read as fast as possible) or live until
+// Ctrl-C or --duration.
+#include <cstdio>
+#include <memory>
+
+#include "analysis/config.hpp"
+#include "analysis/report.hpp"
+#include "cli/command.hpp"
+#include "sources/replay/replay_source.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+struct DiagnoseArgs {
+  SourceOptions source;
+  std::string format = "text";
+  std::string config_path;
+  double window_s = 0;  // 0 = from the config
+  double duration_s = 0;
+  std::vector<int> job;  // GPUs of one job, when known
+};
+
+int run_diagnose(const DiagnoseArgs& args) {
+  DiagnosisConfig config = DiagnosisConfig::defaults();
+  if (!args.config_path.empty()) {
+    auto loaded = load_diagnosis_config(args.config_path);
+    if (!loaded) {
+      std::fprintf(stderr, "gpulens diagnose: %s\n", loaded.error().message.c_str());
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  if (args.window_s > 0) config.window.length_s = args.window_s;
+
+  auto source = open_source_or_explain(args.source);
+  if (!source) return kExitUsage;
+  std::vector<std::vector<int>> groups;
+  if (!args.job.empty()) groups.push_back(args.job);
+  ReportBuilder builder(source->header(), config, groups);
+  const bool live = source->live();
+  if (live) {
+    std::fprintf(stderr, "gpulens diagnose: watching %zu GPU(s)%s; Ctrl-C to stop and report\n",
+                 source->header().devices.size(), args.duration_s > 0 ? " until --duration" : "");
+  }
+  std::optional<double> first_t;
+  while (true) {
+    auto tick = source->next();
+    if (!tick) {
+      std::fprintf(stderr, "gpulens diagnose: %s\n", tick.error().message.c_str());
+      return kExitFailure;
+    }
+    if (!tick->has_value()) break;
+    const Tick& t = **tick;
+    if (!first_t) first_t = t.t;
+    builder.add(t);
+    if (live) {
+      // Say what fires while it happens; the report at the end has the rest.
+      for (const auto& e : builder.recent_events()) {
+        std::fprintf(stderr, "[%s] %s %s on GPU %d: %s\n",
+                     std::string(severity_id(e.severity)).c_str(), e.rule.c_str(),
+                     std::string(alert_kind_id(e.kind)).c_str(), e.gpu, e.message.c_str());
+      }
+    }
+    if (args.duration_s > 0 && t.t - *first_t >= args.duration_s) break;
+  }
+  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
+    for (const auto& w : replay->warnings()) builder.note(w);
+  }
+  const DiagnosisReport report = builder.finish();
+  if (args.format == "json") {
+    std::fputs(report_to_json(report).dump(2).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    std::fputs(report_to_text(report).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_diagnose(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  auto* cmd = app.add_subcommand(
+      "diagnose",
+      "Say what holds each GPU back: a timeline of states (compute_bound, memory_bound,\n"
+      "host_bound, launch_bound, sm_underused, ...) with their evidence, alerts fired and\n"
+      "resolved, per-phase summaries when the recording has NAME:start/NAME:end marks,\n"
+      "and fixes in words. Live until Ctrl-C or --duration, or from --replay FILE.");
+  add_source_options(*cmd, args->source, /*offline=*/true);
+  cmd->add_option("--interval", args->source.interval_s,
+                  "Live: seconds between samples (0.1 to 3600)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("-f,--format", args->format, "text or json (stable, see docs/diagnosis.md)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--config", args->config_path,
+                  "TOML file with thresholds and alert rules (data/alerts.example.toml)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--window", args->window_s, "Seconds of samples behind each state (default 5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--duration", args->duration_s, "Live: stop after this many seconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--job", args->job,
+                  "GPUs of one job, comma-separated (compared for waiting_on_peer and "
+                  "gpu_imbalance); default: grouped by process, else all watched GPUs")
+      ->delimiter(',');
+  cmd->callback([args, &run] { run = [args] { return run_diagnose(*args); }; });
+}
+
+}  // namespace gpulens::cli
