@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: what gpulens costs while a matmul load runs, side by side
 # in the same run with `nvidia-smi dmon` sampling the same GPM metrics at 1 Hz.
-#   batch 1 (60 s): gpulens 1 s with GPM, gpulens 1 s without GPM, nvidia-smi dmon 1 s
+#   batch 1 (60 s): gpulens 1 s with GPM (with and without per-process queries),
+#                   gpulens 1 s without GPM, nvidia-smi dmon 1 s
 #   batch 2 (60 s): gpulens 0.1 s with GPM, gpulens 0.1 s without GPM
+# dmon reads no per-process data, so "gpm-noprocs-1s" is the like-for-like comparison.
 # Each gpulens writes its own cost per GPU per tick (--stats); dmon's CPU time and
 # peak RSS come from /proc. Results land in $OUT (or /tmp/overhead).
 set -uo pipefail
@@ -24,9 +26,12 @@ record() {  # name interval extra-args...
   shift 2
   .devbin/gpulens record -q -o "/tmp/$name.jsonl" --interval "$interval" --duration "$secs" \
     --stats "$out/$name.json" "$@" &
+  pids+=($!)
 }
 
+pids=()
 record gpm-1s 1
+record gpm-noprocs-1s 1 --no-procs
 record nogpm-1s 1 --no-gpm
 nvidia-smi dmon -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61 >"$out/dmon.txt" 2>&1 &
 dmon=$!
@@ -34,11 +39,12 @@ sleep "$secs"
 sleep 1
 echo "{\"cpu_s\": $(proc_cpu_s $dmon), \"peak_rss_mib\": $(proc_hwm_mib $dmon), \"samples\": $(grep -vc '^#' "$out/dmon.txt")}" >"$out/dmon.json"
 kill "$dmon"
-wait %1 %2 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+pids=()
 
 record gpm-100ms 0.1
 record nogpm-100ms 0.1 --no-gpm
-wait %4 %5 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
 kill "$load_pid" 2>/dev/null
 wait 2>/dev/null
 python3 bench/overhead/summarize.py "$out" | tee "$out/overhead-table.txt"

@@ -6,7 +6,7 @@ import sys
 
 out = pathlib.Path(sys.argv[1])
 rows = []
-for name in ["gpm-1s", "nogpm-1s", "gpm-100ms", "nogpm-100ms"]:
+for name in ["gpm-1s", "gpm-noprocs-1s", "nogpm-1s", "gpm-100ms", "nogpm-100ms"]:
     path = out / f"{name}.json"
     if not path.exists():
         print(f"{name}: no stats (the run failed)")
@@ -28,11 +28,14 @@ if dmon_path.exists():
     print(f"\nnvidia-smi dmon -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61: {d['samples']} samples, "
           f"{d['cpu_s']:.3f} s CPU = {per_sample_ms:.3f} ms per sample, peak RSS "
           f"{d['peak_rss_mib']:.1f} MiB")
-    ours = dict(rows).get("gpm-1s")
-    if ours:
+    for run, label in [("gpm-noprocs-1s", "all metrics, no per-process queries (like dmon)"),
+                       ("gpm-1s", "all metrics + processes")]:
+        ours = dict(rows).get(run)
+        if not ours:
+            continue
         mine = ours["per_gpu_tick_ms"]["process_total"] * ours["gpus"]
-        print(f"gpulens record --interval 1 (all metrics + processes): {mine:.3f} ms per tick, "
+        print(f"gpulens record --interval 1, {label}: {mine:.3f} ms per tick, "
               f"peak RSS {ours['peak_rss_mib']:.1f} MiB")
         if mine > 0:
-            print(f"ratio: nvidia-smi dmon uses {per_sample_ms / mine:.1f}x the CPU of gpulens "
+            print(f"  ratio: nvidia-smi dmon uses {per_sample_ms / mine:.1f}x the CPU of gpulens "
                   f"per sample")

@@ -25,5 +25,8 @@ std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options)
 void register_stream(CLI::App& app, std::function<int()>& run);
 void register_record(CLI::App& app, std::function<int()>& run);
 void register_diagnose(CLI::App& app, std::function<int()>& run);
+void register_run(CLI::App& app, std::function<int()>& run);
+void register_report(CLI::App& app, std::function<int()>& run);
+void register_serve(CLI::App& app, std::function<int()>& run);
 
 }  // namespace gpulens::cli

@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   register_stream(app, run);
   register_record(app, run);
-  // TMP register_diagnose(app, run);
+  register_diagnose(app, run);
+  register_run(app, run);
+  register_report(app, run);
+  register_serve(app, run);
 
   try {
     app.parse(argc, argv);

@@ -19,6 +19,17 @@ TEST(CliStream, GoldenTableOnTheCalibrationTrace) {
   expect_golden("stream-calibration.txt", r.out);
 }
 
+TEST(CliStream, GoldenTablesOnTheTrainingAndMultiGpuTraces) {
+  const auto training = run_gpulens(
+      "stream --replay tests/fixtures/traces/training-h100.trace.jsonl --speed 0 --utc");
+  ASSERT_EQ(training.exit_code, 0) << training.err;
+  expect_golden("stream-training.txt", training.out);
+  const auto multi = run_gpulens(
+      "stream --replay tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl --speed 0 --utc");
+  ASSERT_EQ(multi.exit_code, 0) << multi.err;
+  expect_golden("stream-multi-gpu.txt", multi.out);
+}
+
 TEST(CliStream, GoldenCsvAndJsonOnTheCalibrationTrace) {
   const auto csv = run_gpulens("stream --replay " + kCalibration + " --speed 0 -f csv -c 30");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;

@@ -1,0 +1,327 @@
+// `gpulens run -- CMD ARGS...`: runs a job untouched (stdin, stdout, stderr and
+// its exit status pass straight through), records the GPUs while it runs, and
+// when it ends prints the verdict on stderr and writes the report.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "jobs/child_process.hpp"
+#include "jobs/job_recorder.hpp"
+#include "jobs/step_matcher.hpp"
+#include "report/report_setup.hpp"
+#include "report/verdict_output.hpp"
+#include "sampler/sampler.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+struct RunArgs {
+  SourceOptions source;
+  ReportSettings settings;
+  std::string output;
+  std::string trace;
+  std::string step_regex;
+  bool live = false;
+  double live_every_s = 5;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+// Signals while the job runs. gpulens must outlive its job to give the verdict:
+// a signal from the terminal (Ctrl-C, Ctrl-\, hang-up) already went to the whole
+// foreground process group, the job included, so gpulens just keeps waiting; a
+// signal sent to gpulens alone (kill, a batch scheduler) is passed on to the job.
+// Once the job is over, a signal stops gpulens at once (it was writing the report).
+class SignalRelay {
+ public:
+  static SignalRelay& instance() {
+    static SignalRelay relay;  // outlives the detached thread
+    return relay;
+  }
+  // Call before any other thread starts, so that every thread inherits the mask.
+  void start() {
+    const sigset_t set = signals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread([this] { loop(); }).detach();
+  }
+  // The job is about to start: from now on a signal is the job's business.
+  void starting() { starting_.store(true); }
+  void set_child(pid_t pid) {
+    std::lock_guard lock(mutex_);
+    child_ = pid;
+    // A signal that came while the job was being started may have missed it.
+    if (pending_ != 0) ::kill(pid, pending_);
+  }
+  void job_done() { done_.store(true); }
+
+ private:
+  static sigset_t signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
+    return set;
+  }
+  void loop() {
+    const sigset_t set = signals();
+    while (true) {
+      siginfo_t info{};
+      const int sig = sigwaitinfo(&set, &info);
+      if (sig < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      // Before the job starts there is nothing to wait for; after it ended, the
+      // user is stopping the report.
+      if (done_.load() || !starting_.load()) _exit(128 + sig);
+      std::lock_guard lock(mutex_);
+      if (child_ <= 0) {
+        pending_ = sig;
+      } else if (info.si_code != SI_KERNEL) {
+        ::kill(child_, sig);
+      }
+    }
+  }
+  std::mutex mutex_;
+  pid_t child_ = 0;
+  int pending_ = 0;
+  std::atomic<bool> starting_{false};
+  std::atomic<bool> done_{false};
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
+
+// A private directory for the marks file (and the trace, unless --trace names one).
+std::optional<std::filesystem::path> make_run_dir() {
+  std::error_code ec;
+  auto base = std::filesystem::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string templ = (base / "gpulens-run-XXXXXX").string();
+  if (mkdtemp(templ.data()) == nullptr) return std::nullopt;
+  return std::filesystem::path(templ);
+}
+
+void say(const RunArgs& a, const std::string& line) {
+  if (!a.quiet) std::fprintf(stderr, "gpulens: %s\n", line.c_str());
+}
+
+std::optional<double> live_peak(const TickSource* source, const ReportTables& tables,
+                                const ReportSettings& s) {
+  if (source == nullptr) return std::nullopt;
+  const auto peak = resolve_peak(source->header().devices,
+                                 tables.models ? &*tables.models : nullptr, s.dtype, s.peak_tflops);
+  if (!peak.known()) return std::nullopt;
+  return peak.total_tflops;
+}
+
+// After the job: the verdict on stderr, the report file. Failures here are
+// reported but never change the exit status, which is the job's.
+void report(const RunArgs& a, const VerdictOptions& options, const std::string& trace_path) {
+  // Lenient: a line the job's marks made odd must not cost the whole verdict.
+  auto trace = read_trace(trace_path, TraceReadOptions{.lenient = true});
+  if (!trace) {
+    std::fprintf(stderr, "gpulens: cannot read the recording back: %s\n",
+                 trace.error().message.c_str());
+    return;
+  }
+  const Verdict verdict = build_verdict(*trace, options);
+  if (!a.quiet) std::fputs(("\n" + verdict_to_text(verdict)).c_str(), stderr);
+  if (!a.output.empty()) {
+    const auto text = render_report(verdict, *trace, report_format_for_path(a.output));
+    if (auto ok = write_report(text, a.output); !ok) {
+      std::fprintf(stderr, "gpulens: %s\n", ok.error().message.c_str());
+    } else {
+      say(a, "report: " + a.output);
+    }
+  }
+  say(a, "trace: " + trace_path + "  (gpulens report " + trace_path + " -o report.html)");
+}
+
+int run_job(RunArgs& a) {
+  SignalRelay::instance().start();
+  ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is handled where it is written
+
+  const ReportTables tables = load_report_tables(a.settings.data_dir);
+  for (const auto& w : tables.warnings) say(a, "warning: " + w);
+  a.settings.gpus = a.source.gpus;
+  auto options = make_verdict_options(a.settings, tables);
+  if (!options) {
+    std::fprintf(stderr, "gpulens run: %s\n", options.error().message.c_str());
+    return kExitUsage;
+  }
+  std::shared_ptr<StepMatcher> matcher;
+  if (!a.step_regex.empty()) {
+    auto m = StepMatcher::create(a.step_regex, a.settings.flops_per_step.value_or(0));
+    if (!m) {
+      std::fprintf(stderr, "gpulens run: %s\n", m.error().message.c_str());
+      return kExitUsage;
+    }
+    matcher = std::make_shared<StepMatcher>(std::move(*m));
+  }
+  const auto dir = make_run_dir();
+  if (!dir) {
+    std::fprintf(stderr, "gpulens run: cannot create a temporary directory\n");
+    return kExitFailure;
+  }
+  const std::string marks_path = (*dir / "marks.jsonl").string();
+  std::ofstream(marks_path).close();  // exists from the start, for `>>` and tail
+  const std::string trace_path = a.trace.empty() ? (*dir / "trace.jsonl").string() : a.trace;
+
+  SourceOptions so = a.source;
+  so.marks_path.clear();  // the recorder follows the marks file itself
+  std::unique_ptr<TickSource> source;
+  std::string not_measured;
+  if (auto opened = open_tick_source(so)) {
+    source = std::move(*opened);
+  } else {
+    not_measured = opened.error().message;
+    say(a, "no GPU will be measured (" + not_measured + "); the job runs anyway");
+  }
+  RecorderOptions ro;
+  ro.trace_path = trace_path;
+  ro.marks_path = marks_path;
+  ro.procfs = so.procfs;
+  ro.host = host_name();
+  ro.inbox = std::make_shared<MarkInbox>();
+  ro.drain_replay = !so.replay.empty() && so.speed == 0;
+  ro.peak_total_tflops = live_peak(source.get(), tables, a.settings);
+  if (a.live) {
+    ro.on_live_status = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    ro.live_every_s = a.live_every_s;
+  }
+  const std::size_t gpus = source ? source->header().devices.size() : 0;
+  const bool live_source = source && source->live();
+  auto recorder = JobRecorder::open(std::move(source), ro);
+  if (!recorder) {
+    std::fprintf(stderr, "gpulens run: %s\n", recorder.error().message.c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(*dir, ec);
+    return kExitFailure;
+  }
+
+  ChildOptions co;
+  co.argv = a.command;
+  co.env = {{"GPULENS_MARKS", marks_path}};
+  if (matcher) {
+    co.on_stdout_line = [matcher, inbox = ro.inbox](std::string_view line) {
+      if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
+    };
+  }
+  int exec_errno = 0;
+  const double started = unix_now();
+  SignalRelay::instance().starting();
+  auto child = ChildProcess::spawn(co, &exec_errno);
+  if (!child) {
+    std::fprintf(stderr, "gpulens run: %s\n", child.error().message.c_str());
+    recorder->reset();  // stops sampling before the directory goes
+    std::error_code ec;
+    std::filesystem::remove_all(*dir, ec);
+    return exec_errno != 0 ? exit_code_for_exec_errno(exec_errno) : kExitFailure;
+  }
+  SignalRelay::instance().set_child(child->pid());
+  (*recorder)->begin({join_command(a.command), child->pid(), started});
+  if (gpus > 0) {
+    say(a, fmt::format(
+               "recording {} GPU{} {}; the verdict comes when the job ends", gpus,
+               gpus == 1 ? "" : "s",
+               live_source ? fmt::format("every {:g} s", so.interval_s) : "from " + so.replay));
+  }
+
+  const ChildExit exit = child->wait();
+  SignalRelay::instance().job_done();
+  auto job = (*recorder)->finish(exit, a.source.gpus, not_measured);
+  if (!job) std::fprintf(stderr, "gpulens: recording: %s\n", job.error().message.c_str());
+  report(a, *options, trace_path);
+
+  std::error_code ec;
+  std::filesystem::remove(marks_path, ec);
+  if (!a.trace.empty()) std::filesystem::remove(*dir, ec);
+  return exit.status();
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand(
+      "run",
+      "Run a job and say how well it used the GPUs: gpulens run [OPTIONS] -- CMD ARGS...\n"
+      "The job keeps its stdin, stdout and stderr; its exit status becomes gpulens'. When it "
+      "ends,\n"
+      "the verdict (utilization funnel, states, alerts, fixes, cost, MFU) goes to stderr.\n"
+      "The job may append JSON lines like {\"mark\": \"step\", \"flops\": 6.1e12} to the file\n"
+      "named by $GPULENS_MARKS (contrib/gpulens_marks.py) for true model-FLOPs MFU.");
+  add_source_options(*cmd, args->source, /*offline=*/false);
+  cmd->add_option("-o,--output", args->output,
+                  "Write the report here: .html (one self-contained page), .json or text");
+  cmd->add_option("--trace", args->trace,
+                  "Keep the recording here (default: a file in a temporary directory)");
+  cmd->add_option("--price", args->settings.price,
+                  "Price of one GPU-hour (default: data/prices.json by GPU model)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--peak-tflops", args->settings.peak_tflops,
+                  "Dense peak TFLOP/s per GPU for MFU (default: data/gpu_peaks.json)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype", args->settings.dtype,
+                  "Data type of the peak: bf16, fp16, tf32, fp8, fp64")
+      ->capture_default_str();
+  auto* flops = cmd->add_option("--flops-per-step", args->settings.flops_per_step,
+                                "Model FLOPs of one training step (e.g. 6 x params x tokens)")
+                    ->check(CLI::PositiveNumber);
+  cmd->add_option("--step-regex", args->step_regex,
+                  "A regular expression matching the job's stdout line for each step; a capture "
+                  "group holding a number is the step counter")
+      ->needs(flops);
+  cmd->add_flag("--live", args->live, "Print a one-line status on stderr every few seconds");
+  cmd->add_option("--live-every", args->live_every_s, "Seconds between --live lines")
+      ->check(CLI::Range(0.5, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--config", args->settings.config_path,
+                  "Diagnosis config (TOML: thresholds, rules, price_per_gpu_hour)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--data-dir", args->settings.data_dir,
+                  "Directory with gpu_peaks.json and prices.json");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
+  // The job is everything after "--", or everything from the first word that is
+  // not an option of ours. CLI11 moves "--" to remaining(): the positional takes
+  // words only after it; before it, prefix_command() hands the first word and
+  // all that follows to remaining(), in order.
+  cmd->add_option("command", args->command, "The job: CMD ARGS... (after --)")
+      ->check(CLI::Validator(
+          [cmd](std::string&) {
+            const auto r = cmd->remaining();
+            return std::find(r.begin(), r.end(), "--") != r.end() ? std::string()
+                                                                  : std::string("before --");
+          },
+          "", "after --"));
+  cmd->validate_positionals();
+  cmd->prefix_command();
+  cmd->callback([args, &run, cmd] {
+    if (args->command.empty()) {
+      for (auto& word : cmd->remaining()) {
+        if (args->command.empty() && word == "--") continue;
+        args->command.push_back(std::move(word));
+      }
+    }
+    if (args->command.empty()) {
+      throw CLI::ValidationError("run", "no job to run: gpulens run [OPTIONS] -- CMD ARGS...");
+    }
+    run = [args] { return run_job(*args); };
+  });
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,96 @@
+#include "jobs/job_marks.hpp"
+
+namespace gpulens {
+namespace {
+
+template <typename T>
+std::optional<T> field(const nlohmann::json& fields, const char* key) {
+  const auto it = fields.find(key);
+  if (it == fields.end() || it->is_null()) return std::nullopt;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return std::nullopt;
+  } else {
+    if (!it->is_number()) return std::nullopt;
+  }
+  return it->get<T>();
+}
+
+}  // namespace
+
+int JobRecord::exit_status() const {
+  if (signal) return 128 + *signal;
+  return exit_code.value_or(0);
+}
+
+JobRecord job_from_marks(const std::vector<Mark>& marks) {
+  JobRecord job;
+  for (const auto& m : marks) {
+    if (m.name == kJobStartMark) {
+      job.present = true;
+      job.start = m.t;
+      job.command = field<std::string>(m.fields, "command").value_or("");
+      job.pid = field<int>(m.fields, "pid");
+    } else if (m.name == kJobEndMark) {
+      job.present = true;
+      job.end = m.t;
+      job.exit_code = field<int>(m.fields, "exit_code");
+      job.signal = field<int>(m.fields, "signal");
+      job.gpus_basis = field<std::string>(m.fields, "gpus_basis").value_or("");
+      job.not_measured = field<std::string>(m.fields, "not_measured").value_or("");
+      job.gpus.clear();
+      if (const auto g = m.fields.find("gpus"); g != m.fields.end() && g->is_array()) {
+        for (const auto& x : *g) {
+          if (x.is_number_integer()) job.gpus.push_back(x.get<int>());
+        }
+      }
+    }
+  }
+  return job;
+}
+
+Mark job_start_mark(double t, const std::string& command, int pid) {
+  Mark m;
+  m.t = t;
+  m.name = kJobStartMark;
+  m.fields["command"] = command;
+  m.fields["pid"] = pid;
+  return m;
+}
+
+Mark job_end_mark(double t, const JobRecord& job) {
+  Mark m;
+  m.t = t;
+  m.name = kJobEndMark;
+  if (job.exit_code) m.fields["exit_code"] = *job.exit_code;
+  if (job.signal) m.fields["signal"] = *job.signal;
+  m.fields["gpus"] = job.gpus;
+  if (!job.gpus_basis.empty()) m.fields["gpus_basis"] = job.gpus_basis;
+  if (!job.not_measured.empty()) m.fields["not_measured"] = job.not_measured;
+  return m;
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_./=:,+@%") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) {
+      if (c == '\'') {
+        out += "'\\''";
+      } else {
+        out += c;
+      }
+    }
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace gpulens

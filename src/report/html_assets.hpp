@@ -1,0 +1,10 @@
+#pragma once
+// The HTML report's inline style sheet and script.
+#include <string_view>
+
+namespace gpulens::html {
+
+std::string_view report_css();
+std::string_view report_js();
+
+}  // namespace gpulens::html

@@ -1,0 +1,126 @@
+// Golden verdicts for the reference recordings (text and JSON, through the real
+// binary), and the arithmetic that must hold whatever the diagnosis says:
+// funnel order, cost parts adding up, shares adding up to one.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+#include "report/verdict.hpp"
+
+namespace gpulens {
+namespace {
+
+using testing::expect_golden;
+using testing::run_gpulens;
+
+const std::string kFixtures = GPULENS_FIXTURES;
+const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
+const char* kTraces[] = {"calibration-h100", "training-h100", "multi-gpu-h200x2"};
+
+std::string trace_arg(const std::string& name) {
+  return "tests/fixtures/traces/" + name + ".trace.jsonl --lenient";
+}
+
+TEST(ReportGolden, TextAndJsonOfTheReferenceRecordings) {
+  for (const std::string name : kTraces) {
+    const auto text = run_gpulens("report " + trace_arg(name));
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    expect_golden("report-" + name + ".txt", text.out);
+    const auto json = run_gpulens("report --format json " + trace_arg(name));
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    expect_golden("report-" + name + ".json", json.out);
+  }
+}
+
+TEST(ReportGolden, JsonHasTheDocumentedKeys) {
+  const auto r = run_gpulens("report --format json " + trace_arg("training-h100"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"allocated", "kernel_active", "sm_active", "tensor_active"}) {
+    ASSERT_TRUE(j["funnel"][key].is_number()) << key;
+    EXPECT_GE(j["funnel"][key].get<double>(), 0);
+    EXPECT_LE(j["funnel"][key].get<double>(), 1);
+  }
+  for (const char* key : {"states", "alerts", "fixes", "phases"}) EXPECT_TRUE(j[key].is_array());
+  EXPECT_TRUE(j["cost"]["total"].is_number());
+  EXPECT_TRUE(j["mfu"]["model"]["mfu"].is_number());
+  EXPECT_TRUE(j["mfu"]["estimate"]["mfu"].is_number());
+  EXPECT_EQ(j["format"], "gpulens-report");
+}
+
+class ReportArithmetic : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
+  auto trace = read_trace(kFixtures + "/traces/" + GetParam() + ".trace.jsonl",
+                          TraceReadOptions{.lenient = true});
+  ASSERT_TRUE(trace) << trace.error().message;
+  auto models = GpuModelTable::load(kData + "/gpu_peaks.json");
+  auto prices = PriceTable::load(kData + "/prices.json");
+  ASSERT_TRUE(models && prices);
+  VerdictOptions o;
+  o.models = &*models;
+  o.prices = &*prices;
+  const Verdict v = build_verdict(*trace, o);
+  ASSERT_TRUE(v.measured);
+  EXPECT_NEAR(v.gpu_hours, v.duration_s * static_cast<double>(v.devices.size()) / 3600, 1e-12);
+  // Each step of the funnel is a subset of the one before (up to counter noise).
+  std::optional<double> previous = 1.0;
+  for (const auto& s : v.funnel.steps) {
+    ASSERT_TRUE(s.share) << s.id;
+    EXPECT_LE(*s.share, *previous + 0.02) << s.id;
+    EXPECT_NEAR(*s.gpu_hours, *s.share * v.gpu_hours, 1e-12);
+    previous = s.share;
+  }
+  // The bill adds up, at the table's price for the model.
+  const Cost& c = v.cost;
+  ASSERT_TRUE(c.total && c.idle && c.inefficiency && c.useful);
+  EXPECT_NEAR(*c.total, v.gpu_hours * *c.price_per_gpu_hour, 1e-12);
+  EXPECT_NEAR(*c.idle + *c.inefficiency + *c.useful, *c.total, 1e-12);
+  EXPECT_NEAR(*c.idle, *c.total * (1 - *v.funnel.step("kernel_active")->share), 1e-12);
+  EXPECT_NEAR(*c.monthly_waste, *c.waste / (v.duration_s / 3600) * 730, 1e-9);
+  double shares = 0;
+  for (const auto& s : v.states) shares += s.share;
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_LE(v.fixes.size(), 3u);
+  EXPECT_FALSE(v.fixes.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(References, ReportArithmetic,
+                         ::testing::Values("calibration-h100", "training-h100",
+                                           "multi-gpu-h200x2"));
+
+TEST(ReportVerdict, TrainingRecordingNamesTheStarvedPhaseAndItsFix) {
+  auto trace = read_trace(kFixtures + "/traces/training-h100.trace.jsonl",
+                          TraceReadOptions{.lenient = true});
+  ASSERT_TRUE(trace);
+  const Verdict v = build_verdict(*trace, VerdictOptions{});
+  EXPECT_FALSE(v.cost.total);  // no price table, no --price: no money figures
+  bool host_bound = false;
+  for (const auto& s : v.states) host_bound = host_bound || s.state == GpuState::HostBound;
+  EXPECT_TRUE(host_bound);
+  ASSERT_EQ(v.phases.size(), 3u);
+  ASSERT_FALSE(v.phases[1].gpus.empty());
+  EXPECT_EQ(v.phases[1].gpus[0].state, GpuState::HostBound);
+  // The dominant bottleneck's fix leads: the input pipeline.
+  ASSERT_FALSE(v.fixes.empty());
+  EXPECT_NE(v.fixes[0].find("DataLoader"), std::string::npos) << v.fixes[0];
+}
+
+TEST(ReportVerdict, GpuSelectionAndPrice) {
+  auto trace = read_trace(kFixtures + "/traces/multi-gpu-h200x2.trace.jsonl");
+  ASSERT_TRUE(trace);
+  VerdictOptions o;
+  o.gpus = {1};
+  o.price_per_gpu_hour = 10;
+  const Verdict v = build_verdict(*trace, o);
+  ASSERT_EQ(v.devices.size(), 1u);
+  EXPECT_EQ(v.devices[0].index, 1);
+  EXPECT_EQ(v.gpus_basis, "--gpus");
+  EXPECT_EQ(v.cost.price_source, "--price");
+  EXPECT_NEAR(*v.cost.total, v.gpu_hours * 10, 1e-12);
+  for (const auto& run : v.diagnosis.timeline) EXPECT_EQ(run.gpu, 1);
+}
+
+}  // namespace
+}  // namespace gpulens
