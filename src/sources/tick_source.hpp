@@ -24,16 +24,16 @@ class TickSource {
 };
 
 struct SourceOptions {
-  std::string replay;          // trace file; empty = live
-  double speed = 1.0;          // replay pacing: 1 real time, X faster, 0 as fast as possible
-  bool lenient = false;        // replay: skip malformed lines
-  double interval_s = 1.0;     // live sampling interval
-  std::vector<int> gpus;       // empty = all
-  bool gpm = true;             // live: read GPM metrics where supported
-  bool processes = true;       // live: list processes on each GPU
-  bool cmdline = false;        // live: include process command lines
+  std::string replay;       // trace file; empty = live
+  double speed = 1.0;       // replay pacing: 1 real time, X faster, 0 as fast as possible
+  bool lenient = false;     // replay: skip malformed lines
+  double interval_s = 1.0;  // live sampling interval
+  std::vector<int> gpus;    // empty = all
+  bool gpm = true;          // live: read GPM metrics where supported
+  bool processes = true;    // live: list processes on each GPU
+  bool cmdline = false;     // live: include process command lines
   std::string procfs = "/proc";
-  std::string marks_path;      // live: JSON-lines marks file to merge into ticks
+  std::string marks_path;  // live: JSON-lines marks file to merge into ticks
 };
 
 // Opens a replay source when options.replay is set, else the live NVML sampler.
