@@ -2,6 +2,7 @@
 // Runs the real gpulens binary for end-to-end and golden tests.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -26,7 +27,10 @@ inline std::string read_file(const std::string& path) {
 
 // Runs `gpulens ARGS` from the source directory with TZ=UTC, stdin from /dev/null.
 inline CommandResult run_gpulens(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/gpulens_stderr.txt";
+  // ctest runs test processes in parallel: each call gets its own stderr file.
+  static int calls = 0;
+  const std::string err_path = ::testing::TempDir() + "/gpulens_stderr_" +
+                               std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt";
   const std::string cmd = std::string("cd '") + GPULENS_SOURCE_DIR + "' && TZ=UTC COLUMNS= '" +
                           GPULENS_BINARY + "' " + args + " </dev/null 2>'" + err_path + "'";
   CommandResult result;
@@ -38,6 +42,7 @@ inline CommandResult run_gpulens(const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.err = read_file(err_path);
+  std::remove(err_path.c_str());
   return result;
 }
 

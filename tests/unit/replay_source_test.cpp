@@ -12,7 +12,10 @@ namespace gpulens {
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  // Test processes run in parallel under ctest: prefix with the test's own name.
+  const std::string path = ::testing::TempDir() + "/" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           name;
   std::ofstream(path) << text;
   return path;
 }

@@ -28,7 +28,8 @@ using testing::read_file;
 const std::string kReplay = "--replay tests/fixtures/traces/calibration-h100.trace.jsonl --speed 0";
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/run_cli_" + name;
+  // ctest runs test processes in parallel: keep each process's files apart.
+  return ::testing::TempDir() + "/run_cli_" + std::to_string(getpid()) + "_" + name;
 }
 
 // A shell command line from the source directory; stderr is kept apart.
