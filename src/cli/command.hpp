@@ -27,5 +27,6 @@ void register_record(CLI::App& app, std::function<int()>& run);
 void register_diagnose(CLI::App& app, std::function<int()>& run);
 void register_run(CLI::App& app, std::function<int()>& run);
 void register_report(CLI::App& app, std::function<int()>& run);
+void register_serve(CLI::App& app, std::function<int()>& run);
 
 }  // namespace gpulens::cli

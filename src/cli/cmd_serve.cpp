@@ -1,0 +1,287 @@
+// `gpulens serve`: the node agent. Samples every GPU (or replays a recording),
+// diagnoses, keeps history in SQLite, and serves /metrics, /api/v1/ and the
+// dashboard. Secure by default: loopback only unless --listen says otherwise.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "analysis/config.hpp"
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "server/agent.hpp"
+#include "server/api_params.hpp"
+#include "server/basic_auth.hpp"
+#include "server/http_server.hpp"
+#include "server/log.hpp"
+#include "server/reload_signal.hpp"
+#include "store/store_writer.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+using namespace gpulens::server;
+
+struct ServeArgs {
+  SourceOptions source;
+  ServerOptions server;
+  std::string compat;
+  std::string history;
+  bool no_history = false;
+  std::string raw_retention = "48h";
+  std::string rollup_retention = "90d";
+  double max_size_mib = 2048;
+  std::string config;
+  std::string hostname;
+  std::string log_level = "info";
+  bool exit_at_end = false;
+  bool hash_password = false;
+};
+
+// systemd's StateDirectory=, else /var/lib for root, else the XDG state dir.
+std::string default_history_path() {
+  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
+    std::string first(dir);
+    return first.substr(0, first.find(':')) + "/history.db";
+  }
+  if (geteuid() == 0) return "/var/lib/gpulens/history.db";
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/gpulens/history.db";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.local/state/gpulens/history.db";
+  return "gpulens-history.db";
+}
+
+int run_hash_password() {
+  std::string password;
+  if (isatty(STDIN_FILENO)) std::fprintf(stderr, "password: ");
+  std::getline(std::cin, password);
+  if (password.empty()) {
+    std::fprintf(stderr, "gpulens serve: an empty password is not allowed\n");
+    return kExitUsage;
+  }
+  const std::string hash = server::hash_password(password);
+  if (hash.empty()) {
+    std::fprintf(stderr, "gpulens serve: libcrypt could not make a bcrypt hash\n");
+    return kExitFailure;
+  }
+  std::printf("%s\n", hash.c_str());
+  return kExitOk;
+}
+
+bool is_loopback(const std::string& listen) {
+  const auto hp = parse_listen(listen);
+  if (!hp) return false;
+  const auto& host = hp->first;
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+int run_serve(ServeArgs& args) {
+  if (args.hash_password) return run_hash_password();
+  block_reload_signal();  // before any thread starts
+  set_log_level(args.log_level == "debug"     ? LogLevel::Debug
+                : args.log_level == "warning" ? LogLevel::Warning
+                : args.log_level == "error"   ? LogLevel::Error
+                                              : LogLevel::Info);
+  if (args.compat == "dcgm") args.server.exposition.dcgm = true;
+  args.server.show_cmdline = args.source.cmdline;
+
+  store::StoreOptions store_options;
+  const auto raw = parse_duration_param(args.raw_retention);
+  const auto rollup = parse_duration_param(args.rollup_retention);
+  if (!raw || !rollup || *raw <= 0 || *rollup <= 0) {
+    std::fprintf(stderr,
+                 "gpulens serve: --history-raw/--history-rollup take durations such as "
+                 "48h or 90d\n");
+    return kExitUsage;
+  }
+  store_options.raw_retention_s = *raw;
+  store_options.rollup_retention_s = *rollup;
+  store_options.max_bytes = static_cast<std::int64_t>(args.max_size_mib * 1024 * 1024);
+
+  DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
+  if (!args.config.empty()) {
+    auto loaded = load_diagnosis_config(args.config);
+    if (!loaded) {
+      std::fprintf(stderr, "gpulens serve: %s\n", loaded.error().message.c_str());
+      return kExitUsage;
+    }
+    diagnosis = std::move(*loaded);
+  }
+
+  auto source = open_source_or_explain(args.source);
+  if (!source) return kExitUsage;
+  const bool replay = !source->live();
+  bool temporary_history = false;
+  if (!args.no_history) {
+    if (!args.history.empty()) {
+      store_options.path = args.history;
+    } else if (replay) {
+      // A replay's old timestamps do not belong in the node's real history.
+      store_options.path = (std::filesystem::temp_directory_path() /
+                            ("gpulens-replay-" + std::to_string(getpid()) + ".db"))
+                               .string();
+      temporary_history = true;
+    } else {
+      store_options.path = default_history_path();
+    }
+  }
+
+  ApiContext context;
+  std::unique_ptr<store::StoreWriter> writer;
+  if (!store_options.path.empty()) {
+    writer = std::make_unique<store::StoreWriter>(
+        store_options, store::WriterOptions{}, [](bool error, const std::string& message) {
+          log_line(error ? LogLevel::Error : LogLevel::Info, message);
+        });
+    context.history_path = store_options.path;
+  }
+  AgentOptions agent_options;
+  agent_options.diagnosis = diagnosis;
+  agent_options.hostname = args.hostname;
+  agent_options.keep_cmdline = args.source.cmdline;
+  agent_options.source_description =
+      replay ? fmt::format("replay of {} at {}", args.source.replay,
+                           args.source.speed == 0 ? std::string("full speed")
+                                                  : fmt::format("{:g}x", args.source.speed))
+             : fmt::format("live NVML every {:g} s", args.source.interval_s);
+  auto agent = std::make_unique<Agent>(std::move(source), agent_options, writer.get());
+  Agent* agent_ptr = agent.get();
+  store::StoreWriter* writer_ptr = writer.get();
+  context.snapshot = [agent_ptr] { return agent_ptr->snapshot(); };
+  context.store_status = [writer_ptr]() -> std::optional<store::StoreStatus> {
+    if (writer_ptr == nullptr) return std::nullopt;
+    return writer_ptr->status();
+  };
+
+  auto server = HttpServer::create(args.server, context);
+  if (!server) {
+    std::fprintf(stderr, "gpulens serve: %s\n", server.error().message.c_str());
+    return kExitUsage;
+  }
+  HttpServer* http = server->get();
+  if (auto bound = http->bind(); !bound) {
+    std::fprintf(stderr, "gpulens serve: %s\n", bound.error().message.c_str());
+    return kExitFailure;
+  }
+  if (writer) writer->start(agent->header());
+  agent->start();
+
+  on_stop_signal([agent_ptr, http] {
+    log_info("stopping: flushing history");
+    agent_ptr->stop();
+    http->stop();
+  });
+  const std::string config_path = args.config;
+  on_reload_signal([http, agent_ptr, config_path] {
+    log_info("SIGHUP: reloading configuration");
+    if (auto s = http->reload(); !s) {
+      log_error("web config not reloaded: {}", s.error().message);
+    } else {
+      log_info("web config reloaded");
+    }
+    if (!config_path.empty()) {
+      auto loaded = load_diagnosis_config(config_path);
+      if (!loaded) {
+        log_error("diagnosis config not reloaded: {}", loaded.error().message);
+      } else {
+        agent_ptr->reload(std::move(*loaded));
+      }
+    }
+  });
+  std::thread end_watch;
+  if (args.exit_at_end) {
+    end_watch = std::thread([agent_ptr, http] {
+      agent_ptr->join();
+      http->stop();
+    });
+  }
+
+  const auto& header = agent->header();
+  log_info("gpulens {} serving {} GPU(s) from {} on {} (TLS {}, basic auth {}{})", GPULENS_VERSION,
+           header.devices.size(), agent_options.source_description, http->url(),
+           http->tls() ? "on" : "off", http->auth() ? "on" : "off",
+           args.server.exposition.dcgm ? ", dcgm-exporter names too" : "");
+  if (!is_loopback(args.server.listen) && !(http->tls() && http->auth())) {
+    log_warning(
+        "listening beyond this machine without {}: anyone who can reach {} can read "
+        "the GPU metrics; see --web-config in docs/serve.md",
+        http->tls() ? "basic auth" : "TLS", http->url());
+  }
+  if (store_options.path.empty()) log_info("history disabled (--no-history)");
+
+  http->serve();  // returns after stop()
+  // From here a signal must not reach objects about to be destroyed.
+  on_stop_signal({});
+  on_reload_signal({});
+  agent->stop();
+  if (end_watch.joinable()) end_watch.join();
+  if (writer) writer->stop();
+  if (temporary_history) {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(store_options.path + suffix, ec);
+  }
+  log_info("stopped");
+  const auto snap = agent->snapshot();
+  return snap->source.error.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Run the node agent: sample every GPU, diagnose, keep history (SQLite), and serve\n"
+      "Prometheus /metrics, a JSON API under /api/v1/ and a live dashboard at /.\n"
+      "Listens on 127.0.0.1:9400 unless --listen says otherwise; TLS and basic auth come\n"
+      "from an exporter-toolkit --web-config file. SIGHUP reloads it and --config.");
+  add_source_options(*cmd, args->source, /*offline=*/false);
+  cmd->add_option("--listen", args->server.listen,
+                  "HOST:PORT to listen on (':9400' for every interface; port 0 picks one)")
+      ->capture_default_str();
+  cmd->add_option("--web-config", args->server.web_config,
+                  "exporter-toolkit web config (tls_server_config, basic_auth_users)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--compat", args->compat,
+                  "Also emit another exporter's metric names: dcgm (dcgm-exporter)")
+      ->check(CLI::IsMember({"dcgm"}));
+  cmd->add_flag("--process-metrics", args->server.exposition.process_metrics,
+                "Per-process device memory and SM share in /metrics (labels pid, process, "
+                "container, pod)");
+  cmd->add_option("--history", args->history,
+                  "History database file (default: $STATE_DIRECTORY, /var/lib/gpulens or "
+                  "~/.local/state/gpulens; a temporary file with --replay)");
+  cmd->add_flag("--no-history", args->no_history, "Keep no history");
+  cmd->add_option("--history-raw", args->raw_retention, "How long raw samples are kept")
+      ->capture_default_str();
+  cmd->add_option("--history-rollup", args->rollup_retention,
+                  "How long one-minute rollups are kept")
+      ->capture_default_str();
+  cmd->add_option("--history-max-size", args->max_size_mib,
+                  "Largest the history file may grow, in MiB (oldest data goes first)")
+      ->check(CLI::Range(1.0, 1e7))
+      ->capture_default_str();
+  cmd->add_option("--config", args->config, "Diagnosis and alert settings (TOML)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--hostname", args->hostname,
+                  "Value of the hostname label (default: the host's)");
+  cmd->add_option("--threads", args->server.threads, "HTTP worker threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--log-level", args->log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
+      ->capture_default_str();
+  cmd->add_flag("--exit-at-end", args->exit_at_end,
+                "With --replay: stop when the recording ends (history flushed)");
+  cmd->add_flag("--hash-password", args->hash_password,
+                "Read a password on stdin, print its bcrypt hash for basic_auth_users, exit");
+  cmd->callback([args, &run] { run = [args] { return run_serve(*args); }; });
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,28 @@
+#pragma once
+// A reader for the small YAML subset that configuration files like the
+// exporter-toolkit web config use: block mappings nested by indentation,
+// plain/'single'/"double" quoted scalars, comments, and `{}` / `~` / null for
+// an empty value. Sequences, anchors, multi-line scalars and flow collections
+// are refused with the line number rather than misread.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace gpulens::server {
+
+struct YamlNode {
+  int line = 0;
+  bool is_map = false;
+  bool is_null = false;
+  std::string scalar;
+  std::vector<std::pair<std::string, YamlNode>> entries;  // in file order
+
+  const YamlNode* find(std::string_view key) const;
+};
+
+Result<YamlNode> parse_yaml_subset(std::string_view text, const std::string& name);
+
+}  // namespace gpulens::server

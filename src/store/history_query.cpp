@@ -1,0 +1,250 @@
+#include "store/history_query.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace gpulens::store {
+namespace {
+
+// The bitmask has no mean; history offers the throttled share instead.
+bool has_history(Metric m) {
+  return m != Metric::ClockEventReasons;
+}
+
+struct Cell {
+  double sum = 0;
+  double weight = 0;
+  std::optional<double> min, max;
+};
+
+struct Bucket {
+  std::vector<Cell> cells;  // one per requested metric
+  double throttled = 0;
+  double n = 0;
+};
+
+using BucketMap = std::map<std::pair<int, std::int64_t>, Bucket>;
+
+std::string gpu_filter(const std::vector<int>& gpus) {
+  if (gpus.empty()) return {};
+  std::string list;
+  for (int g : gpus) list += fmt::format("{}{}", list.empty() ? "" : ",", g);
+  return fmt::format(" AND gpu IN ({})", list);
+}
+
+void merge_opt(std::optional<double>& into, std::optional<double> v, bool is_min) {
+  if (!v) return;
+  into = !into ? *v : is_min ? std::min(*into, *v) : std::max(*into, *v);
+}
+
+// Runs a grouped query whose columns are gpu, bucket, n, throttled, then four
+// per metric (weighted sum, weight, min, max), adding into `buckets`.
+Status accumulate(Database& db, const std::string& sql, std::int64_t from, std::int64_t to,
+                  std::size_t metric_count, BucketMap& buckets) {
+  auto stmt = db.prepare(sql);
+  if (!stmt) return stmt.error();
+  stmt->bind(1, from);
+  stmt->bind(2, to);
+  while (true) {
+    auto row = stmt->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    const auto key = std::make_pair(static_cast<int>(stmt->column_int(0)), stmt->column_int(1));
+    Bucket& b = buckets[key];
+    b.cells.resize(metric_count);
+    b.n += stmt->column_double(2);
+    b.throttled += stmt->column_double(3);
+    for (std::size_t i = 0; i < metric_count; ++i) {
+      const int c = 4 + static_cast<int>(i) * 4;
+      Cell& cell = b.cells[i];
+      cell.sum += stmt->column_double(c);
+      cell.weight += stmt->column_double(c + 1);
+      merge_opt(cell.min, stmt->column_opt_double(c + 2), true);
+      merge_opt(cell.max, stmt->column_opt_double(c + 3), false);
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+HistoryReader::HistoryReader(std::string path, std::chrono::milliseconds deadline)
+    : path_(std::move(path)), deadline_(deadline) {}
+
+Status HistoryReader::ensure_open() {
+  if (db_.is_open()) return ok_status();
+  // Read-write without create, then query_only: a read-only open of a WAL file
+  // fails whenever the -shm file is missing, which a fresh writer may not have made.
+  auto db = Database::open(path_, /*read_only=*/false, /*create=*/false);
+  if (!db) return db.error();
+  if (auto s = db->exec("PRAGMA query_only = 1"); !s) return s;
+  auto columns = read_column_map(*db);
+  if (!columns) return columns.error();
+  db_ = std::move(*db);
+  columns_ = std::move(*columns);
+  return ok_status();
+}
+
+Result<DataRange> HistoryReader::range() {
+  std::lock_guard lock(mutex_);
+  if (auto s = ensure_open(); !s) return s.error();
+  return range_locked();
+}
+
+Result<DataRange> HistoryReader::range_locked() {
+  auto stmt = db_.prepare(
+      "SELECT (SELECT MIN(t_ms) FROM samples), (SELECT MAX(t_ms) FROM samples), "
+      "(SELECT MIN(minute) FROM rollup_1m), (SELECT MAX(minute) FROM rollup_1m)");
+  if (!stmt) return stmt.error();
+  if (auto row = stmt->step(); !row) return row.error();
+  DataRange r;
+  auto seconds = [&](int c, double div) -> std::optional<double> {
+    if (const auto v = stmt->column_opt_int(c)) return static_cast<double>(*v) / div;
+    return std::nullopt;
+  };
+  r.raw_oldest = seconds(0, 1000);
+  r.raw_newest = seconds(1, 1000);
+  r.rollup_oldest = seconds(2, 1);
+  r.rollup_newest = seconds(3, 1);
+  return r;
+}
+
+Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
+  std::lock_guard lock(mutex_);
+  if (auto s = ensure_open(); !s) return s.error();
+  db_.set_deadline(std::chrono::steady_clock::now() + deadline_);
+  struct ClearDeadline {
+    Database& db;
+    ~ClearDeadline() { db.set_deadline(std::nullopt); }
+  } clear{db_};
+
+  HistoryResult out;
+  out.from = q.from;
+  out.to = q.to;
+  const double span = std::max(0.0, q.to - q.from);
+  out.step = std::max({q.step, 1.0, span / kMaxPointsPerSeries});
+  const auto step_ms = std::llround(out.step * 1000);
+  out.step = static_cast<double>(step_ms) / 1000.0;
+
+  std::vector<Metric> metrics;
+  if (q.metrics.empty()) {
+    for (const auto& info : all_metrics()) metrics.push_back(info.id);
+  } else {
+    metrics = q.metrics;
+  }
+  std::erase_if(metrics, [&](Metric m) { return !has_history(m) || !columns_.scale[index_of(m)]; });
+
+  auto range = range_locked();
+  if (!range) return range.error();
+  // Rollups serve steps of a minute or more up to the last rolled-up minute;
+  // steps under a minute read raw samples and fall back to rollups only where
+  // raw samples have already been dropped.
+  double split = q.from;
+  if (out.step >= 60) {
+    if (range->rollup_newest) split = *range->rollup_newest + 60;
+  } else if (range->raw_oldest) {
+    split = *range->raw_oldest;
+  } else {
+    split = q.to;
+  }
+  split = std::clamp(split, q.from, q.to);
+
+  std::string raw_cols, rollup_cols;
+  for (Metric m : metrics) {
+    const auto col = quote_identifier(metric_info(m).key);
+    raw_cols += fmt::format(", TOTAL({0}), COUNT({0}), MIN({0}), MAX({0})", col);
+    const auto mean = quote_identifier(rollup_column(m, "mean"));
+    rollup_cols += fmt::format(
+        ", TOTAL({0} * 1.0 * n), TOTAL(CASE WHEN {0} IS NULL THEN 0 ELSE n END), MIN({1}), "
+        "MAX({2})",
+        mean, quote_identifier(rollup_column(m, "min")), quote_identifier(rollup_column(m, "max")));
+  }
+  const std::string filter = gpu_filter(q.gpus);
+  BucketMap buckets;
+  std::vector<std::string> sources;
+  const auto from_minute = static_cast<std::int64_t>(std::floor(q.from / 60.0)) * 60;
+  // Only whole minutes before the split: raw samples answer the rest.
+  const auto to_minute = static_cast<std::int64_t>(std::floor(split / 60.0)) * 60;
+  if (to_minute > from_minute) {
+    const auto sql = fmt::format(
+        "SELECT gpu, (minute * 1000) / {} AS b, TOTAL(n), TOTAL(throttled){} FROM rollup_1m "
+        "WHERE minute >= ? AND minute < ?{} GROUP BY gpu, b",
+        step_ms, rollup_cols, filter);
+    const auto before = buckets.size();
+    if (auto s = accumulate(db_, sql, from_minute, to_minute, metrics.size(), buckets); !s)
+      return s.error();
+    if (buckets.size() > before) sources.push_back("rollup_1m");
+  }
+  if (split < q.to) {
+    const auto sql = fmt::format(
+        "SELECT gpu, t_ms / {} AS b, COUNT(*), TOTAL(throttled){} FROM samples "
+        "WHERE t_ms >= ? AND t_ms < ?{} GROUP BY gpu, b",
+        step_ms, raw_cols, filter);
+    const auto before = buckets.size();
+    if (auto s = accumulate(db_, sql, std::llround(split * 1000), std::llround(q.to * 1000),
+                            metrics.size(), buckets);
+        !s)
+      return s.error();
+    if (buckets.size() > before || sources.empty()) sources.push_back("raw");
+  }
+  for (const auto& s : sources) out.source += (out.source.empty() ? "" : "+") + s;
+
+  std::map<int, GpuSeries> by_gpu;
+  for (const auto& [key, b] : buckets) {
+    GpuSeries& series = by_gpu[key.first];
+    if (series.metrics.empty()) {
+      series.gpu = key.first;
+      for (Metric m : metrics) series.metrics.push_back(MetricSeries{m, {}, {}, {}});
+    }
+    series.t.push_back(static_cast<double>(key.second * step_ms) / 1000.0);
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      const double scale = *columns_.scale[index_of(metrics[i])];
+      const Cell& c = b.cells[i];
+      MetricSeries& ms = series.metrics[i];
+      ms.mean.push_back(c.weight > 0 ? std::optional<double>(c.sum / c.weight / scale)
+                                     : std::nullopt);
+      if (q.min_max) {
+        ms.min.push_back(c.min ? std::optional<double>(*c.min / scale) : std::nullopt);
+        ms.max.push_back(c.max ? std::optional<double>(*c.max / scale) : std::nullopt);
+      }
+    }
+  }
+  for (auto& [gpu, series] : by_gpu) out.series.push_back(std::move(series));
+  return out;
+}
+
+Result<std::vector<StoredAlertEvent>> HistoryReader::alert_events(double from, double to,
+                                                                  int limit) {
+  std::lock_guard lock(mutex_);
+  if (auto s = ensure_open(); !s) return s.error();
+  auto stmt = db_.prepare(
+      "SELECT t, gpu, rule, kind, severity, since, message, count FROM alert_events "
+      "WHERE t >= ? AND t < ? ORDER BY t DESC, id DESC LIMIT ?");
+  if (!stmt) return stmt.error();
+  stmt->bind(1, from);
+  stmt->bind(2, to);
+  stmt->bind(3, std::int64_t{limit});
+  std::vector<StoredAlertEvent> out;
+  while (true) {
+    auto row = stmt->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    StoredAlertEvent e;
+    e.t = stmt->column_double(0);
+    e.gpu = static_cast<int>(stmt->column_int(1));
+    e.rule = stmt->column_text(2);
+    e.kind = stmt->column_text(3);
+    e.severity = stmt->column_text(4);
+    e.since = stmt->column_double(5);
+    e.message = stmt->column_text(6);
+    e.count = static_cast<int>(stmt->column_int(7));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace gpulens::store

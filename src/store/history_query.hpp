@@ -1,0 +1,103 @@
+#pragma once
+// Reading history back: metric series at a chosen step (from raw samples where
+// they still exist, else from the one-minute rollups), the state timeline, and
+// alert events. Used by the HTTP threads through their own connection.
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/sample.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite_db.hpp"
+
+namespace gpulens::store {
+
+struct HistoryQuery {
+  double from = 0;  // Unix seconds, inclusive
+  double to = 0;    // Unix seconds, exclusive
+  double step = 60;
+  std::vector<int> gpus;        // empty = all
+  std::vector<Metric> metrics;  // empty = all
+  bool min_max = false;         // also return each bucket's min and max
+};
+
+struct MetricSeries {
+  Metric metric = Metric::GpuUtil;
+  std::vector<std::optional<double>> mean;
+  std::vector<std::optional<double>> min;  // empty unless asked for
+  std::vector<std::optional<double>> max;
+};
+
+struct GpuSeries {
+  int gpu = 0;
+  std::vector<double> t;  // bucket starts, only buckets that hold data
+  std::vector<MetricSeries> metrics;
+};
+
+struct HistoryResult {
+  double from = 0;
+  double to = 0;
+  double step = 0;
+  std::string source;  // "raw", "rollup_1m" or "raw+rollup_1m"
+  std::vector<GpuSeries> series;
+};
+
+struct TimelineRun {
+  int gpu = 0;
+  double start = 0;
+  double end = 0;
+  std::string state;
+  double throttled_share = 0;
+};
+
+struct TimelineResult {
+  std::string source;
+  std::vector<TimelineRun> runs;
+};
+
+struct StoredAlertEvent {
+  double t = 0;
+  int gpu = 0;
+  std::string rule;
+  std::string kind;
+  std::string severity;
+  double since = 0;
+  std::string message;
+  int count = 1;
+};
+
+struct DataRange {
+  std::optional<double> raw_oldest, raw_newest, rollup_oldest, rollup_newest;
+};
+
+// One read-only connection, serialised by a mutex. Every query runs under a
+// deadline so that no request holds an HTTP thread for long.
+class HistoryReader {
+ public:
+  explicit HistoryReader(std::string path,
+                         std::chrono::milliseconds deadline = std::chrono::seconds(5));
+
+  Result<HistoryResult> history(const HistoryQuery& query);
+  Result<TimelineResult> timeline(double from, double to, const std::vector<int>& gpus);
+  Result<std::vector<StoredAlertEvent>> alert_events(double from, double to, int limit);
+  Result<DataRange> range();
+
+ private:
+  Status ensure_open();
+  Result<DataRange> range_locked();
+
+  std::string path_;
+  std::chrono::milliseconds deadline_;
+  std::mutex mutex_;
+  Database db_;
+  ColumnMap columns_;
+};
+
+// Points a series may hold; a larger range gets a larger step.
+inline constexpr double kMaxPointsPerSeries = 5000;
+
+}  // namespace gpulens::store

@@ -1,0 +1,100 @@
+#pragma once
+// A fixed snapshot (two GPUs, an alert, processes with awkward names) and a
+// scratch directory, shared by the exposition, API and HTTP tests.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "server/snapshot.hpp"
+
+namespace gpulens::testing {
+
+inline std::string scratch_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("gpulens-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+inline server::LiveSnapshot fixed_snapshot() {
+  server::LiveSnapshot snap;
+  snap.seq = 7;
+  snap.hostname = "node-17";
+  snap.driver = "580.159.04";
+  snap.cpu_count = 16;
+  snap.interval_s = 1.0;
+  snap.host_cpu_pct = 12.5;
+  snap.t = 1732200000.5;
+  snap.started_at = 1732199000;
+  for (int i = 0; i < 2; ++i) {
+    server::GpuLive g;
+    g.device.index = i;
+    g.device.uuid = "GPU-0000000" + std::to_string(i);
+    g.device.name = "NVIDIA H100 80GB HBM3";
+    g.device.sm_count = 132;
+    g.device.mem_total_mib = 81559;
+    g.device.power_limit_w = 700;
+    g.device.max_sm_clock_mhz = 1980;
+    g.device.max_mem_clock_mhz = 2619;
+    g.limits.architecture = "Hopper";
+    Sample s;
+    s.t = snap.t;
+    s.gpu = i;
+    s.values.set(Metric::GpuUtil, 100);
+    s.values.set(Metric::SmActive, i == 0 ? 0.8 : 95.25);
+    s.values.set(Metric::SmOccupancy, 0.1);
+    s.values.set(Metric::TensorActive, i == 0 ? 0 : 92.5);
+    s.values.set(Metric::DramActive, 24.9);
+    s.values.set(Metric::PcieRxMibs, 54800);
+    s.values.set(Metric::PcieTxMibs, 12.5);
+    s.values.set(Metric::PowerW, 697.25);
+    s.values.set(Metric::EnergyMj, 137317533);
+    s.values.set(Metric::TempC, 59);
+    s.values.set(Metric::SmClockMhz, 1365);
+    s.values.set(Metric::MemClockMhz, 2619);
+    s.values.set(Metric::ClockEventReasons, 4);
+    s.values.set(Metric::MemUsedMib, 40960);
+    // GPU 1 has no HBM temperature: the series must be absent, not 0.
+    if (i == 0) s.values.set(Metric::MemTempC, 61);
+    ProcessSample p;
+    p.pid = 4242 + static_cast<std::uint32_t>(i);
+    p.name = i == 0 ? "python" : "we\"ird\\na\nme";
+    p.used_mib = 40000;
+    p.sm_util = 50;
+    p.container = i == 0 ? "abc123" : "";
+    p.pod = i == 0 ? "pod-uid-1" : "";
+    p.cmdline = "python train.py --token=SECRET";
+    s.procs = std::vector<ProcessSample>{p};
+    g.sample = s;
+    g.state = i == 0 ? "sm_underused" : "compute_bound";
+    g.state_meaning = "meaning";
+    g.summary = i == 0 ? "A kernel runs 100 % of the time but only about 1 of 132 SMs is busy."
+                       : "SMs are busy.";
+    g.fixes = {"Launch more blocks."};
+    g.confidence = 0.9;
+    g.state_since = snap.t - 30;
+    g.throttled = i == 1;
+    g.throttle_cause = i == 1 ? "power cap (software)" : "";
+    g.efficiency = i == 0 ? 0.8 : 95.25;
+    g.xid_count = 0;
+    snap.gpus.push_back(std::move(g));
+  }
+  server::FiringAlert a;
+  a.alert.rule = "high_util_low_activity";
+  a.alert.gpu = 0;
+  a.alert.severity = Severity::Warning;
+  a.alert.since = snap.t - 60;
+  a.alert.fired_at = snap.t - 30;
+  a.alert.message = "Your GPU shows high utilization but low compute activity.";
+  a.fixes = {"Look at the kernel's grid size."};
+  snap.firing.push_back(a);
+  snap.source.live = false;
+  snap.source.description = "replay of test";
+  snap.source.ticks = 100;
+  return snap;
+}
+
+}  // namespace gpulens::testing

@@ -1,0 +1,65 @@
+// The dashboard's main loop: the latest values every second, alerts every few
+// seconds, history on its own timer. Everything comes from this agent.
+const state = { interval: 1000, failures: 0 };
+
+function setStatus(text, tone) {
+  const pill = document.getElementById("status");
+  pill.textContent = text;
+  pill.className = `pill tone-${tone}`;
+}
+
+async function refreshLatest() {
+  try {
+    const latest = await getJson("/api/v1/latest");
+    renderCards(latest);
+    renderProcesses(latest);
+    document.getElementById("updated").textContent = latest.t ? `data at ${fmt.time(latest.t)}` : "waiting for the first sample";
+    state.failures = 0;
+  } catch (err) {
+    state.failures += 1;
+    setStatus(`no data: ${err.message}`, "red");
+  }
+  setTimeout(refreshLatest, state.failures ? Math.min(10000, 1000 * state.failures) : state.interval);
+}
+
+async function refreshAlerts() {
+  try {
+    renderAlerts(await getJson("/api/v1/alerts?limit=20"));
+  } catch (_) { /* the status pill reports a dead agent */ }
+  setTimeout(refreshAlerts, 5000);
+}
+
+async function refreshHealth() {
+  try {
+    const h = await getJson("/api/v1/health");
+    const tone = h.status === "ok" ? "green" : h.status === "degraded" ? "amber" : "red";
+    let text = h.status;
+    if (h.source.ended) text += " · replay ended";
+    if (h.history.enabled && !h.history.healthy) text += " · history paused";
+    setStatus(text, tone);
+    document.getElementById("source").textContent = h.source.description;
+  } catch (err) {
+    setStatus(err.message === "503" ? "failing" : `unreachable`, "red");
+  }
+  setTimeout(refreshHealth, 5000);
+}
+
+async function start() {
+  if (new URLSearchParams(location.search).has("wall")) document.body.classList.add("wall");
+  try {
+    const [devices, version] = await Promise.all([getJson("/api/v1/devices"), getJson("/api/v1/version")]);
+    document.getElementById("host").textContent = `${devices.hostname} · ${devices.devices.length} GPU${devices.devices.length === 1 ? "" : "s"} · driver ${devices.driver || "?"}`;
+    document.getElementById("version").textContent = version.version;
+    document.title = `gpulens · ${devices.hostname}`;
+    if (devices.interval_s) state.interval = Math.max(500, Math.min(5000, devices.interval_s * 1000));
+  } catch (err) {
+    setStatus(`unreachable: ${err.message}`, "red");
+  }
+  buildRanges();
+  refreshLatest();
+  refreshAlerts();
+  refreshHealth();
+  refreshHistory();
+}
+
+document.addEventListener("DOMContentLoaded", start);
