@@ -155,12 +155,13 @@ TEST(ServerHttp, ReadOnlyAndStrictAboutRequests) {
   EXPECT_NE(history->body.find("history is disabled"), std::string::npos);
 
   const int port = r.server->port();
-  EXPECT_TRUE(raw_request(port, "\x16\x03\x01garbage\r\n\r\n").starts_with("HTTP/1.1 400"));
-  // Oversized lines get a 4xx, or the connection is closed before the server
-  // has read them all (the reply may then be lost to the reset): never a 200.
+  // Malformed or oversized requests get a 4xx. The server may close before it has
+  // read every byte sent, and the kernel's reset can then discard the reply before
+  // the client reads it, so an empty reply also counts: never a 200, never a crash.
   auto refused = [](const std::string& reply) {
     return reply.empty() || reply.starts_with("HTTP/1.1 4");
   };
+  EXPECT_TRUE(refused(raw_request(port, "\x16\x03\x01garbage\r\n\r\n")));
   EXPECT_TRUE(refused(raw_request(port, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n")));
   EXPECT_TRUE(refused(raw_request(
       port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX: " + std::string(100000, 'b') + "\r\n\r\n")));
