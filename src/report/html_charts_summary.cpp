@@ -42,17 +42,19 @@ std::string funnel_chart(const Verdict& v) {
       "<svg class=\"chart funnel\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"Utilization "
       "funnel\">",
       num(kW), num(h));
-  std::optional<double> prev_w;
+  // The previous bar's width; negative until one was drawn. (A plain double rather
+  // than std::optional: GCC 12 at -O3 warns falsely that the optional may be unset.)
+  double prev_w = -1;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double y = static_cast<double>(i) * kRowH + (kRowH - kBarH) / 2;
     const double w = r.share ? std::max(2.0, std::clamp(*r.share, 0.0, 1.0) * kBarW) : 0;
     // A trapezoid from the previous bar narrows to this one: the loss between steps.
-    if (prev_w && r.share) {
+    if (prev_w >= 0 && r.share) {
       const double y0 = y - (kRowH - kBarH);
       out += fmt::format(
           "<path d=\"M{} {} L{} {} L{} {} L{} {} Z\" fill=\"#e2e8f0\" opacity=\"0.7\"/>",
-          num(kCentre - *prev_w / 2), num(y0), num(kCentre + *prev_w / 2), num(y0),
+          num(kCentre - prev_w / 2), num(y0), num(kCentre + prev_w / 2), num(y0),
           num(kCentre + w / 2), num(y), num(kCentre - w / 2), num(y));
     }
     out += text(kLeft - 14, y + kBarH / 2 + 5, r.label, "flabel", "end");
@@ -69,7 +71,7 @@ std::string funnel_chart(const Verdict& v) {
       prev_w = w;
     } else {
       out += text(kCentre, y + kBarH / 2 + 5, "not measured on this GPU", "fsub", "middle");
-      prev_w.reset();
+      prev_w = -1;
     }
   }
   out += "</svg>";

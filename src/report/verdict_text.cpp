@@ -34,7 +34,10 @@ std::string gpus_line(const Verdict& v) {
   for (const auto& [name, idx] : by_name) {
     if (!out.empty()) out += "; ";
     std::string list;
-    for (int i : idx) list += (list.empty() ? "" : ",") + std::to_string(i);
+    for (int i : idx) {
+      if (!list.empty()) list += ',';
+      list += std::to_string(i);
+    }
     out += fmt::format("{} × {} (GPU {})", idx.size(), name, list);
   }
   return out;
