@@ -6,24 +6,12 @@
 
 #include "analysis/alert_tracker.hpp"
 #include "analysis/engine.hpp"
+#include "analysis_test_support.hpp"
 
 namespace gpulens {
 namespace {
 
-// A process as the collector reports it (designated initializers would need
-// every field under -Wmissing-field-initializers).
-ProcessSample proc(std::uint32_t pid, std::string name = {}, std::optional<double> used_mib = {},
-                   std::optional<double> cpu_pct = {}, std::optional<std::uint32_t> ppid = {},
-                   std::string container = {}) {
-  ProcessSample p;
-  p.pid = pid;
-  p.name = std::move(name);
-  p.used_mib = used_mib;
-  p.cpu_pct = cpu_pct;
-  p.ppid = ppid;
-  p.container = std::move(container);
-  return p;
-}
+using testing::proc;
 
 DeviceInfo h100(int index = 0) {
   DeviceInfo d;
