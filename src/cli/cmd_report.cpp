@@ -1,21 +1,108 @@
 // `gpulens report FILE`: the verdict of `gpulens run` from a recording, offline:
 // funnel, states, alerts and fixes, cost and MFU, as text, JSON or HTML.
+// `gpulens report --from T [--to T]` gives the same verdict on a time range of
+// the agent's history (`gpulens serve`'s SQLite file) instead of a recording.
+#include <chrono>
 #include <cstdio>
 
 #include "cli/command.hpp"
 #include "core/trace_reader.hpp"
 #include "report/report_setup.hpp"
+#include "report/verdict_output.hpp"
+#include "store/history_trace.hpp"
 
 namespace gpulens::cli {
 namespace {
 
 struct ReportArgs {
   std::string trace;
+  std::string from;    // with --from: the agent's history instead of a recording
+  std::string to;      // empty: now
+  std::string db;      // empty: where `gpulens serve` writes by default
   std::string format;  // empty: from -o's extension, else text
   std::string output = "-";
   bool lenient = false;
   ReportSettings settings;
 };
+
+// Where a history report's samples came from, for the title, the text's first
+// lines and the JSON.
+struct HistorySource {
+  std::string db;
+  double from = 0;
+  double to = 0;
+  store::HistoryTrace loaded;
+};
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The history's samples as a trace; prints why not and returns the exit code.
+std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trace& trace) {
+  const double now = now_seconds();
+  auto from = store::parse_history_time(args.from, now);
+  auto to = store::parse_history_time(args.to.empty() ? "now" : args.to, now);
+  for (const auto* t : {&from, &to}) {
+    if (!*t) {
+      std::fprintf(stderr, "gpulens report: %s %s\n", t == &from ? "--from" : "--to",
+                   t->error().message.c_str());
+      return kExitUsage;
+    }
+  }
+  if (*from >= *to) {
+    std::fprintf(stderr, "gpulens report: --from (%s) must be before --to (%s)\n",
+                 store::format_history_time(*from).c_str(),
+                 store::format_history_time(*to).c_str());
+    return kExitUsage;
+  }
+  src.db = args.db.empty() ? store::default_history_path() : args.db;
+  src.from = *from;
+  src.to = *to;
+  store::HistoryTraceRequest request;
+  request.path = src.db;
+  request.from = *from;
+  request.to = *to;
+  request.gpus = args.settings.gpus;
+  auto loaded = store::load_history_trace(request);
+  if (!loaded) {
+    std::fprintf(stderr, "gpulens report: %s\n", loaded.error().message.c_str());
+    return kExitFailure;
+  }
+  trace = std::move(loaded->trace);
+  src.loaded = std::move(*loaded);
+  return std::nullopt;
+}
+
+std::string render_history(const Verdict& v, const Trace& trace, ReportFormat format,
+                           const HistorySource& src) {
+  const std::string range =
+      store::format_history_time(src.from) + " to " + store::format_history_time(src.to);
+  if (format == ReportFormat::Html) {
+    HtmlOptions o;
+    o.title = "history of " + (v.host.empty() ? src.db : v.host) + ", " + range;
+    return verdict_to_html(v, trace, o);
+  }
+  if (format == ReportFormat::Json) {
+    auto j = verdict_to_json(v);
+    const auto& l = src.loaded;
+    j["source"] = {{"kind", "history"},
+                   {"db", src.db},
+                   {"from", src.from},
+                   {"to", src.to},
+                   {"samples", l.source},
+                   {"raw_from", l.raw_from ? nlohmann::ordered_json(*l.raw_from) : nullptr}};
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+  // The text's headline names a recording; this one is a range of the history.
+  std::string text = verdict_to_text(v);
+  if (text.starts_with("gpulens: recording")) text.replace(9, 9, "history");
+  const auto eol = text.find('\n');
+  if (eol != std::string::npos) {
+    text.insert(eol + 1, "  source   " + src.db + ", " + range + "\n");
+  }
+  return text;
+}
 
 int run_report(const ReportArgs& args) {
   std::optional<ReportFormat> format;
@@ -24,11 +111,30 @@ int run_report(const ReportArgs& args) {
   } else {
     format = args.output == "-" ? ReportFormat::Text : report_format_for_path(args.output);
   }
-  auto trace = read_trace(args.trace, TraceReadOptions{args.lenient});
-  if (!trace) {
-    std::fprintf(stderr, "gpulens report: %s%s\n", trace.error().message.c_str(),
-                 args.lenient ? "" : " (--lenient skips malformed lines)");
-    return kExitFailure;
+  const bool history = !args.from.empty();
+  if (history == !args.trace.empty()) {
+    std::fprintf(stderr, "gpulens report: %s\n",
+                 history ? "give a recording or --from, not both"
+                         : "give a recording (gpulens report FILE) or a range of the agent's "
+                           "history (--from -2h [--to now] [--db FILE])");
+    return kExitUsage;
+  }
+  if (!history && (!args.to.empty() || !args.db.empty())) {
+    std::fprintf(stderr, "gpulens report: --to and --db read the agent's history: add --from\n");
+    return kExitUsage;
+  }
+  Trace trace;
+  HistorySource src;
+  if (history) {
+    if (auto failed = load_history(args, src, trace)) return *failed;
+  } else {
+    auto read = read_trace(args.trace, TraceReadOptions{args.lenient});
+    if (!read) {
+      std::fprintf(stderr, "gpulens report: %s%s\n", read.error().message.c_str(),
+                   args.lenient ? "" : " (--lenient skips malformed lines)");
+      return kExitFailure;
+    }
+    trace = std::move(*read);
   }
   const ReportTables tables = load_report_tables(args.settings.data_dir);
   for (const auto& w : tables.warnings) std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
@@ -37,8 +143,10 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "gpulens report: %s\n", options.error().message.c_str());
     return kExitUsage;
   }
-  const Verdict verdict = build_verdict(*trace, *options);
-  if (auto written = write_report(render_report(verdict, *trace, *format), args.output); !written) {
+  const Verdict verdict = build_verdict(trace, *options);
+  const std::string text = history ? render_history(verdict, trace, *format, src)
+                                   : render_report(verdict, trace, *format);
+  if (auto written = write_report(text, args.output); !written) {
     std::fprintf(stderr, "gpulens report: %s\n", written.error().message.c_str());
     return kExitFailure;
   }
@@ -52,10 +160,20 @@ void register_report(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<ReportArgs>();
   auto* cmd = app.add_subcommand(
       "report",
-      "The verdict on a recording (of `gpulens run --trace`, `gpulens record` or any gpu-trace):\n"
+      "The verdict on a recording (of `gpulens run --trace`, `gpulens record` or any gpu-trace),\n"
+      "or with --from on a time range of the agent's history (`gpulens serve`):\n"
       "the utilization funnel, what held the GPUs back and the fixes, cost and MFU.\n"
-      "Formats: text, json (docs/report.md) or one self-contained HTML page.");
-  cmd->add_option("trace", args->trace, "gpu-trace file")->required()->check(CLI::ExistingFile);
+      "Formats: text, json (docs/report.md) or one self-contained HTML page.\n"
+      "Times: RFC 3339 (2026-11-21T10:00:00Z, ...+01:00; no offset: local time), Unix\n"
+      "seconds, now, or before now: -2h, -30m, -7d.");
+  cmd->add_option("trace", args->trace, "gpu-trace file (or --from for the history)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--from", args->from,
+                  "Judge the agent's history from this time instead of a recording");
+  cmd->add_option("--to", args->to, "End of the history range (default: now)");
+  cmd->add_option("--db", args->db,
+                  "The agent's history file (default: where `gpulens serve` writes it: " +
+                      store::default_history_path() + ")");
   cmd->add_option("--format", args->format, "text, json or html (default: from -o, else text)")
       ->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("-o,--output", args->output, "Write here instead of stdout");
@@ -73,7 +191,8 @@ void register_report(CLI::App& app, std::function<int()>& run) {
                   "Model FLOPs of one step, for step marks that carry none")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus", args->settings.gpus,
-                  "Only these GPU indexes (default: the job's, else all)")
+                  "Only these GPU indexes (default: the job's, else all; with --from, read "
+                  "only these)")
       ->delimiter(',');
   cmd->add_option("--config", args->settings.config_path,
                   "Diagnosis config (TOML: thresholds, rules, price_per_gpu_hour)")

@@ -96,7 +96,11 @@ Result<DataRange> HistoryReader::range() {
 }
 
 Result<DataRange> HistoryReader::range_locked() {
-  auto stmt = db_.prepare(
+  return read_data_range(db_);
+}
+
+Result<DataRange> read_data_range(Database& db) {
+  auto stmt = db.prepare(
       "SELECT (SELECT MIN(t_ms) FROM samples), (SELECT MAX(t_ms) FROM samples), "
       "(SELECT MIN(minute) FROM rollup_1m), (SELECT MAX(minute) FROM rollup_1m)");
   if (!stmt) return stmt.error();
@@ -111,6 +115,18 @@ Result<DataRange> HistoryReader::range_locked() {
   r.rollup_oldest = seconds(2, 1);
   r.rollup_newest = seconds(3, 1);
   return r;
+}
+
+double raw_split(const DataRange& range, double from, double to, double step) {
+  double split = from;
+  if (step >= 60) {
+    if (range.rollup_newest) split = *range.rollup_newest + 60;
+  } else if (range.raw_oldest) {
+    split = *range.raw_oldest;
+  } else {
+    split = to;
+  }
+  return std::clamp(split, from, to);
 }
 
 Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
@@ -140,18 +156,7 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
 
   auto range = range_locked();
   if (!range) return range.error();
-  // Rollups serve steps of a minute or more up to the last rolled-up minute;
-  // steps under a minute read raw samples and fall back to rollups only where
-  // raw samples have already been dropped.
-  double split = q.from;
-  if (out.step >= 60) {
-    if (range->rollup_newest) split = *range->rollup_newest + 60;
-  } else if (range->raw_oldest) {
-    split = *range->raw_oldest;
-  } else {
-    split = q.to;
-  }
-  split = std::clamp(split, q.from, q.to);
+  const double split = raw_split(*range, q.from, q.to, out.step);
 
   std::string raw_cols, rollup_cols;
   for (Metric m : metrics) {

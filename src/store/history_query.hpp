@@ -74,6 +74,16 @@ struct DataRange {
   std::optional<double> raw_oldest, raw_newest, rollup_oldest, rollup_newest;
 };
 
+// What the file holds, read on an open connection (inside the caller's
+// transaction, if any, so that it matches the rows read after it).
+Result<DataRange> read_data_range(Database& db);
+
+// Where raw samples take over from the one-minute rollups in a read of
+// [from, to) at `step` seconds, clamped to [from, to]: steps of a minute or more
+// read rollups up to the last rolled-up minute; shorter steps read raw samples,
+// and rollups only before the oldest raw sample (dropped by retention).
+double raw_split(const DataRange& range, double from, double to, double step);
+
 // One read-only connection, serialised by a mutex. Every query runs under a
 // deadline so that no request holds an HTTP thread for long.
 class HistoryReader {
