@@ -3,6 +3,8 @@
 // dashboard. Secure by default: loopback only unless --listen says otherwise.
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "server/http_server.hpp"
 #include "server/log.hpp"
 #include "server/reload_signal.hpp"
+#include "store/history_time.hpp"
 #include "store/store_writer.hpp"
 
 namespace gpulens::cli {
@@ -38,23 +41,11 @@ struct ServeArgs {
   std::string config;
   std::string hostname;
   std::string log_level = "info";
+  std::string request_timeout = "15s";
+  std::string kube_log_dir = "/var/log";
   bool exit_at_end = false;
   bool hash_password = false;
 };
-
-// systemd's StateDirectory=, else /var/lib for root, else the XDG state dir.
-std::string default_history_path() {
-  if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
-    std::string first(dir);
-    return first.substr(0, first.find(':')) + "/history.db";
-  }
-  if (geteuid() == 0) return "/var/lib/gpulens/history.db";
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/gpulens/history.db";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.local/state/gpulens/history.db";
-  return "gpulens-history.db";
-}
 
 int run_hash_password() {
   std::string password;
@@ -99,6 +90,15 @@ int run_serve(ServeArgs& args) {
                  "48h or 90d\n");
     return kExitUsage;
   }
+  const auto request_timeout = parse_duration_param(args.request_timeout);
+  if (!request_timeout || *request_timeout < 0.1 || *request_timeout > 3600) {
+    std::fprintf(stderr,
+                 "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
+                 "such as 15s\n");
+    return kExitUsage;
+  }
+  args.server.request_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(*request_timeout * 1000));
   store_options.raw_retention_s = *raw;
   store_options.rollup_retention_s = *rollup;
   store_options.max_bytes = static_cast<std::int64_t>(args.max_size_mib * 1024 * 1024);
@@ -127,7 +127,7 @@ int run_serve(ServeArgs& args) {
                                .string();
       temporary_history = true;
     } else {
-      store_options.path = default_history_path();
+      store_options.path = store::default_history_path();
     }
   }
 
@@ -144,6 +144,8 @@ int run_serve(ServeArgs& args) {
   agent_options.diagnosis = diagnosis;
   agent_options.hostname = args.hostname;
   agent_options.keep_cmdline = args.source.cmdline;
+  // A recording's processes ran on another machine: this node's pods do not name them.
+  if (!replay) agent_options.kube_log_dir = args.kube_log_dir;
   agent_options.source_description =
       replay ? fmt::format("replay of {} at {}", args.source.replay,
                            args.source.speed == 0 ? std::string("full speed")
@@ -235,12 +237,7 @@ int run_serve(ServeArgs& args) {
 
 void register_serve(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<ServeArgs>();
-  auto* cmd = app.add_subcommand(
-      "serve",
-      "Run the node agent: sample every GPU, diagnose, keep history (SQLite), and serve\n"
-      "Prometheus /metrics, a JSON API under /api/v1/ and a live dashboard at /.\n"
-      "Listens on 127.0.0.1:9400 unless --listen says otherwise; TLS and basic auth come\n"
-      "from an exporter-toolkit --web-config file. SIGHUP reloads it and --config.");
+  auto* cmd = app.add_subcommand("serve", kServeDescription);
   add_source_options(*cmd, args->source, /*offline=*/false);
   cmd->add_option("--listen", args->server.listen,
                   "HOST:PORT to listen on (':9400' for every interface; port 0 picks one)")
@@ -253,7 +250,7 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::IsMember({"dcgm"}));
   cmd->add_flag("--process-metrics", args->server.exposition.process_metrics,
                 "Per-process device memory and SM share in /metrics (labels pid, process, "
-                "container, pod)");
+                "container_id, pod_uid, namespace, pod, container)");
   cmd->add_option("--history", args->history,
                   "History database file (default: $STATE_DIRECTORY, /var/lib/gpulens or "
                   "~/.local/state/gpulens; a temporary file with --replay)");
@@ -271,6 +268,14 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--hostname", args->hostname,
                   "Value of the hostname label (default: the host's)");
+  cmd->add_option("--request-timeout", args->request_timeout,
+                  "Longest a request may take from its first byte to its answer's last "
+                  "(a client that sends slowly is cut off)")
+      ->capture_default_str();
+  cmd->add_option("--kube-log-dir", args->kube_log_dir,
+                  "Where the kubelet's containers/ and pods/ log directories are: they name "
+                  "the pods, namespaces and containers of GPU processes ('' for none)")
+      ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -12,6 +12,10 @@ Agent::Agent(std::unique_ptr<TickSource> source, AgentOptions options, store::St
       writer_(writer),
       engine_(source_->header(), options_.diagnosis),
       builder_(source_->header(), options_.hostname, options_.keep_cmdline) {
+  if (!options_.kube_log_dir.empty()) {
+    kube_ = std::make_unique<KubePodResolver>(options_.kube_log_dir);
+    builder_.use_kube(kube_.get());
+  }
   health_.live = source_->live();
   health_.description = options_.source_description;
   snapshot_ = builder_.empty_snapshot(health_);

@@ -22,6 +22,9 @@ struct AgentOptions {
   std::string hostname;  // empty: the source's host name
   bool keep_cmdline = false;
   std::string source_description;
+  // Root of the kubelet's logs (containers/, pods/) that names the pods of the
+  // processes; empty: no names.
+  std::string kube_log_dir;
 };
 
 class Agent {
@@ -53,6 +56,7 @@ class Agent {
   AgentOptions options_;
   store::StoreWriter* writer_;
   DiagnosisEngine engine_;
+  std::unique_ptr<KubePodResolver> kube_;  // before builder_, which points to it
   SnapshotBuilder builder_;
   std::thread thread_;
   std::mutex join_mutex_;

@@ -60,7 +60,8 @@ Json device_json(const GpuLive& g) {
   return j;
 }
 
-Json processes_json(const std::vector<ProcessSample>& procs, bool show_cmdline) {
+Json processes_json(const LiveSnapshot& snap, const std::vector<ProcessSample>& procs,
+                    bool show_cmdline) {
   Json out = Json::array();
   for (const auto& p : procs) {
     Json j;
@@ -73,6 +74,11 @@ Json processes_json(const std::vector<ProcessSample>& procs, bool show_cmdline) 
     j["user"] = p.user;
     j["container"] = p.container;
     j["pod"] = p.pod;
+    // Names from the kubelet's logs, beside the IDs that the cgroup gives.
+    if (const auto kube = kube_of_process(snap, p)) {
+      j["kube"] = {
+          {"namespace", kube->namespace_name}, {"pod", kube->pod}, {"container", kube->container}};
+    }
     if (show_cmdline) j["cmdline"] = p.cmdline;
     out.push_back(std::move(j));
   }
@@ -135,8 +141,9 @@ Json latest_json(const LiveSnapshot& snap, bool show_cmdline) {
     }
     x["clock_reasons"] = std::move(reasons);
     x["limits"] = device_json(g);
-    x["processes"] = g.sample && g.sample->procs ? processes_json(*g.sample->procs, show_cmdline)
-                                                 : Json(nullptr);
+    x["processes"] = g.sample && g.sample->procs
+                         ? processes_json(snap, *g.sample->procs, show_cmdline)
+                         : Json(nullptr);
     Json alerts = Json::array();
     for (const auto& f : snap.firing) {
       if (f.alert.gpu == g.device.index) alerts.push_back(f.alert.rule);

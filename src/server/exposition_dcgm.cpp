@@ -81,7 +81,9 @@ constexpr DcgmField kFields[] = {
 };
 
 // dcgm-exporter's labels: gpu, UUID, device (nvidia<minor>), modelName, Hostname,
-// and the driver version; pci_bus_id when the recording knows it.
+// and the driver version; pci_bus_id when the recording knows it. On a Kubernetes
+// node also container, namespace and pod of the pod using the GPU, empty strings
+// when none is, as dcgm-exporter writes them (in its sorted order).
 std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
   std::string l;
   append_label(l, "gpu", std::to_string(g.device.index));
@@ -93,6 +95,12 @@ std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
     append_label(l, "pci_bus_id", it->get<std::string>());
   append_label(l, "Hostname", snap.hostname);
   append_label(l, "DCGM_FI_DRIVER_VERSION", snap.driver);
+  if (snap.kube.kubernetes) {
+    const KubeRef pod = kube_of_gpu(snap, g);
+    append_label(l, "container", pod.container);
+    append_label(l, "namespace", pod.namespace_name);
+    append_label(l, "pod", pod.pod);
+  }
   return l;
 }
 

@@ -21,8 +21,14 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
       std::string l = base;
       append_label(l, "pid", std::to_string(p.pid));
       append_label(l, "process", p.name);
-      append_label(l, "container", p.container);
-      append_label(l, "pod", p.pod);
+      // IDs from the cgroup, names from the kubelet's logs (empty when unknown):
+      // namespace/pod/container join with kube-state-metrics and cAdvisor series.
+      append_label(l, "container_id", p.container);
+      append_label(l, "pod_uid", p.pod);
+      const KubeRef names = kube_of_process(snap, p).value_or(KubeRef{});
+      append_label(l, "namespace", names.namespace_name);
+      append_label(l, "pod", names.pod);
+      append_label(l, "container", names.container);
       rows.push_back({std::move(l), &p});
     }
   }
@@ -70,12 +76,11 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
              "Ticks skipped because a tick overran its interval");
     w.sample("gpulens_sampler_missed_ticks_total", "", static_cast<double>(s->missed_ticks));
     w.family("gpulens_sampler_cpu_seconds_total", "counter",
-             "CPU time spent sampling, by part (classic NVML, GPM, processes, procfs, host)");
-    const std::pair<const char*, double> parts[] = {{"classic", s->cost.classic_s},
-                                                    {"gpm", s->cost.gpm_s},
-                                                    {"processes", s->cost.procs_s},
-                                                    {"procfs", s->cost.procfs_s},
-                                                    {"host", s->host_s}};
+             "CPU time spent sampling, by part (classic NVML, GPM, processes, procfs, host, "
+             "events)");
+    const std::pair<const char*, double> parts[] = {
+        {"classic", s->cost.classic_s}, {"gpm", s->cost.gpm_s}, {"processes", s->cost.procs_s},
+        {"procfs", s->cost.procfs_s},   {"host", s->host_s},    {"events", s->events_s}};
     for (const auto& [part, secs] : parts)
       w.sample("gpulens_sampler_cpu_seconds_total", "", "part", part, secs);
   }

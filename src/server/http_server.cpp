@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "server/guarded_server.hpp"
 #include "server/http.hpp"
 #include "server/log.hpp"
 
@@ -15,10 +16,52 @@ void register_routes(HttpServer& server);
 
 namespace {
 
+constexpr std::size_t kKeepAliveMax = 100;
+
 // A strict Content-Security-Policy: the dashboard loads only its own files.
 constexpr const char* kCsp =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+// On every answer, the connection layer's own refusals included.
+httplib::Headers response_headers(const WebConfig& web) {
+  httplib::Headers headers = {{"X-Content-Type-Options", "nosniff"},
+                              {"X-Frame-Options", "DENY"},
+                              {"Referrer-Policy", "no-referrer"},
+                              {"Content-Security-Policy", kCsp}};
+  for (const auto& [name, value] : web.headers) headers.emplace(name, value);
+  return headers;
+}
+
+ConnectionLimits connection_limits(const ServerOptions& o, const WebConfig& web,
+                                   std::function<void(int)> on_refused) {
+  ConnectionLimits limits;
+  limits.request_timeout = o.request_timeout;
+  limits.read_timeout = std::chrono::seconds(o.read_timeout_s);
+  limits.write_timeout = std::chrono::seconds(o.write_timeout_s);
+  limits.keep_alive_timeout = std::chrono::seconds(o.keep_alive_s);
+  limits.keep_alive_max = kKeepAliveMax;
+  limits.max_head_bytes = o.max_header_bytes;
+  for (const auto& [name, value] : response_headers(web))
+    limits.refusal_headers += name + ": " + value + "\r\n";
+  limits.on_refused = std::move(on_refused);
+  return limits;
+}
+
+// A Content-Length value: digits only; nullopt for anything else.
+std::optional<std::uint64_t> content_length(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+// Answers after which the connection closes: the request's framing is in doubt,
+// and whatever follows it on the connection must not be read as a request.
+bool closes_connection(int status) {
+  return status == 400 || status == 408 || status == 413 || status == 414 || status == 431;
+}
 
 }  // namespace
 
@@ -62,18 +105,20 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
     s->web_ = std::move(*web);
   }
   s->auth_ = std::make_shared<BasicAuth>(s->web_.users);
+  HttpServer* self = s.get();
+  auto limits =
+      connection_limits(s->options_, s->web_, [self](int status) { self->count_refused(status); });
   if (s->web_.tls) {
     if (auto st = s->identity_.load(*s->web_.tls); !st) return st.error();
     s->tls_enabled_ = true;
-    HttpServer* self = s.get();
-    auto ssl = std::make_unique<httplib::SSLServer>(
-        [self](SSL_CTX& ctx) { return self->identity_.configure(ctx); });
+    auto ssl = std::make_unique<GuardedSslServer>(
+        [self](SSL_CTX& ctx) { return self->identity_.configure(ctx); }, std::move(limits));
     if (!ssl->is_valid()) {
       return Error{"cannot set up TLS with the web config's certificate and key"};
     }
     s->server_ = std::move(ssl);
   } else {
-    s->server_ = std::make_unique<httplib::Server>();
+    s->server_ = std::make_unique<GuardedServer>(std::move(limits));
   }
   if (!s->context_.history_path.empty()) {
     s->reader_ = std::make_unique<store::HistoryReader>(s->context_.history_path,
@@ -87,21 +132,36 @@ void HttpServer::setup() {
   httplib::Server& srv = *server_;
   const int threads = std::max(1, options_.threads);
   srv.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  // The connection loop (ConnectionLimits) enforces the timeouts; cpp-httplib
+  // still writes the keep-alive ones into its Keep-Alive header.
   srv.set_read_timeout(options_.read_timeout_s, 0);
   srv.set_write_timeout(options_.write_timeout_s, 0);
   srv.set_keep_alive_timeout(options_.keep_alive_s);
-  srv.set_keep_alive_max_count(100);
+  srv.set_keep_alive_max_count(kKeepAliveMax);
   srv.set_payload_max_length(options_.max_body_bytes);
-  httplib::Headers headers = {{"X-Content-Type-Options", "nosniff"},
-                              {"X-Frame-Options", "DENY"},
-                              {"Referrer-Policy", "no-referrer"},
-                              {"Content-Security-Policy", kCsp}};
-  for (const auto& [name, value] : web_.headers) headers.emplace(name, value);
-  srv.set_default_headers(headers);
+  srv.set_default_headers(response_headers(web_));
 
   // Nothing here changes anything: only GET and HEAD reach the handlers, and
   // every request passes authentication first.
   srv.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // No endpoint takes a body, and cpp-httplib reads none for GET and HEAD:
+    // one that comes anyway is refused when too large (its limit would never
+    // apply), and the connection closes after the answer so that the body is
+    // never parsed as the next request.
+    const bool chunked = req.has_header("Transfer-Encoding");
+    const std::string length_text = req.get_header_value("Content-Length");
+    const auto length = content_length(length_text);
+    if (chunked || (length && *length > 0)) res.set_header("Connection", "close");
+    if (!length_text.empty() && !length) {
+      res.status = 400;
+      res.set_content("{\"error\":\"bad Content-Length\"}\n", "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (length && *length > options_.max_body_bytes) {
+      res.status = 413;
+      res.set_content("{\"error\":\"requests carry no body\"}\n", "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method != "GET" && req.method != "HEAD") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD");
@@ -118,6 +178,8 @@ void HttpServer::setup() {
   });
   srv.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (closes_connection(res.status) && !res.has_header("Connection"))
+          res.set_header("Connection", "close");
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
         const std::string text = res.status == 404 ? "not found" : "bad request";
         if (req.path.starts_with("/api/"))
@@ -171,6 +233,13 @@ void HttpServer::count(const httplib::Request& req, const httplib::Response& res
   }
   std::lock_guard lock(mutex_);
   ++counts_[{handler, res.status}];
+}
+
+// Answers the connection loop gave before cpp-httplib saw the request (408,
+// 414, 431): no handler was chosen.
+void HttpServer::count_refused(int status) {
+  std::lock_guard lock(mutex_);
+  ++counts_[{"other", status}];
 }
 
 std::vector<HttpCount> HttpServer::request_counts() const {

@@ -34,10 +34,15 @@ struct ServerOptions {
   ExpositionOptions exposition;
   bool show_cmdline = false;
   int threads = 8;
-  int read_timeout_s = 5;
-  int write_timeout_s = 10;
+  int read_timeout_s = 5;    // each wait for a client's bytes
+  int write_timeout_s = 10;  // each wait for a client to take bytes
   int keep_alive_s = 5;
-  std::size_t max_body_bytes = 4096;  // GET requests carry no body
+  // A request, from its first byte to its answer's last (the first one from the
+  // connection's start, TLS handshake included): a client that dribbles bytes
+  // cannot hold a worker thread longer.
+  std::chrono::milliseconds request_timeout{15000};
+  std::size_t max_header_bytes = 32 * 1024;  // request line and header fields together
+  std::size_t max_body_bytes = 4096;         // GET requests carry no body
   std::chrono::milliseconds query_deadline{5000};
 };
 
@@ -78,6 +83,7 @@ class HttpServer {
   HttpServer(ServerOptions options, ApiContext context);
   void setup();
   void count(const httplib::Request& req, const httplib::Response& res);
+  void count_refused(int status);
   bool authorized(const httplib::Request& req);
   std::shared_ptr<BasicAuth> current_auth() const;
   SelfStats self_stats() const;

@@ -123,9 +123,70 @@ SnapshotPtr SnapshotBuilder::build(const Tick& tick, const DiagnosisEngine& engi
     return x.alert.severity > y.alert.severity;
   });
   base_.firing = std::move(firing);
+  name_pods();
   base_.source = source;
   ++base_.seq;
   return std::make_shared<const LiveSnapshot>(base_);
+}
+
+void SnapshotBuilder::name_pods() {
+  if (kube_ == nullptr) return;
+  kube_->refresh();  // lists the kubelet's log directories only when they changed
+  KubeNames names;
+  names.kubernetes = kube_->kubernetes();
+  for (const auto& g : base_.gpus) {
+    if (!g.sample || !g.sample->procs) continue;
+    for (const auto& p : *g.sample->procs) {
+      if (!p.container.empty() && !names.by_container.contains(p.container)) {
+        if (auto ref = kube_->by_container(p.container))
+          names.by_container.emplace(p.container, std::move(*ref));
+      }
+      if (!p.pod.empty() && !names.by_pod.contains(p.pod)) {
+        if (auto ref = kube_->by_pod(p.pod)) names.by_pod.emplace(p.pod, std::move(*ref));
+      }
+    }
+  }
+  base_.kube = std::move(names);
+}
+
+std::optional<KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p) {
+  if (!p.container.empty()) {
+    if (const auto it = snap.kube.by_container.find(p.container);
+        it != snap.kube.by_container.end())
+      return it->second;
+  }
+  if (!p.pod.empty()) {
+    if (const auto it = snap.kube.by_pod.find(p.pod); it != snap.kube.by_pod.end())
+      return it->second;
+  }
+  return std::nullopt;
+}
+
+KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
+  if (!gpu.sample || !gpu.sample->procs) return {};
+  // Device memory per pod; the container of the pod's largest process names it.
+  struct Candidate {
+    double mib = 0;
+    double largest = -1;
+    KubeRef ref;
+  };
+  std::map<std::pair<std::string, std::string>, Candidate> pods;
+  for (const auto& p : *gpu.sample->procs) {
+    auto ref = kube_of_process(snap, p);
+    if (!ref) continue;
+    auto& c = pods[{ref->namespace_name, ref->pod}];
+    const double mib = p.used_mib.value_or(0);
+    c.mib += mib;
+    if (mib > c.largest || (c.ref.container.empty() && !ref->container.empty())) {
+      c.largest = std::max(c.largest, mib);
+      c.ref = std::move(*ref);
+    }
+  }
+  const Candidate* best = nullptr;
+  for (const auto& [key, c] : pods) {
+    if (best == nullptr || c.mib > best->mib) best = &c;  // ties: the first by name
+  }
+  return best != nullptr ? best->ref : KubeRef{};
 }
 
 }  // namespace gpulens::server

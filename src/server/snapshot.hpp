@@ -16,6 +16,7 @@
 #include "analysis/hardware.hpp"
 #include "core/sample.hpp"
 #include "sampler/sampler.hpp"
+#include "sources/host/kube_pods.hpp"
 
 namespace gpulens::server {
 
@@ -56,6 +57,14 @@ struct SourceHealth {
   double last_tick_wall = 0;            // Unix time the last tick arrived
 };
 
+// Kubernetes names of the pods and containers that the processes on the GPUs run
+// in, by container ID and pod UID (only those of this tick's processes).
+struct KubeNames {
+  bool kubernetes = false;  // a Kubernetes node: dcgm compat labels carry the names
+  std::map<std::string, KubeRef, std::less<>> by_container;
+  std::map<std::string, KubeRef, std::less<>> by_pod;
+};
+
 struct LiveSnapshot {
   std::uint64_t seq = 0;
   std::string hostname;
@@ -72,7 +81,17 @@ struct LiveSnapshot {
   std::shared_ptr<const std::vector<AlertEvent>> recent_events =
       std::make_shared<const std::vector<AlertEvent>>();
   SourceHealth source;
+  KubeNames kube;
 };
+
+// The names of a process's pod (and container, when its ID is known); nullopt
+// outside a pod or when the kubelet's logs do not name it.
+std::optional<KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p);
+
+// The pod that dcgm-exporter would name for a GPU. It maps one pod per GPU; with
+// several (time-slicing, MPS) this takes the one whose processes hold the most
+// device memory there. Empty strings when no process on it is in a known pod.
+KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
 
 using SnapshotPtr = std::shared_ptr<const LiveSnapshot>;
 
@@ -85,12 +104,16 @@ class SnapshotBuilder {
   SnapshotPtr build(const Tick& tick, const DiagnosisEngine& engine,
                     const std::vector<AlertEvent>& events, const SourceHealth& source);
   SnapshotPtr empty_snapshot(const SourceHealth& source) const;
+  // Names pods and containers from now on; the resolver must outlive the builder.
+  void use_kube(KubePodResolver* resolver) { kube_ = resolver; }
 
  private:
   GpuLive& gpu_slot(int gpu);
+  void name_pods();
 
   LiveSnapshot base_;  // carries state between ticks
   bool keep_cmdline_;
+  KubePodResolver* kube_ = nullptr;
   std::map<int, std::bitset<kMetricCount>> ever_seen_;  // metrics each GPU has reported
   std::map<std::pair<std::string, int>, AlertEvent> last_firing_;
 };

@@ -102,7 +102,8 @@ TEST(Exposition, ProcessSeriesAreOptInAndEscaped) {
   EXPECT_EQ(render(false, false).find("gpulens_process_"), std::string::npos);
   const auto text = render(false, true);
   EXPECT_NE(text.find("process=\"we\\\"ird\\\\na\\nme\""), std::string::npos);
-  EXPECT_NE(text.find("container=\"abc123\",pod=\"pod-uid-1\""), std::string::npos);
+  EXPECT_NE(text.find("container_id=\"abc123\",pod_uid=\"pod-uid-1\",namespace=\"\",pod=\"\""),
+            std::string::npos);
   // Command lines may hold secrets: never a label.
   EXPECT_EQ(text.find("SECRET"), std::string::npos);
 }

@@ -21,38 +21,7 @@ using gpulens::testing::scratch_dir;
 // bcrypt of "secret" at cost 10.
 constexpr const char* kSecretHash = "$2b$10$abcdefghijklmnopqrstuuqflPDzB6gcMhKa1rZqKiun2YGL5sa2u";
 
-// A server on an ephemeral loopback port, stopped when the test ends.
-class Running {
- public:
-  explicit Running(ServerOptions options, std::string history = "") {
-    options.listen = "127.0.0.1:0";
-    ApiContext ctx;
-    auto snap = std::make_shared<const LiveSnapshot>(fixed_snapshot());
-    ctx.snapshot = [snap] { return snap; };
-    ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
-    ctx.history_path = std::move(history);
-    auto s = HttpServer::create(std::move(options), ctx);
-    if (!s) {
-      error = s.error().message;
-      return;
-    }
-    server = std::move(*s);
-    EXPECT_TRUE(server->bind().ok());
-    thread = std::thread([this] { server->serve(); });
-  }
-  ~Running() {
-    if (server) server->stop();
-    if (thread.joinable()) thread.join();
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server->port());
-    c.set_read_timeout(5, 0);
-    return c;
-  }
-  std::unique_ptr<HttpServer> server;
-  std::thread thread;
-  std::string error;
-};
+using Running = gpulens::testing::RunningServer;
 
 // Sends raw bytes and returns what came back (at most the first 4 KiB).
 std::string raw_request(int port, const std::string& bytes) {

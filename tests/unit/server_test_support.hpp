@@ -1,12 +1,17 @@
 #pragma once
-// A fixed snapshot (two GPUs, an alert, processes with awkward names) and a
-// scratch directory, shared by the exposition, API and HTTP tests.
+// A fixed snapshot (two GPUs, an alert, processes with awkward names), a scratch
+// directory and a running server, shared by the exposition, API and HTTP tests.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
+#include "server/http.hpp"
+#include "server/http_server.hpp"
 #include "server/snapshot.hpp"
 
 namespace gpulens::testing {
@@ -96,5 +101,42 @@ inline server::LiveSnapshot fixed_snapshot() {
   snap.source.ticks = 100;
   return snap;
 }
+
+// The agent's HTTP server on an ephemeral loopback port, serving fixed_snapshot()
+// (and `history`, when given), stopped when the test ends.
+class RunningServer {
+ public:
+  explicit RunningServer(server::ServerOptions options, std::string history = "") {
+    options.listen = "127.0.0.1:0";
+    server::ApiContext ctx;
+    auto snap = std::make_shared<const server::LiveSnapshot>(fixed_snapshot());
+    ctx.snapshot = [snap] { return snap; };
+    ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
+    ctx.history_path = std::move(history);
+    auto s = server::HttpServer::create(std::move(options), ctx);
+    if (!s) {
+      error = s.error().message;
+      return;
+    }
+    server = std::move(*s);
+    EXPECT_TRUE(server->bind().ok());
+    thread = std::thread([this] { server->serve(); });
+  }
+  ~RunningServer() {
+    if (server) server->stop();
+    if (thread.joinable()) thread.join();
+  }
+  RunningServer(const RunningServer&) = delete;
+  RunningServer& operator=(const RunningServer&) = delete;
+  int port() const { return server->port(); }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server->port());
+    c.set_read_timeout(5, 0);
+    return c;
+  }
+  std::unique_ptr<server::HttpServer> server;
+  std::thread thread;
+  std::string error;
+};
 
 }  // namespace gpulens::testing
