@@ -7,8 +7,10 @@
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
 // keep the cost figures in shared/design.md honest on new drivers.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/json_format.hpp"
@@ -94,22 +97,59 @@ double thread_cpu_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// User and system CPU time of the calling thread, in seconds: a call that is mostly
+// system time is driver (ioctl) work that no caller-side change can remove.
+std::pair<double, double> thread_user_sys_s() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  const auto s = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return {s(r.ru_utime), s(r.ru_stime)};
+}
+
 template <typename Call>
 void time_call(const char* name, int reps, Call&& call) {
   nvml::Return last = nvml::Return::Success;
   const double cpu0 = thread_cpu_s();
+  const auto [user0, sys0] = thread_user_sys_s();
   const auto wall0 = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) last = call();
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const auto [user1, sys1] = thread_user_sys_s();
   const nlohmann::json j = {{"call", name},
                             {"cpu_us", (thread_cpu_s() - cpu0) * 1e6 / reps},
+                            {"user_us", (user1 - user0) * 1e6 / reps},
+                            {"sys_us", (sys1 - sys0) * 1e6 / reps},
                             {"wall_us", wall * 1e6 / reps},
                             {"ret", nvml_error_name(last)}};
   std::printf("%s\n", j.dump().c_str());
 }
 
+// What reading a host file costs (open, read all, close): the kernel generates
+// /proc files on each read, so their cost is mostly system time.
+void time_file_reads(int reps) {
+  std::vector<char> buffer(1 << 16);
+  for (const char* path : {"/proc/stat", "/proc/meminfo", "/proc/schedstat", "/proc/loadavg",
+                           "/sys/fs/cgroup/cpu.stat"}) {
+    std::size_t bytes = 0;
+    time_call(path, reps, [&] {
+      const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return nvml::Return::NotFound;
+      bytes = 0;
+      for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) {
+        bytes += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+      return nvml::Return::Success;
+    });
+    std::printf("{\"file\": \"%s\", \"bytes\": %zu}\n", path, bytes);
+  }
+}
+
 int call_costs(int reps) {
+  time_file_reads(reps);
   auto loaded = load_nvml_library();
   if (!loaded) {
     std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
@@ -170,6 +210,16 @@ int call_costs(int reps) {
     auto n = static_cast<unsigned>(util.size());
     return api.deviceGetProcessUtilization(dev, util.data(), &n, since);
   });
+  nvml::EventSet events = nullptr;
+  if (api.has_events() && api.eventSetCreate(&events) == nvml::Return::Success) {
+    api.deviceRegisterEvents(dev, nvml::kEventTypeXidCriticalError, events);
+    time_call("nvmlEventSetWait_v2(timeout 0)", reps, [&] {
+      nvml::EventData data{};
+      const nvml::Return r = api.eventSetWait_v2(events, &data, 0);
+      return r == nvml::Return::Timeout ? nvml::Return::Success : r;
+    });
+    api.eventSetFree(events);
+  }
   if (api.has_gpm()) {
     nvml::GpmSample a = nullptr;
     nvml::GpmSample b = nullptr;
@@ -191,6 +241,25 @@ int call_costs(int reps) {
         return api.gpmMetricsGet(request.get());
       });
     }
+    // As the sampler runs: a fresh sample 100 ms after the last, then the metrics of
+    // the pair. The tight loop above reuses one pair, which NVML may answer faster.
+    const int fresh_reps = std::min(reps, 20);
+    double cpu = 0;
+    for (int k = 0; k < fresh_reps; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const double cpu0 = thread_cpu_s();
+      api.gpmSampleGet(dev, b);
+      request->version = nvml::kGpmMetricsGetVersion;
+      request->numMetrics = 15;
+      request->sample1 = a;
+      request->sample2 = b;
+      api.gpmMetricsGet(request.get());
+      cpu += thread_cpu_s() - cpu0;
+      std::swap(a, b);
+    }
+    const nlohmann::json j = {{"call", "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"},
+                              {"cpu_us", cpu * 1e6 / fresh_reps}};
+    std::printf("%s\n", j.dump().c_str());
     api.gpmSampleFree(a);
     api.gpmSampleFree(b);
   }

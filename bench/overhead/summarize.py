@@ -6,20 +6,24 @@ import sys
 
 out = pathlib.Path(sys.argv[1])
 rows = []
-for name in ["gpm-1s", "gpm-noprocs-1s", "nogpm-1s", "gpm-100ms", "nogpm-100ms"]:
+for name in [
+    "gpm-1s", "gpm-noprocs-1s", "nogpm-1s", "nogpm-noprocs-1s", "gpm-100ms", "nogpm-100ms"
+]:
     path = out / f"{name}.json"
     if not path.exists():
         print(f"{name}: no stats (the run failed)")
         continue
     rows.append((name, json.loads(path.read_text())))
 
-print(f"{'run':<12} {'ticks':>5} {'classic':>8} {'gpm':>7} {'procs':>7} {'procfs':>7} "
-      f"{'host':>6} {'sampler':>8} {'process':>8} {'rss MiB':>8}   (ms of CPU per GPU per tick)")
+print(f"{'run':<16} {'ticks':>5} {'classic':>8} {'gpm':>7} {'procs':>7} {'procfs':>7} "
+      f"{'host':>6} {'events':>6} {'sampler':>8} {'write':>6} {'process':>8} {'rss MiB':>8}"
+      f"   (ms of CPU per GPU per tick)")
 for name, s in rows:
     c = s["per_gpu_tick_ms"]
-    print(f"{name:<12} {s['ticks']:>5} {c['classic_nvml']:>8.3f} {c['gpm']:>7.3f} "
+    print(f"{name:<16} {s['ticks']:>5} {c['classic_nvml']:>8.3f} {c['gpm']:>7.3f} "
           f"{c['processes']:>7.3f} {c['procfs']:>7.3f} {c['host']:>6.3f} "
-          f"{c['sampler_total']:>8.3f} {c['process_total']:>8.3f} {s['peak_rss_mib']:>8.1f}")
+          f"{c.get('events', 0):>6.3f} {c['sampler_total']:>8.3f} {c.get('write', 0):>6.3f} "
+          f"{c['process_total']:>8.3f} {s['peak_rss_mib']:>8.1f}")
 
 dmon_path = out / "dmon.json"
 if dmon_path.exists():
@@ -39,3 +43,65 @@ if dmon_path.exists():
         if mine > 0:
             print(f"  ratio: nvidia-smi dmon uses {per_sample_ms / mine:.1f}x the CPU of gpulens "
                   f"per sample")
+
+# The floor: what the NVML calls of one tick cost by themselves, timed in a tight loop
+# on the same GPU under the same load. gpulens cannot go under it; what it adds on top
+# is its own overhead.
+costs_path = out / "call-costs.jsonl"
+if costs_path.exists():
+    calls = {}
+    for line in costs_path.read_text().splitlines():
+        try:
+            c = json.loads(line)
+            calls[c["call"]] = c
+        except (ValueError, KeyError):
+            continue
+    print(f"\n{'NVML call (tight loop, GPU 0)':<46} {'cpu us':>9} {'user':>8} {'sys':>8}")
+    for name, c in calls.items():
+        print(f"{name:<46} {c['cpu_us']:>9.1f} {c.get('user_us', 0):>8.1f} "
+              f"{c.get('sys_us', 0):>8.1f}")
+    # Calls made on every tick; ECC is read twice (corrected, uncorrected) and clocks
+    # twice (SM, memory). Energy and per-process calls are made every few minutes or
+    # seconds, so they are left out of the floor.
+    classic = ["nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo_v2",
+               "nvmlDeviceGetPowerUsage", "nvmlDeviceGetTemperature",
+               "nvmlDeviceGetFieldValues(MEMORY_TEMP)", "nvmlDeviceGetCurrentClocksEventReasons",
+               "nvmlDeviceGetPerformanceState", "nvmlEventSetWait_v2(timeout 0)"]
+    twice = ["nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetClockInfo(SM)"]
+    classic_ms = (sum(calls[n]["cpu_us"] for n in classic if n in calls) +
+                  sum(2 * calls[n]["cpu_us"] for n in twice if n in calls)) / 1000
+    fresh = "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"
+    if fresh in calls:
+        gpm_ms = calls[fresh]["cpu_us"] / 1000
+    else:
+        gpm_ms = sum(calls[n]["cpu_us"] for n in ["nvmlGpmSampleGet",
+                                                  "nvmlGpmMetricsGet(15 metrics)"]
+                     if n in calls) / 1000
+    floor_ms = classic_ms + gpm_ms
+    print(f"floor per GPU per tick: {floor_ms:.3f} ms with GPM, {classic_ms:.3f} ms without")
+    for run, floor in [("gpm-noprocs-1s", floor_ms), ("nogpm-noprocs-1s", classic_ms)]:
+        ours = dict(rows).get(run)
+        if ours:
+            sampler = ours["per_gpu_tick_ms"]["sampler_total"]
+            total = ours["per_gpu_tick_ms"]["process_total"]
+            print(f"  {run}: sampler {sampler:.3f} ms ({sampler - floor:+.3f} over the floor), "
+                  f"whole process {total:.3f} ms ({total - floor:+.3f})")
+
+smaps_path = out / "smaps.txt"
+if smaps_path.exists():
+    print("\nresident memory by mapping, KiB (largest first):")
+    for block in smaps_path.read_text().split("== ")[1:]:
+        lines = block.splitlines()
+        print(f"  {lines[0][:70]}")
+        for line in lines[1:9]:
+            print(f"    {line}")
+
+# CPU per thread over the whole run (open included), to tell gpulens' threads
+# (gpulens, gpulens-gpuN, gpulens-signal) from those the NVIDIA libraries start.
+for name, s in rows:
+    threads = s.get("threads_cpu_s")
+    if not threads or name not in ("gpm-noprocs-1s", "nogpm-noprocs-1s"):
+        continue
+    busiest = sorted(threads.items(), key=lambda kv: -kv[1])[:6]
+    print(f"\nthreads of {name} (CPU s over {s['wall_s']:.0f} s): " +
+          ", ".join(f"{t} {cpu:.3f}" for t, cpu in busiest))

@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 
 #include "cli/command.hpp"
 #include "core/trace_writer.hpp"
@@ -39,8 +43,38 @@ double peak_rss_mib() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// CPU seconds of each thread of this process since it started, by thread name: tells
+// the sampler's threads from those the NVIDIA libraries start.
+nlohmann::json threads_cpu_json() {
+  nlohmann::json out = nlohmann::json::object();
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto open = line.find('(');
+    const auto close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    double utime = 0;
+    double stime = 0;
+    // Fields 3.. after the name; utime and stime are fields 14 and 15.
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::strtod(field.c_str(), nullptr);
+      if (i == 15) stime = std::strtod(field.c_str(), nullptr);
+    }
+    const std::string name =
+        line.substr(open + 1, close - open - 1) + " " + entry.path().filename().string();
+    out[name] = (utime + stime) / hz;
+  }
+  return out;
+}
+
 // The sampler's own cost, per GPU per tick: what the overhead harness reads.
-nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s, double wall_s) {
+nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s, double write_s,
+                          double wall_s) {
   const double per = s.ticks > 0 && gpus > 0 ? 1000.0 / static_cast<double>(s.ticks * gpus) : 0;
   nlohmann::json j;
   j["ticks"] = s.ticks;
@@ -48,17 +82,20 @@ nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s,
   j["timeouts"] = s.timeouts;
   j["missed_ticks"] = s.missed_ticks;
   j["wall_s"] = wall_s;
-  j["per_gpu_tick_ms"] = {
-      {"classic_nvml", s.cost.classic_s * per},
-      {"gpm", s.cost.gpm_s * per},
-      {"processes", s.cost.procs_s * per},
-      {"procfs", s.cost.procfs_s * per},
-      {"host", s.host_s * per},
-      {"sampler_total",
-       (s.cost.classic_s + s.cost.gpm_s + s.cost.procs_s + s.cost.procfs_s + s.host_s) * per},
-      {"process_total", cpu_s * per}};
+  j["per_gpu_tick_ms"] = {{"classic_nvml", s.cost.classic_s * per},
+                          {"gpm", s.cost.gpm_s * per},
+                          {"processes", s.cost.procs_s * per},
+                          {"procfs", s.cost.procfs_s * per},
+                          {"host", s.host_s * per},
+                          {"events", s.events_s * per},
+                          {"sampler_total", (s.cost.classic_s + s.cost.gpm_s + s.cost.procs_s +
+                                             s.cost.procfs_s + s.host_s + s.events_s) *
+                                                per},
+                          {"write", write_s * per},
+                          {"process_total", cpu_s * per}};
   j["process_cpu_s"] = cpu_s;
   j["peak_rss_mib"] = peak_rss_mib();
+  j["threads_cpu_s"] = threads_cpu_json();
   return j;
 }
 
@@ -80,6 +117,7 @@ int run_record(const RecordArgs& args) {
   const double cpu0 = process_cpu_seconds();
   std::optional<double> first_t;
   long ticks = 0;
+  double write_s = 0;  // CPU time spent formatting and writing the trace
   std::size_t samples = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   int status = kExitOk;
@@ -91,7 +129,10 @@ int run_record(const RecordArgs& args) {
       break;
     }
     if (!tick->has_value()) break;
-    if (auto written = writer->write(**tick); !written) {
+    const double write0 = thread_cpu_seconds();
+    const auto written = writer->write(**tick);
+    write_s += thread_cpu_seconds() - write0;
+    if (!written) {
       std::fprintf(stderr, "gpulens record: %s\n", written.error().message.c_str());
       status = kExitFailure;
       break;
@@ -120,7 +161,7 @@ int run_record(const RecordArgs& args) {
       return kExitUsage;
     }
     const auto j = stats_json(sampler->stats(), source->header().devices.size(),
-                              process_cpu_seconds() - cpu0, wall_s);
+                              process_cpu_seconds() - cpu0, write_s, wall_s);
     std::ofstream(args.stats_path) << j.dump(2) << "\n";
     if (!args.quiet)
       std::fprintf(stderr, "gpulens: sampler cost: %s\n", j["per_gpu_tick_ms"].dump().c_str());

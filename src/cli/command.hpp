@@ -27,6 +27,15 @@ void register_record(CLI::App& app, std::function<int()>& run);
 void register_diagnose(CLI::App& app, std::function<int()>& run);
 void register_run(CLI::App& app, std::function<int()>& run);
 void register_report(CLI::App& app, std::function<int()>& run);
+// The agent, in its own binary (gpulens-serve, serve_main.cpp).
 void register_serve(CLI::App& app, std::function<int()>& run);
+// In gpulens: `serve` starts gpulens-serve with the same arguments.
+void register_serve_launcher(CLI::App& app, std::function<int()>& run);
+
+inline constexpr const char* kServeDescription =
+    "Run the node agent: sample every GPU, diagnose, keep history (SQLite), and serve\n"
+    "Prometheus /metrics, a JSON API under /api/v1/ and a live dashboard at /.\n"
+    "Listens on 127.0.0.1:9400 unless --listen says otherwise; TLS and basic auth come\n"
+    "from an exporter-toolkit --web-config file. SIGHUP reloads it and --config.";
 
 }  // namespace gpulens::cli

@@ -25,6 +25,11 @@ void add_source_options(CLI::App& app, SourceOptions& options, bool offline) {
       ->check(CLI::Range(0.1, 3600.0));
   app.add_flag("!--no-gpm", options.gpm, "Do not read the GPM activity counters");
   app.add_flag("!--no-procs", options.processes, "Do not list processes on each GPU");
+  app.add_option("--proc-util-every", options.process_util_every_s,
+                 "Seconds between reads of each process's SM share (the driver call costs "
+                 "~2 ms of CPU)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   app.add_flag("--cmdline", options.cmdline,
                "Include process command lines (they may hold secrets)");
   app.add_option("--procfs", options.procfs, "Root of the proc filesystem")->capture_default_str();

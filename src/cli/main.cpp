@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   register_diagnose(app, run);
   register_run(app, run);
   register_report(app, run);
-  register_serve(app, run);
+  register_serve_launcher(app, run);
 
   try {
     app.parse(argc, argv);

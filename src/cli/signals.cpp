@@ -53,7 +53,12 @@ void on_stop_signal(std::function<void()> action) {
     std::lock_guard lock(g_mutex);
     g_action = std::move(action);
   }
-  std::call_once(g_thread_started, [] { std::thread(wait_loop).detach(); });
+  std::call_once(g_thread_started, [] {
+    std::thread([] {
+      pthread_setname_np(pthread_self(), "gpulens-signal");
+      wait_loop();
+    }).detach();
+  });
 }
 
 void unblock_stop_signals_in_child() {

@@ -1,10 +1,12 @@
 #include "sampler/sampler.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <string>
 
 namespace gpulens {
 
@@ -34,6 +36,9 @@ struct Sampler::Worker {
   std::thread thread;
 
   static void loop(const std::shared_ptr<Worker>& self) {
+    // Named so that per-thread CPU (top -H, /proc/PID/task) tells ours from NVML's.
+    const std::string name = "gpulens-gpu" + std::to_string(self->slot);
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     std::unique_lock lock(self->mutex);
     while (true) {
       self->cv.wait(lock, [&] { return self->requested || self->quit; });
@@ -71,7 +76,7 @@ Sampler::Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options
     worker->thread = std::thread(&Worker::loop, worker);
     workers_.push_back(std::move(worker));
   }
-  host_.sample();  // prime the CPU deltas so the first tick has a host figure
+  host_.sample(HostReadings::CpuOnly);  // prime the CPU deltas: the first tick has a figure
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -155,7 +160,7 @@ void Sampler::collect_devices(Tick& tick) {
 
 void Sampler::add_host_readings(Tick& tick) {
   const double cpu0 = thread_cpu_seconds();
-  const HostSnapshot host = host_.sample();
+  const HostSnapshot host = host_.sample(HostReadings::CpuOnly);
   const double cpu1 = thread_cpu_seconds();
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
@@ -169,6 +174,7 @@ void Sampler::add_host_readings(Tick& tick) {
 }
 
 void Sampler::add_events_and_marks(Tick& tick) {
+  const double cpu0 = thread_cpu_seconds();
   for (const auto& event : collector_->poll_events()) {
     Mark mark;
     mark.t = event.t > 0 ? event.t : tick.t;
@@ -185,6 +191,9 @@ void Sampler::add_events_and_marks(Tick& tick) {
   if (marks_) {
     for (auto& mark : marks_->poll(tick.t)) tick.marks.push_back(std::move(mark));
   }
+  const double cpu1 = thread_cpu_seconds();
+  std::lock_guard lock(mutex_);
+  stats_.events_s += cpu1 - cpu0;
 }
 
 Result<std::optional<Tick>> Sampler::next() {

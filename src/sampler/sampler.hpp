@@ -32,7 +32,8 @@ struct SamplerStats {
   std::uint64_t timeouts = 0;      // device samples that did not answer in time
   std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
   CollectCost cost;                // thread CPU time summed over all device samples
-  double host_s = 0;               // thread CPU time reading /proc/stat and /proc/meminfo
+  double host_s = 0;               // thread CPU time reading /proc/stat
+  double events_s = 0;             // thread CPU time polling XID events and the marks file
 };
 
 class Sampler final : public TickSource {

@@ -14,6 +14,7 @@ Result<std::unique_ptr<TickSource>> open_tick_source(const SourceOptions& option
   NvmlOptions nvml;
   nvml.gpm = options.gpm;
   nvml.processes = options.processes;
+  nvml.process_util_every_s = options.process_util_every_s;
   nvml.gpus = options.gpus;
   auto collector = open_nvml_collector(nvml);
   if (!collector) return collector.error();

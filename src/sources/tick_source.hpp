@@ -31,7 +31,9 @@ struct SourceOptions {
   std::vector<int> gpus;    // empty = all
   bool gpm = true;          // live: read GPM metrics where supported
   bool processes = true;    // live: list processes on each GPU
-  bool cmdline = false;     // live: include process command lines
+  // live: seconds between reads of each process's SM share (a ~2 ms driver call)
+  double process_util_every_s = 5.0;
+  bool cmdline = false;  // live: include process command lines
   std::string procfs = "/proc";
   std::string marks_path;  // live: JSON-lines marks file to merge into ticks
 };

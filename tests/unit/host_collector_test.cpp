@@ -99,6 +99,11 @@ TEST(HostCollector, HostCpuFromTwoReadings) {
   EXPECT_DOUBLE_EQ(second.cpu_pct.value_or(-1), 43.75);
   EXPECT_EQ(second.per_core_pct, (std::vector<double>{100, 50, 25, 0}));
   EXPECT_DOUBLE_EQ(second.mem_available_mib.value_or(0), 7000.0);
+
+  // The sampler's per-tick read skips /proc/meminfo.
+  const auto cpu_only = host.sample(HostReadings::CpuOnly);
+  EXPECT_EQ(cpu_only.cpu_count, 4);
+  EXPECT_FALSE(cpu_only.mem_total_mib.has_value());
 }
 
 TEST(HostCollector, HostCpuEdgeCases) {

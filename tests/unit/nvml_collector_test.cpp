@@ -187,6 +187,16 @@ TEST_F(NvmlCollectorTest, XidEventsArePolled) {
   EXPECT_EQ(events[0].xid, 79);
   EXPECT_NE(events[0].detail.find("fallen off the bus"), std::string::npos);
   EXPECT_TRUE(c->poll_events().empty());
+
+  // Polled at most about once a second: a 10 Hz sampler finds the next XID a moment
+  // later, not never.
+  fake.events.push_back({fake.handle(0), nvml::kEventTypeXidCriticalError, 48, 0, 0});
+  fake.advance(0.5);
+  EXPECT_TRUE(c->poll_events().empty());
+  fake.advance(0.5);
+  events = c->poll_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].xid, 48);
 }
 
 TEST_F(NvmlCollectorTest, MigInstancesGetTheirOwnGpmValues) {

@@ -59,7 +59,7 @@ HostCollector::HostCollector(HostOptions options) : options_(std::move(options))
   foreign_pid_ns_ = detect_foreign_pid_namespace();
 }
 
-HostSnapshot HostCollector::sample() {
+HostSnapshot HostCollector::sample(HostReadings what) {
   HostSnapshot out;
   if (const int err = buf_.read(path_of("stat"))) {
     add_error(out.error, describe(path_.c_str(), err));
@@ -81,6 +81,7 @@ HostSnapshot HostCollector::sample() {
     prev_stat_ = std::move(*stat);
     have_prev_stat_ = true;
   }
+  if (what == HostReadings::CpuOnly) return out;
 
   if (const int err = buf_.read(path_of("meminfo"))) {
     add_error(out.error, describe(path_.c_str(), err));

@@ -23,6 +23,10 @@ struct HostSnapshot {
   std::string error;  // why a figure above is absent although asked for; empty when none
 };
 
+// What a host sample reads. The sampler records only the CPU figure each tick, and
+// /proc/meminfo costs as much kernel time to generate as /proc/stat.
+enum class HostReadings { CpuOnly, CpuAndMemory };
+
 struct HostOptions {
   std::string procfs_root = "/proc";
   bool with_cmdline = false;  // command lines can hold secrets: off unless asked for
@@ -33,7 +37,7 @@ class HostCollector {
  public:
   explicit HostCollector(HostOptions options = {});
   // CPU figures are deltas since the previous call (absent on the first call).
-  HostSnapshot sample();
+  HostSnapshot sample(HostReadings what = HostReadings::CpuAndMemory);
   // Fills name, user, cpu_pct, rss_mib, container, pod, ppid (and cmdline when enabled)
   // for processes reported by the GPU collector. cpu_pct is a delta since this PID was
   // last seen; processes whose /proc entry does not resolve (other PID namespace) keep

@@ -73,7 +73,9 @@ class NvmlCollector final : public GpuCollector {
   std::vector<std::unique_ptr<DeviceSlot>> slots_;
   std::vector<DeviceInfo> infos_;
   nvml_detail::XidWatcher xid_;
-  std::mutex events_mutex_;  // guards lost_events_ (sample threads push, poll drains)
+  bool xid_polled_ = false;
+  double xid_polled_at_ = 0;  // monotonic
+  std::mutex events_mutex_;   // guards lost_events_ (sample threads push, poll drains)
   std::vector<DeviceEvent> lost_events_;
 };
 
@@ -110,6 +112,7 @@ void NvmlCollector::open_device(unsigned index) {
   auto& slot = *slots_.emplace_back(std::make_unique<DeviceSlot>());
   slot.info.index = static_cast<int>(index);
   slot.energy_refresh_s = options_.energy_refresh_s;
+  slot.process_util_every_s = options_.process_util_every_s;
   const Return r = api_.deviceGetHandleByIndex_v2(index, &slot.handle);
   if (r != Return::Success) {
     // Keep the device listed (indices stay meaningful) but never call it.
@@ -215,7 +218,13 @@ void NvmlCollector::sample(std::size_t index, Sample& out, CollectCost& cost) {
 
 std::vector<DeviceEvent> NvmlCollector::poll_events() {
   std::vector<DeviceEvent> events;
-  xid_.poll(api_, slots_, clocks_.unix_s(), events);
+  // XIDs wait in the event set until read, so a fast sampler need not ask the
+  // driver for them on every tick.
+  if (const double now = clocks_.monotonic_s(); !xid_polled_ || now - xid_polled_at_ >= 0.9) {
+    xid_polled_ = true;
+    xid_polled_at_ = now;
+    xid_.poll(api_, slots_, clocks_.unix_s(), events);
+  }
   const std::lock_guard lock(events_mutex_);
   if (!lost_events_.empty()) {
     events.insert(events.end(), std::make_move_iterator(lost_events_.begin()),

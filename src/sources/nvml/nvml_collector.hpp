@@ -23,9 +23,14 @@ struct NvmlOptions {
   bool gpm = true;        // read GPM metrics on devices that support them
   bool processes = true;  // list processes and their SM share
   std::vector<int> gpus;  // NVML device indices; empty = all
-  // nvmlDeviceGetTotalEnergyConsumption costs ~4.4 ms of CPU, so the counter is read
-  // at most this often and power x time is integrated in between.
-  double energy_refresh_s = 60;
+  // nvmlDeviceGetTotalEnergyConsumption costs ~4 ms of CPU, so the counter is read
+  // at most this often and power x time is integrated in between. Power is a 1 s
+  // average on current GPUs, so the integral drifts little between reads.
+  double energy_refresh_s = 300;
+  // nvmlDeviceGetProcessUtilization costs ~2 ms of CPU (driver time) per call, more
+  // than all other per-tick calls but GPM together; each process's SM share is the
+  // maximum over this many seconds, reused by the ticks in between.
+  double process_util_every_s = 5;
   const NvmlApi* api = nullptr;  // inject (tests); nullptr = dlopen libnvidia-ml
   NvmlClock clock;
 };

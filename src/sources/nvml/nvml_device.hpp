@@ -78,7 +78,8 @@ struct DeviceSlot {
   std::bitset<kCallCount> calls;       // calls still worth making
   nvml::Return (*clock_reasons)(nvml::Device, unsigned long long*) = nullptr;
 
-  double energy_refresh_s = 60;
+  double energy_refresh_s = 300;
+  double process_util_every_s = 5;
   EnergyState energy;
 
   bool gpm_on = false;
@@ -89,7 +90,7 @@ struct DeviceSlot {
   std::vector<nvml::ProcessUtilizationSample> util_buffer;
   unsigned long long util_last_seen_us = 0;
   // SM share per PID from the last nvmlDeviceGetProcessUtilization call, reused until
-  // the next one (see kProcessUtilizationRefresh_s).
+  // the next one (process_util_every_s later).
   std::vector<std::pair<unsigned, double>> util_by_pid;
   double util_read_at = 0;
   bool util_read_once = false;
@@ -152,8 +153,7 @@ inline constexpr double kGpmJitterTolerance_s = 0.005;
 // nvml_processes.cpp
 // Measured on an H100 under load, nvmlDeviceGetProcessUtilization costs ~2 ms of CPU,
 // more than all GPM, and the driver adds a per-process sample only every ~200 ms; so
-// it is called at most this often and its answer reused in between.
-inline constexpr double kProcessUtilizationRefresh_s = 1.0;
+// it is called at most every slot.process_util_every_s and its answer reused between.
 void probe_processes(const NvmlApi& api, DeviceSlot& slot, double now, double unix_now);
 void read_processes(const NvmlApi& api, DeviceSlot& slot, double now,
                     std::vector<ProcessSample>& out);

@@ -114,7 +114,7 @@ void read_processes(const NvmlApi& api, DeviceSlot& slot, double now,
     merge_list(api.deviceGetGraphicsRunningProcesses_v3, slot, Call::GraphicsProcesses, out);
   }
   if (!slot.use(Call::ProcessUtilization) || out.empty()) return;
-  if (!slot.util_read_once || now - slot.util_read_at >= kProcessUtilizationRefresh_s) {
+  if (!slot.util_read_once || now - slot.util_read_at >= slot.process_util_every_s) {
     refresh_utilization(api, slot);
     slot.util_read_at = now;
     slot.util_read_once = true;

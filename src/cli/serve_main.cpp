@@ -1,0 +1,34 @@
+// gpulens-serve: the node agent, started by `gpulens serve` (serve_launcher.cpp) or
+// directly by a service manager. It parses its arguments as the `serve` subcommand,
+// so that help and errors read "gpulens serve" either way.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gpulens::cli;
+  block_stop_signals();  // before any thread starts, so every thread inherits the mask
+  CLI::App app{"gpulens serve: the gpulens node agent."};
+  app.name("gpulens");
+  app.require_subcommand(1);
+  std::function<int()> run;
+  register_serve(app, run);
+
+  // As if run as `gpulens serve ARGS...`.
+  std::string program = "gpulens";
+  std::string command = "serve";
+  std::vector<char*> args = {program.data(), command.data()};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!run) return kExitUsage;
+  return run();
+}
