@@ -1,6 +1,7 @@
 // The end-to-end scripts of tests/e2e, run from ctest: each starts the real
 // gpulens binary (and Prometheus or Chromium), and skips with a clear message
 // when a tool is missing (exit code 77).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -16,9 +17,10 @@ struct ScriptResult {
 };
 
 ScriptResult run_script(const std::string& script, const std::string& args = "") {
-  const std::string cmd = std::string("cd '") + GPULENS_SOURCE_DIR + "' && GPULENS='" +
-                          GPULENS_BINARY + "' timeout 240 bash tests/e2e/" + script + " " + args +
-                          " 2>&1 </dev/null";
+  // fmt rather than a chain of string + (GCC 12 at -O3 warns falsely on those).
+  const std::string cmd =
+      fmt::format("cd '{}' && GPULENS='{}' timeout 240 bash tests/e2e/{} {} 2>&1 </dev/null",
+                  GPULENS_SOURCE_DIR, GPULENS_BINARY, script, args);
   ScriptResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -49,7 +51,7 @@ TEST(ServerE2e, DashboardInHeadlessChromium) {
   // The screenshot is kept beside the binary for people (and CI) to look at.
   const auto dir = std::filesystem::path(GPULENS_BINARY).parent_path() / "e2e";
   std::filesystem::create_directories(dir);
-  expect_passes("dashboard.sh", "'" + (dir / "dashboard.png").string() + "'");
+  expect_passes("dashboard.sh", fmt::format("'{}'", (dir / "dashboard.png").string()));
 }
 
 TEST(ServerE2e, BasicAuthAndTls) {
