@@ -6,10 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 need chromium "Debian: apt-get install chromium"
-need node "Debian: apt-get install nodejs (20 or newer)"
 need python3 "Debian: apt-get install python3"
-node --experimental-websocket -e 'if (typeof WebSocket !== "function") process.exit(1)' 2>/dev/null ||
-  skip "node has no WebSocket (Node 20.10 or newer is needed)"
 shot=${1:-${TMPDIR:-/tmp}/gpulens-dashboard.png}
 
 # Two H200s at the end of the imbalanced phase, with history from the replay.
@@ -22,5 +19,4 @@ replay_done() {
 }
 wait_for 30 replay_done || fail "the replay did not finish"
 sleep 1.2  # the writer's last commit
-node --no-warnings --experimental-websocket "$(dirname "$0")/dashboard_check.mjs" "$AGENT_URL/" \
-  "$E2E_TMP/expected.json" "$shot"
+python3 "$(dirname "$0")/dashboard_check.py" "$AGENT_URL/" "$E2E_TMP/expected.json" "$shot"
