@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev libcrypt-dev
-  prometheus chromium
+  prometheus chromium python3 curl
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"
