@@ -38,20 +38,7 @@ std::string render(bool dcgm, bool procs) {
   return render_metrics(fixed_snapshot(), o, fixed_self());
 }
 
-// Runs promtool check metrics on `text`; nullopt when promtool is not installed.
-std::optional<std::pair<int, std::string>> promtool(const std::string& text) {
-  if (std::system("command -v promtool >/dev/null 2>&1") != 0) return std::nullopt;
-  // Unique names: ctest runs tests in parallel processes sharing TempDir().
-  const std::string base = ::testing::TempDir() + "/gpulens-" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
-                           std::to_string(getpid());
-  const std::string in = base + ".prom";
-  const std::string out = base + ".out";
-  std::ofstream(in) << text;
-  const int status =
-      std::system(("promtool check metrics < '" + in + "' > '" + out + "' 2>&1").c_str());
-  return std::make_pair(WEXITSTATUS(status), gpulens::testing::read_file(out));
-}
+using gpulens::testing::promtool;
 
 TEST(Exposition, NativeMatchesGolden) {
   gpulens::testing::expect_golden("metrics-native.prom", render(false, true));
@@ -144,18 +131,7 @@ TEST(Exposition, PromtoolAcceptsNativeNames) {
 TEST(Exposition, PromtoolSeesOnlyDcgmExportersOwnNamingInCompatMode) {
   const auto result = promtool(render(true, true));
   if (!result) GTEST_SKIP() << "promtool not installed (Debian: prometheus)";
-  // dcgm-exporter's labels (UUID, modelName, Hostname) are camelCase and its
-  // energy counter has no _total: kept as they are so dashboards work. The
-  // output must parse, and nothing else may be flagged.
-  std::istringstream in(result->second);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    EXPECT_TRUE(line.starts_with("DCGM_FI_")) << line;
-    EXPECT_TRUE(line.find("camelCase") != std::string::npos ||
-                line.find("\"_total\" suffix") != std::string::npos)
-        << line;
-  }
+  gpulens::testing::expect_only_dcgm_naming_flagged(result->second);
 }
 
 }  // namespace

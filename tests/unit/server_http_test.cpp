@@ -206,16 +206,11 @@ TEST(ServerHttp, BasicAuthFromTheWebConfig) {
 }
 
 TEST(ServerHttp, TlsServesHttpsAndRefusesPlainHttp) {
-  if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "no openssl";
   const auto dir = scratch_dir("http-tls");
-  const std::string make =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout '" + dir +
-      "/tls.key' -out '" + dir + "/tls.crt' >/dev/null 2>&1";
-  ASSERT_EQ(std::system(make.c_str()), 0);
-  std::ofstream(dir + "/web.yml")
-      << "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n";
+  const auto web_config = gpulens::testing::self_signed_web_config(dir);
+  if (!web_config) GTEST_SKIP() << "no openssl";
   ServerOptions o;
-  o.web_config = dir + "/web.yml";
+  o.web_config = *web_config;
   Running r(o);
   ASSERT_TRUE(r.server) << r.error;
   EXPECT_TRUE(r.server->tls());

@@ -2,14 +2,20 @@
 // A fixed snapshot (two GPUs, an alert, processes with awkward names), a scratch
 // directory and a running server, shared by the exposition, API and HTTP tests.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "cli_support.hpp"
 #include "server/http.hpp"
 #include "server/http_server.hpp"
 #include "server/snapshot.hpp"
@@ -138,5 +144,49 @@ class RunningServer {
   std::thread thread;
   std::string error;
 };
+
+// Runs `promtool check metrics` on `text`: its exit code and what it printed;
+// nullopt when promtool is not installed.
+inline std::optional<std::pair<int, std::string>> promtool(const std::string& text) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) return std::nullopt;
+  // Unique names: ctest runs tests in parallel processes sharing TempDir().
+  const std::string base = ::testing::TempDir() + "/gpulens-" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                           std::to_string(getpid());
+  const std::string in = base + ".prom";
+  const std::string out = base + ".out";
+  std::ofstream(in) << text;
+  const int status =
+      std::system(("promtool check metrics < '" + in + "' > '" + out + "' 2>&1").c_str());
+  return std::make_pair(WEXITSTATUS(status), read_file(out));
+}
+
+// dcgm-exporter's labels (UUID, modelName, Hostname) are camelCase and its energy
+// counter has no _total: kept as they are so its dashboards work. Nothing else in
+// promtool's output may be flagged.
+inline void expect_only_dcgm_naming_flagged(const std::string& promtool_output) {
+  std::istringstream in(promtool_output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(line.starts_with("DCGM_FI_")) << line;
+    EXPECT_TRUE(line.find("camelCase") != std::string::npos ||
+                line.find("\"_total\" suffix") != std::string::npos)
+        << line;
+  }
+}
+
+// A self-signed certificate and a web config that serves TLS with it, in `dir`;
+// the web config's path, or nullopt when openssl is not installed.
+inline std::optional<std::string> self_signed_web_config(const std::string& dir) {
+  if (std::system("command -v openssl >/dev/null 2>&1") != 0) return std::nullopt;
+  const std::string make =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout '" + dir +
+      "/tls.key' -out '" + dir + "/tls.crt' >/dev/null 2>&1";
+  EXPECT_EQ(std::system(make.c_str()), 0);
+  std::ofstream(dir + "/web.yml")
+      << "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n";
+  return dir + "/web.yml";
+}
 
 }  // namespace gpulens::testing

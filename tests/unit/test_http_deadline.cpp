@@ -268,16 +268,11 @@ TEST(HttpDeadline, CheckHeadMeasuresLinesAsCppHttplibDoes) {
 }
 
 TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
-  if (std::system("command -v openssl >/dev/null 2>&1") != 0) GTEST_SKIP() << "no openssl";
-  const auto dir = gpulens::testing::scratch_dir("http-deadline-tls");
-  const std::string make =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout '" + dir +
-      "/tls.key' -out '" + dir + "/tls.crt' >/dev/null 2>&1";
-  ASSERT_EQ(std::system(make.c_str()), 0);
-  std::ofstream(dir + "/web.yml")
-      << "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n";
+  const auto web_config =
+      gpulens::testing::self_signed_web_config(gpulens::testing::scratch_dir("http-deadline-tls"));
+  if (!web_config) GTEST_SKIP() << "no openssl";
   ServerOptions o;
-  o.web_config = dir + "/web.yml";
+  o.web_config = *web_config;
   Server s(o);
   ASSERT_TRUE(s.server) << s.error;
   // A handshake record announcing 512 bytes, then one byte at a time.
