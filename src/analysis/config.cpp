@@ -205,20 +205,31 @@ class ConfigReader {
     }
   }
 
+  // The keys every rule has, built-in or custom: true when `k` was one of them.
+  template <typename Rule>
+  bool read_common_rule_key(const std::string& k, const toml::node& v, Rule& rule) {
+    if (k == "enabled") {
+      if (auto b = boolean(v, k)) rule.enabled = *b;
+    } else if (k == "for") {
+      if (auto d = duration(v, k)) rule.for_s = *d;
+    } else if (k == "clear_for") {
+      if (auto d = duration(v, k)) rule.clear_for_s = *d;
+    } else if (k == "severity") {
+      if (auto s = severity(v)) rule.severity = *s;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
   void read_rule(const toml::node& node, RuleSettings& rule) {
     const std::string where = "alerts." + rule.id;
     const auto* t = table(node, "[" + where + "]");
     if (!t) return;
     for (auto&& [key, v] : *t) {
       const std::string k(key.str());
-      if (k == "enabled") {
-        if (auto b = boolean(v, k)) rule.enabled = *b;
-      } else if (k == "for") {
-        if (auto d = duration(v, k)) rule.for_s = *d;
-      } else if (k == "clear_for") {
-        if (auto d = duration(v, k)) rule.clear_for_s = *d;
-      } else if (k == "severity") {
-        if (auto s = severity(v)) rule.severity = *s;
+      if (read_common_rule_key(k, v, rule)) {
+        continue;
       } else if (std::any_of(rule.params.begin(), rule.params.end(),
                              [&](const auto& p) { return p.first == k; })) {
         if (auto d = number(v, k)) rule.set_param(k, *d);
@@ -243,7 +254,9 @@ class ConfigReader {
       bool has_metric = false, has_value = false;
       for (auto&& [key, v] : *t) {
         const std::string k(key.str());
-        if (k == "name") {
+        if (read_common_rule_key(k, v, rule)) {
+          continue;
+        } else if (k == "name") {
           if (auto s = text(v, k)) rule.name = *s;
         } else if (k == "metric") {
           if (auto s = text(v, k)) rule.metric = *s;
@@ -270,16 +283,8 @@ class ConfigReader {
           has_value = true;
         } else if (k == "clear") {
           if (auto d = number(v, k)) rule.clear = *d;
-        } else if (k == "for") {
-          if (auto d = duration(v, k)) rule.for_s = *d;
-        } else if (k == "clear_for") {
-          if (auto d = duration(v, k)) rule.clear_for_s = *d;
-        } else if (k == "severity") {
-          if (auto s = severity(v)) rule.severity = *s;
         } else if (k == "message") {
           if (auto s = text(v, k)) rule.message = *s;
-        } else if (k == "enabled") {
-          if (auto b = boolean(v, k)) rule.enabled = *b;
         } else {
           unknown_key(v, k, "[alerts.custom]",
                       {"name", "metric", "op", "value", "clear", "for", "clear_for", "severity",

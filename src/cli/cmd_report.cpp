@@ -178,15 +178,7 @@ void register_report(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("-o,--output", args->output, "Write here instead of stdout");
   cmd->add_flag("--lenient", args->lenient, "Skip malformed lines of the recording");
-  cmd->add_option("--price", args->settings.price,
-                  "Price of one GPU-hour (default: data/prices.json by GPU model)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--peak-tflops", args->settings.peak_tflops,
-                  "Dense peak TFLOP/s per GPU for MFU (default: data/gpu_peaks.json)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--dtype", args->settings.dtype,
-                  "Data type of the peak: bf16, fp16, tf32, fp8, fp64")
-      ->capture_default_str();
+  add_report_settings_options(*cmd, args->settings);
   cmd->add_option("--flops-per-step", args->settings.flops_per_step,
                   "Model FLOPs of one step, for step marks that carry none")
       ->check(CLI::PositiveNumber);
@@ -194,11 +186,6 @@ void register_report(CLI::App& app, std::function<int()>& run) {
                   "Only these GPU indexes (default: the job's, else all; with --from, read "
                   "only these)")
       ->delimiter(',');
-  cmd->add_option("--config", args->settings.config_path,
-                  "Diagnosis config (TOML: thresholds, rules, price_per_gpu_hour)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--data-dir", args->settings.data_dir,
-                  "Directory with gpu_peaks.json and prices.json");
   cmd->callback([args, &run] { run = [args] { return run_report(*args); }; });
 }
 

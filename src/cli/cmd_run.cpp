@@ -270,15 +270,7 @@ void register_run(CLI::App& app, std::function<int()>& run) {
                   "Write the report here: .html (one self-contained page), .json or text");
   cmd->add_option("--trace", args->trace,
                   "Keep the recording here (default: a file in a temporary directory)");
-  cmd->add_option("--price", args->settings.price,
-                  "Price of one GPU-hour (default: data/prices.json by GPU model)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--peak-tflops", args->settings.peak_tflops,
-                  "Dense peak TFLOP/s per GPU for MFU (default: data/gpu_peaks.json)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--dtype", args->settings.dtype,
-                  "Data type of the peak: bf16, fp16, tf32, fp8, fp64")
-      ->capture_default_str();
+  add_report_settings_options(*cmd, args->settings);
   auto* flops = cmd->add_option("--flops-per-step", args->settings.flops_per_step,
                                 "Model FLOPs of one training step (e.g. 6 x params x tokens)")
                     ->check(CLI::PositiveNumber);
@@ -290,11 +282,6 @@ void register_run(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--live-every", args->live_every_s, "Seconds between --live lines")
       ->check(CLI::Range(0.5, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--config", args->settings.config_path,
-                  "Diagnosis config (TOML: thresholds, rules, price_per_gpu_hour)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--data-dir", args->settings.data_dir,
-                  "Directory with gpu_peaks.json and prices.json");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
   // The job is everything after "--", or everything from the first word that is
   // not an option of ours. CLI11 moves "--" to remaining(): the positional takes

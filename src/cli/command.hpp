@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "report/report_setup.hpp"
 #include "sources/tick_source.hpp"
 
 namespace gpulens::cli {
@@ -17,6 +18,10 @@ inline constexpr int kExitUsage = 2;  // bad arguments, or no GPU/driver to read
 // Adds --replay/--speed/--lenient (and, for live, --interval/--gpus/--no-gpm/
 // --no-procs/--procfs) to a subcommand, filling `options`.
 void add_source_options(CLI::App& app, SourceOptions& options, bool offline);
+
+// Adds what prices and judges a job (--price, --peak-tflops, --dtype, --config,
+// --data-dir) to `gpulens run` and `gpulens report`, filling `settings`.
+void add_report_settings_options(CLI::App& app, ReportSettings& settings);
 
 // Opens the source and prints a helpful message on failure; nullptr when it failed.
 std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options);

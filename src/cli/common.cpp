@@ -35,6 +35,21 @@ void add_source_options(CLI::App& app, SourceOptions& options, bool offline) {
   app.add_option("--procfs", options.procfs, "Root of the proc filesystem")->capture_default_str();
 }
 
+void add_report_settings_options(CLI::App& app, ReportSettings& settings) {
+  app.add_option("--price", settings.price,
+                 "Price of one GPU-hour (default: data/prices.json by GPU model)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--peak-tflops", settings.peak_tflops,
+                 "Dense peak TFLOP/s per GPU for MFU (default: data/gpu_peaks.json)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dtype", settings.dtype, "Data type of the peak: bf16, fp16, tf32, fp8, fp64")
+      ->capture_default_str();
+  app.add_option("--config", settings.config_path,
+                 "Diagnosis config (TOML: thresholds, rules, price_per_gpu_hour)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--data-dir", settings.data_dir, "Directory with gpu_peaks.json and prices.json");
+}
+
 std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options) {
   auto source = open_tick_source(options);
   if (!source) {

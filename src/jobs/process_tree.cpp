@@ -14,13 +14,13 @@ std::set<std::uint32_t> descendants(
   std::multimap<std::uint32_t, std::uint32_t> children;
   for (const auto& [pid, ppid] : pid_ppid) children.emplace(ppid, pid);
   std::set<std::uint32_t> out{root};
-  std::vector<std::uint32_t> todo{root};
-  while (!todo.empty()) {
-    const auto p = todo.back();
-    todo.pop_back();
+  std::vector<std::uint32_t> pending{root};
+  while (!pending.empty()) {
+    const auto p = pending.back();
+    pending.pop_back();
     const auto [lo, hi] = children.equal_range(p);
     for (auto it = lo; it != hi; ++it) {
-      if (out.insert(it->second).second) todo.push_back(it->second);
+      if (out.insert(it->second).second) pending.push_back(it->second);
     }
   }
   return out;
