@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "sources/nvml/nvml_device.hpp"
@@ -73,9 +74,8 @@ class NvmlCollector final : public GpuCollector {
   std::vector<std::unique_ptr<DeviceSlot>> slots_;
   std::vector<DeviceInfo> infos_;
   nvml_detail::XidWatcher xid_;
-  bool xid_polled_ = false;
-  double xid_polled_at_ = 0;  // monotonic
-  std::mutex events_mutex_;   // guards lost_events_ (sample threads push, poll drains)
+  std::optional<double> xid_polled_at_;  // monotonic; none before the first poll
+  std::mutex events_mutex_;              // guards lost_events_ (sample threads push, poll drains)
   std::vector<DeviceEvent> lost_events_;
 };
 
@@ -220,8 +220,7 @@ std::vector<DeviceEvent> NvmlCollector::poll_events() {
   std::vector<DeviceEvent> events;
   // XIDs wait in the event set until read, so a fast sampler need not ask the
   // driver for them on every tick.
-  if (const double now = clocks_.monotonic_s(); !xid_polled_ || now - xid_polled_at_ >= 0.9) {
-    xid_polled_ = true;
+  if (const double now = clocks_.monotonic_s(); !xid_polled_at_ || now - *xid_polled_at_ >= 0.9) {
     xid_polled_at_ = now;
     xid_.poll(api_, slots_, clocks_.unix_s(), events);
   }

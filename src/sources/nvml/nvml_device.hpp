@@ -8,6 +8,7 @@
 #include <bitset>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,8 +93,7 @@ struct DeviceSlot {
   // SM share per PID from the last nvmlDeviceGetProcessUtilization call, reused until
   // the next one (process_util_every_s later).
   std::vector<std::pair<unsigned, double>> util_by_pid;
-  double util_read_at = 0;
-  bool util_read_once = false;
+  std::optional<double> util_read_at;  // none: read at the next tick
 
   bool use(Call c) const { return calls.test(static_cast<std::size_t>(c)); }
   void switch_off(Call c) { calls.reset(static_cast<std::size_t>(c)); }

@@ -114,10 +114,9 @@ void read_processes(const NvmlApi& api, DeviceSlot& slot, double now,
     merge_list(api.deviceGetGraphicsRunningProcesses_v3, slot, Call::GraphicsProcesses, out);
   }
   if (!slot.use(Call::ProcessUtilization) || out.empty()) return;
-  if (!slot.util_read_once || now - slot.util_read_at >= slot.process_util_every_s) {
+  if (!slot.util_read_at || now - *slot.util_read_at >= slot.process_util_every_s) {
     refresh_utilization(api, slot);
     slot.util_read_at = now;
-    slot.util_read_once = true;
   }
   apply_utilization(slot, out);
 }
@@ -139,9 +138,9 @@ void probe_processes(const NvmlApi& api, DeviceSlot& slot, double now, double un
   read_processes(api, slot, now, scratch);
   // read_processes skips the utilization call when no process runs; probe it anyway so
   // that an unsupported call (MIG mode) is found now, not on the first busy tick.
-  if (!slot.util_read_once && slot.use(Call::ProcessUtilization)) refresh_utilization(api, slot);
+  if (!slot.util_read_at && slot.use(Call::ProcessUtilization)) refresh_utilization(api, slot);
   // The first tick reads utilization afresh rather than reusing what open saw.
-  slot.util_read_once = false;
+  slot.util_read_at.reset();
 
   std::string why;
   if (!slot.use(Call::ComputeProcesses)) {
