@@ -12,6 +12,13 @@ int FileBuffer::read(const char* path, std::size_t max_bytes) {
   size_ = 0;
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno;
+  const int err = read_from(fd, max_bytes);
+  ::close(fd);
+  return err;
+}
+
+int FileBuffer::read_from(int fd, std::size_t max_bytes) {
+  size_ = 0;
   int err = 0;
   if (data_.empty()) data_.resize(4096);
   while (size_ < max_bytes) {
@@ -27,7 +34,25 @@ int FileBuffer::read(const char* path, std::size_t max_bytes) {
     if (n == 0) break;
     size_ += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  return err;
+}
+
+KeptOpenFile::~KeptOpenFile() {
+  close();
+}
+
+void KeptOpenFile::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+int KeptOpenFile::read(const char* path, FileBuffer& into) {
+  if (fd_ >= 0 && ::lseek(fd_, 0, SEEK_SET) == 0 && into.read_from(fd_) == 0) return 0;
+  close();
+  fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return errno;
+  const int err = into.read_from(fd_);
+  if (err != 0) close();
   return err;
 }
 

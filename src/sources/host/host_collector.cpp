@@ -61,7 +61,7 @@ HostCollector::HostCollector(HostOptions options) : options_(std::move(options))
 
 HostSnapshot HostCollector::sample(HostReadings what) {
   HostSnapshot out;
-  if (const int err = buf_.read(path_of("stat"))) {
+  if (const int err = stat_file_.read(path_of("stat"), buf_)) {
     add_error(out.error, describe(path_.c_str(), err));
   } else if (auto stat = parse_proc_stat(buf_.view()); !stat) {
     add_error(out.error, stat.error().message);

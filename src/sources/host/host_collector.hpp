@@ -74,6 +74,7 @@ class HostCollector {
   std::unordered_map<std::uint32_t, std::string> user_names_;
   std::vector<std::uint32_t> unresolved_;
   FileBuffer buf_;
+  KeptOpenFile stat_file_;    // /proc/stat, read every tick
   std::string path_;          // reused to build file names without allocating
   std::vector<char> pw_buf_;  // getpwuid_r scratch
   long clock_ticks_per_s_ = 100;
