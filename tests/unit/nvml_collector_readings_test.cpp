@@ -107,5 +107,40 @@ TEST_F(NvmlCollectorTest, EnergyIsIntegratedBetweenRareReads) {
   EXPECT_EQ(s.get(Metric::EnergyMj), 90000000.0);
 }
 
+TEST_F(NvmlCollectorTest, EccCountsAreReadEveryTenSecondsAndRepeatedBetween) {
+  auto c = open();
+  const int at_open = fake.count("nvmlDeviceGetTotalEccErrors", 0);  // corrected + uncorrected
+  EXPECT_EQ(at_open, 2);
+  fake.gpus[0].ecc_corrected = 7;
+  // Within ten seconds of the read at open, the counts from then are repeated.
+  Sample s = tick(*c, 0, 4.0);
+  EXPECT_EQ(s.get(Metric::EccCorrected), 3.0);
+  EXPECT_EQ(s.get(Metric::EccUncorrected), 0.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEccErrors", 0), at_open);
+  s = tick(*c, 0, 6.0);
+  EXPECT_EQ(s.get(Metric::EccCorrected), 7.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEccErrors", 0), at_open + 2);
+}
+
+TEST_F(NvmlCollectorTest, EccCountsThatFailedToReadAreAbsentAndTriedNextTick) {
+  NvmlOptions options;
+  options.ecc_refresh_s = 60;
+  auto c = open(options);
+  fake.gpus[0].ecc_uncorrected = 1;
+  Sample s = tick(*c, 0, 61.0);
+  EXPECT_EQ(s.get(Metric::EccUncorrected), 1.0);
+  const int calls = fake.count("nvmlDeviceGetTotalEccErrors", 0);
+  // A refresh that fails (not for good) leaves the counts absent rather than
+  // repeating old ones...
+  fake.gpus[0].ecc_ret = Return::Unknown;
+  s = tick(*c, 0, 61.0);
+  EXPECT_FALSE(s.get(Metric::EccUncorrected));
+  // ...and the next tick asks again instead of waiting another minute.
+  fake.gpus[0].ecc_ret = Return::Success;
+  s = tick(*c, 0, 1.0);
+  EXPECT_EQ(s.get(Metric::EccUncorrected), 1.0);
+  EXPECT_GT(fake.count("nvmlDeviceGetTotalEccErrors", 0), calls + 2);
+}
+
 }  // namespace
 }  // namespace gpulens::test

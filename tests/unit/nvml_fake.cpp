@@ -219,6 +219,7 @@ void add_readings(std::map<std::string, void*>& t) {
       t, "nvmlDeviceGetTotalEccErrors", [](Dev d, int type, int, unsigned long long* n) -> Return {
         FAKE_ENTER("nvmlDeviceGetTotalEccErrors", d);
         if (gpu_of(d)->ecc_mode == 0) return Return::NotSupported;
+        if (gpu_of(d)->ecc_ret != Return::Success) return gpu_of(d)->ecc_ret;
         *n = type == nvml::kMemoryErrorCorrected ? gpu_of(d)->ecc_corrected
                                                  : gpu_of(d)->ecc_uncorrected;
         return Return::Success;

@@ -48,6 +48,7 @@ struct FakeGpu {
   unsigned long long energy_mj = 1000000;
   int ecc_mode = 1;
   unsigned long long ecc_corrected = 3, ecc_uncorrected = 0;
+  Return ecc_ret = Return::Success;  // after the ECC-mode check
   bool mig = false;
   std::vector<unsigned> mig_instances;  // GPU instance ids when mig
   unsigned nvlinks_active = 0;          // NOT_SUPPORTED when 0

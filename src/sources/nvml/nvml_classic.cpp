@@ -122,6 +122,29 @@ void read_energy(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues&
   out.set(Metric::EnergyMj, e.last_out_mj);
 }
 
+// Volatile ECC counts, read every ecc_refresh_s (see NvmlOptions) and repeated in
+// between. A read that fails is tried again at the next tick, not a refresh later.
+void read_ecc(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+  EccState& e = slot.ecc;
+  if (!e.read_at || now - *e.read_at >= slot.ecc_refresh_s) {
+    const auto read = [&](Call call, int type) -> std::optional<double> {
+      if (!slot.use(call)) return std::nullopt;
+      unsigned long long count = 0;
+      const Return r =
+          api.deviceGetTotalEccErrors(slot.handle, type, nvml::kEccCounterVolatile, &count);
+      if (!accept(slot, call, r)) return std::nullopt;
+      return static_cast<double>(count);
+    };
+    e.corrected = read(Call::EccCorrected, nvml::kMemoryErrorCorrected);
+    e.uncorrected = read(Call::EccUncorrected, nvml::kMemoryErrorUncorrected);
+    const bool complete = (e.corrected || !slot.use(Call::EccCorrected)) &&
+                          (e.uncorrected || !slot.use(Call::EccUncorrected));
+    e.read_at = complete ? std::optional<double>(now) : std::nullopt;
+  }
+  if (e.corrected) out.set(Metric::EccCorrected, *e.corrected);
+  if (e.uncorrected) out.set(Metric::EccUncorrected, *e.uncorrected);
+}
+
 }  // namespace
 
 void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
@@ -170,19 +193,7 @@ void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues
     out.set(Metric::Pstate, pstate);
   }
   read_energy(api, slot, now, out);
-  unsigned long long count = 0;
-  if (slot.use(Call::EccCorrected) &&
-      accept(slot, Call::EccCorrected,
-             api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorCorrected,
-                                         nvml::kEccCounterVolatile, &count))) {
-    out.set(Metric::EccCorrected, static_cast<double>(count));
-  }
-  if (slot.use(Call::EccUncorrected) &&
-      accept(slot, Call::EccUncorrected,
-             api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorUncorrected,
-                                         nvml::kEccCounterVolatile, &count))) {
-    out.set(Metric::EccUncorrected, static_cast<double>(count));
-  }
+  read_ecc(api, slot, now, out);
 }
 
 void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {

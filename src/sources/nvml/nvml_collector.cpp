@@ -112,6 +112,7 @@ void NvmlCollector::open_device(unsigned index) {
   auto& slot = *slots_.emplace_back(std::make_unique<DeviceSlot>());
   slot.info.index = static_cast<int>(index);
   slot.energy_refresh_s = options_.energy_refresh_s;
+  slot.ecc_refresh_s = options_.ecc_refresh_s;
   slot.process_util_every_s = options_.process_util_every_s;
   const Return r = api_.deviceGetHandleByIndex_v2(index, &slot.handle);
   if (r != Return::Success) {

@@ -31,6 +31,10 @@ struct NvmlOptions {
   // than all other per-tick calls but GPM together; each process's SM share is the
   // maximum over this many seconds, reused by the ticks in between.
   double process_util_every_s = 5;
+  // The volatile ECC counts cost ~8 us of driver time per call, two calls a tick, and
+  // change rarely; an uncorrectable error also raises an XID event at once. They are
+  // read at most this often and the last counts repeated in between.
+  double ecc_refresh_s = 10;
   const NvmlApi* api = nullptr;  // inject (tests); nullptr = dlopen libnvidia-ml
   NvmlClock clock;
 };

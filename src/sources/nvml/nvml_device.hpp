@@ -69,6 +69,11 @@ struct EnergyState {
   double last_out_mj = 0;  // output never decreases (it is a counter)
 };
 
+struct EccState {
+  std::optional<double> read_at;  // monotonic time of the last complete read
+  std::optional<double> corrected, uncorrected;
+};
+
 struct DeviceSlot {
   nvml::Device handle = nullptr;
   DeviceInfo info;
@@ -81,7 +86,9 @@ struct DeviceSlot {
 
   double energy_refresh_s = 300;
   double process_util_every_s = 5;
+  double ecc_refresh_s = 10;
   EnergyState energy;
+  EccState ecc;
 
   bool gpm_on = false;
   GpmStream gpm;
