@@ -3,18 +3,23 @@
 // the trace's metric keys, any XID/lost events, and the mean collection cost per tick.
 //
 //   gpulens_nvml_probe [--count N] [--interval S] [--gpus 0,1] [--no-gpm] [--no-procs]
-//                      [--energy-refresh S] [--call-costs REPS]
+//                      [--energy-refresh S] [--call-costs REPS] [--memory-steps]
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
 // keep the cost figures in shared/design.md honest on new drivers.
+// --memory-steps makes the NVML calls the collector makes, one kind at a time, and
+// prints the resident memory after each and whether libcuda has been mapped, so that
+// NVML's own footprint can be told from gpulens'.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -31,6 +36,7 @@ namespace {
 using namespace gpulens;
 
 struct Args {
+  bool memory_steps = false;
   int call_cost_reps = 0;
   int count = 5;
   double interval_s = 1.0;
@@ -40,7 +46,8 @@ struct Args {
 int usage(const char* why) {
   std::fprintf(stderr,
                "gpulens_nvml_probe: %s\nusage: gpulens_nvml_probe [--count N] [--interval S] "
-               "[--gpus 0,1] [--no-gpm] [--no-procs] [--energy-refresh S] [--call-costs REPS]\n",
+               "[--gpus 0,1] [--no-gpm] [--no-procs] [--energy-refresh S] [--call-costs REPS]\n"
+               "       [--memory-steps]\n",
                why);
   return 2;
 }
@@ -65,6 +72,8 @@ bool parse(int argc, char** argv, Args& args) {
       }
     } else if (arg == "--call-costs" && has_value) {
       args.call_cost_reps = std::atoi(argv[++i]);
+    } else if (arg == "--memory-steps") {
+      args.memory_steps = true;
     } else if (arg == "--no-gpm") {
       args.nvml.gpm = false;
     } else if (arg == "--no-procs") {
@@ -267,12 +276,166 @@ int call_costs(int reps) {
   return 0;
 }
 
+// One line per step: resident memory (KiB) from /proc/self/status, the thread count,
+// and whether NVML has mapped libcuda by then.
+void print_memory(const char* step) {
+  nlohmann::json j = {{"step", step}};
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  char line[256];
+  while (status != nullptr && std::fgets(line, sizeof line, status) != nullptr) {
+    for (const char* key : {"VmHWM", "VmRSS", "RssAnon", "RssFile", "Threads"}) {
+      const std::size_t n = std::strlen(key);
+      if (std::strncmp(line, key, n) == 0 && line[n] == ':') j[key] = std::atol(line + n + 1);
+    }
+  }
+  if (status != nullptr) std::fclose(status);
+  bool cuda = false;
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  while (maps != nullptr && std::fgets(line, sizeof line, maps) != nullptr) {
+    cuda = cuda || std::strstr(line, "libcuda") != nullptr;
+  }
+  if (maps != nullptr) std::fclose(maps);
+  j["libcuda_mapped"] = cuda;
+  std::printf("%s\n", j.dump().c_str());
+}
+
+// The largest resident mappings at the end, with their sizes: which anonymous memory
+// is a thread stack, a malloc arena or the driver's.
+void print_largest_mappings() {
+  std::FILE* smaps = std::fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return;
+  struct Mapping {
+    std::string head;
+    long size_kib = 0;
+    long rss_kib = 0;
+  };
+  std::vector<Mapping> all;
+  char line[512];
+  while (std::fgets(line, sizeof line, smaps) != nullptr) {
+    unsigned long lo = 0;
+    unsigned long hi = 0;
+    if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's first line
+      all.push_back({line, static_cast<long>((hi - lo) / 1024), 0});
+      all.back().head.pop_back();  // the newline
+    } else if (std::strncmp(line, "Rss:", 4) == 0 && !all.empty()) {
+      all.back().rss_kib = std::atol(line + 4);
+    }
+  }
+  std::fclose(smaps);
+  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.rss_kib > b.rss_kib; });
+  for (std::size_t i = 0; i < all.size() && all[i].rss_kib >= 128; ++i) {
+    const nlohmann::json j = {
+        {"mapping", all[i].head}, {"size_kib", all[i].size_kib}, {"rss_kib", all[i].rss_kib}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+}
+
+int memory_steps() {
+  print_memory("start");
+  auto loaded = load_nvml_library();
+  if (!loaded) {
+    std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  const NvmlApi& api = *loaded;
+  print_memory("dlopen libnvidia-ml");
+  nvml::Device dev = nullptr;
+  if (api.init_v2() != nvml::Return::Success) return 1;
+  print_memory("nvmlInit_v2");
+  if (api.deviceGetHandleByIndex_v2(0, &dev) != nvml::Return::Success) return 1;
+  print_memory("nvmlDeviceGetHandleByIndex_v2");
+  char text[256];
+  unsigned u = 0;
+  unsigned u2 = 0;
+  int i = 0;
+  int i2 = 0;
+  api.deviceGetName(dev, text, sizeof text);
+  api.deviceGetUUID(dev, text, sizeof text);
+  nvml::PciInfo pci{};
+  api.deviceGetPciInfo_v3(dev, &pci);
+  api.deviceGetArchitecture(dev, &u);
+  print_memory("name, UUID, PCI, architecture");
+  api.deviceGetCudaComputeCapability(dev, &i, &i2);
+  print_memory("nvmlDeviceGetCudaComputeCapability");
+  nvml::DeviceAttributes attributes{};
+  api.deviceGetAttributes_v2(dev, &attributes);
+  print_memory("nvmlDeviceGetAttributes_v2");
+  api.deviceGetNumGpuCores(dev, &u);
+  api.deviceGetEnforcedPowerLimit(dev, &u);
+  api.deviceGetMaxClockInfo(dev, nvml::kClockSm, &u);
+  api.deviceGetMaxPcieLinkGeneration(dev, &u);
+  api.deviceGetMaxPcieLinkWidth(dev, &u);
+  api.deviceGetMigMode(dev, &u, &u2);
+  api.deviceGetNvLinkState(dev, 0, &i);
+  api.deviceGetEccMode(dev, &i, &i2);
+  print_memory("cores, power limit, clocks, PCIe, MIG, NVLink, ECC mode");
+  nvml::GpmSupport support{};
+  support.version = nvml::kGpmSupportVersion;
+  if (api.has_gpm()) api.gpmQueryDeviceSupport(dev, &support);
+  print_memory("nvmlGpmQueryDeviceSupport");
+  nvml::EventSet events = nullptr;
+  if (api.has_events() && api.eventSetCreate(&events) == nvml::Return::Success) {
+    api.deviceRegisterEvents(dev, nvml::kEventTypeXidCriticalError, events);
+  }
+  print_memory("event set, XID registration");
+  nvml::Utilization util{};
+  nvml::Memory_v2 memory{};
+  memory.version = nvml::kMemoryV2Version;
+  unsigned long long ull = 0;
+  api.deviceGetUtilizationRates(dev, &util);
+  api.deviceGetMemoryInfo_v2(dev, &memory);
+  api.deviceGetPowerUsage(dev, &u);
+  api.deviceGetTemperature(dev, nvml::kTemperatureGpu, &u);
+  api.deviceGetClockInfo(dev, nvml::kClockSm, &u);
+  api.deviceGetCurrentClocksEventReasons(dev, &ull);
+  api.deviceGetPerformanceState(dev, &i);
+  api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile, &ull);
+  print_memory("per-tick classic reads");
+  api.deviceGetTotalEnergyConsumption(dev, &ull);
+  print_memory("nvmlDeviceGetTotalEnergyConsumption");
+  std::vector<nvml::ProcessInfo_v3> procs(64);
+  auto n = static_cast<unsigned>(procs.size());
+  api.deviceGetComputeRunningProcesses_v3(dev, &n, procs.data());
+  print_memory("nvmlDeviceGetComputeRunningProcesses_v3");
+  std::vector<nvml::ProcessUtilizationSample> shares(256);
+  n = static_cast<unsigned>(shares.size());
+  api.deviceGetProcessUtilization(dev, shares.data(), &n, 0);
+  print_memory("nvmlDeviceGetProcessUtilization");
+  if (api.has_gpm()) {
+    nvml::GpmSample a = nullptr;
+    nvml::GpmSample b = nullptr;
+    api.gpmSampleAlloc(&a);
+    api.gpmSampleAlloc(&b);
+    print_memory("nvmlGpmSampleAlloc x2");
+    api.gpmSampleGet(dev, a);
+    print_memory("nvmlGpmSampleGet");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    api.gpmSampleGet(dev, b);
+    auto request = std::make_unique<nvml::GpmMetricsGet>();
+    request->version = nvml::kGpmMetricsGetVersion;
+    request->numMetrics = 1;
+    request->sample1 = a;
+    request->sample2 = b;
+    request->metrics[0].metricId = 2;  // SM activity
+    api.gpmMetricsGet(request.get());
+    print_memory("nvmlGpmMetricsGet");
+    api.gpmSampleFree(a);
+    api.gpmSampleFree(b);
+  }
+  print_largest_mappings();
+  if (events != nullptr) api.eventSetFree(events);
+  api.shutdown();
+  print_memory("nvmlShutdown");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args args;
   if (!parse(argc, argv, args)) return usage("bad arguments");
   if (args.call_cost_reps > 0) return call_costs(args.call_cost_reps);
+  if (args.memory_steps) return memory_steps();
 
   const auto opened_at = std::chrono::steady_clock::now();
   auto opened = open_nvml_collector(args.nvml);

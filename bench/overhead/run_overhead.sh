@@ -2,7 +2,8 @@
 # Runs on the GPU machine: what gpulens costs while a matmul load runs, side by side
 # in the same run with `nvidia-smi dmon` sampling the same GPM metrics at 1 Hz.
 #   first:          each NVML call's own CPU cost in a tight loop (gpulens_nvml_probe),
-#                   split into user and system time: the floor no caller can go under
+#                   split into user and system time: the floor no caller can go under;
+#                   then the resident memory of a small NVML client, step by step
 #   batch 1 (60 s): gpulens 1 s with GPM (with and without per-process queries),
 #                   gpulens 1 s without GPM (with and without processes), nvidia-smi dmon 1 s;
 #                   near its end, where each one's resident memory lies (/proc/PID/smaps)
@@ -22,6 +23,7 @@ load=calibration/build/gpulens-workload
 load_pid=$!
 sleep 5
 .devbin/gpulens_nvml_probe --call-costs 200 >"$out/call-costs.jsonl" 2>&1
+.devbin/gpulens_nvml_probe --memory-steps >"$out/memory-steps.jsonl" 2>&1
 
 proc_cpu_s() {  # utime + stime of a live process, in seconds
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"

@@ -60,14 +60,14 @@ if costs_path.exists():
     for name, c in calls.items():
         print(f"{name:<46} {c['cpu_us']:>9.1f} {c.get('user_us', 0):>8.1f} "
               f"{c.get('sys_us', 0):>8.1f}")
-    # Calls made on every tick; ECC is read twice (corrected, uncorrected) and clocks
-    # twice (SM, memory). Energy and per-process calls are made every few minutes or
-    # seconds, so they are left out of the floor.
+    # Calls made on every tick; clocks are read twice (SM, memory). Energy, ECC and
+    # per-process calls are made every few minutes or seconds, so they are left out of
+    # the floor.
     classic = ["nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo_v2",
                "nvmlDeviceGetPowerUsage", "nvmlDeviceGetTemperature",
                "nvmlDeviceGetFieldValues(MEMORY_TEMP)", "nvmlDeviceGetCurrentClocksEventReasons",
                "nvmlDeviceGetPerformanceState", "nvmlEventSetWait_v2(timeout 0)"]
-    twice = ["nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetClockInfo(SM)"]
+    twice = ["nvmlDeviceGetClockInfo(SM)"]
     classic_ms = (sum(calls[n]["cpu_us"] for n in classic if n in calls) +
                   sum(2 * calls[n]["cpu_us"] for n in twice if n in calls)) / 1000
     fresh = "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"
@@ -95,6 +95,31 @@ if smaps_path.exists():
         print(f"  {lines[0][:70]}")
         for line in lines[1:9]:
             print(f"    {line}")
+
+# The memory floor: what NVML holds resident in a small client that makes the same
+# calls, step by step. No NVML client can have a smaller peak.
+steps_path = out / "memory-steps.jsonl"
+if steps_path.exists():
+    steps = []
+    for line in steps_path.read_text().splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if "step" in j:
+            steps.append(j)
+    if steps:
+        print("\nresident memory of a minimal NVML client (gpulens_nvml_probe --memory-steps), MiB:")
+        for j in steps:
+            print(f"  {j['step']:<56} rss {j.get('VmRSS', 0) / 1024:5.1f}  anon "
+                  f"{j.get('RssAnon', 0) / 1024:5.1f}  files {j.get('RssFile', 0) / 1024:5.1f}"
+                  f"  {'libcuda mapped' if j.get('libcuda_mapped') else ''}")
+        start = steps[0].get("VmRSS", 0)
+        init = next((j for j in steps if j["step"] == "nvmlInit_v2"), None)
+        peak = max(j.get("VmHWM", 0) for j in steps)
+        if init:
+            print(f"  nvmlInit_v2 alone adds {(init['VmRSS'] - start) / 1024:.1f} MiB; the client "
+                  f"peaks at {peak / 1024:.1f} MiB")
 
 # CPU per thread over the whole run (open included), to tell gpulens' threads
 # (gpulens, gpulens-gpuN, gpulens-signal) from those the NVIDIA libraries start.
