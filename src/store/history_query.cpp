@@ -29,13 +29,6 @@ struct Bucket {
 
 using BucketMap = std::map<std::pair<int, std::int64_t>, Bucket>;
 
-std::string gpu_filter(const std::vector<int>& gpus) {
-  if (gpus.empty()) return {};
-  std::string list;
-  for (int g : gpus) list += fmt::format("{}{}", list.empty() ? "" : ",", g);
-  return fmt::format(" AND gpu IN ({})", list);
-}
-
 void merge_opt(std::optional<double>& into, std::optional<double> v, bool is_min) {
   if (!v) return;
   into = !into ? *v : is_min ? std::min(*into, *v) : std::max(*into, *v);
@@ -132,11 +125,7 @@ double raw_split(const DataRange& range, double from, double to, double step) {
 Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
   std::lock_guard lock(mutex_);
   if (auto s = ensure_open(); !s) return s.error();
-  db_.set_deadline(std::chrono::steady_clock::now() + deadline_);
-  struct ClearDeadline {
-    Database& db;
-    ~ClearDeadline() { db.set_deadline(std::nullopt); }
-  } clear{db_};
+  const Database::DeadlineScope deadline(db_, deadline_);
 
   HistoryResult out;
   out.from = q.from;
@@ -168,7 +157,7 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
         "MAX({2})",
         mean, quote_identifier(rollup_column(m, "min")), quote_identifier(rollup_column(m, "max")));
   }
-  const std::string filter = gpu_filter(q.gpus);
+  const std::string filter = gpu_filter_clause(q.gpus);
   BucketMap buckets;
   std::vector<std::string> sources;
   const auto from_minute = static_cast<std::int64_t>(std::floor(q.from / 60.0)) * 60;

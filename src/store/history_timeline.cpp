@@ -52,17 +52,11 @@ Result<TimelineResult> HistoryReader::timeline(double from, double to,
                                                const std::vector<int>& gpus) {
   std::lock_guard lock(mutex_);
   if (auto s = ensure_open(); !s) return s.error();
-  db_.set_deadline(std::chrono::steady_clock::now() + deadline_);
-  struct ClearDeadline {
-    Database& db;
-    ~ClearDeadline() { db.set_deadline(std::nullopt); }
-  } clear{db_};
+  const Database::DeadlineScope deadline(db_, deadline_);
   auto range = range_locked();
   if (!range) return range.error();
 
-  std::string filter;
-  for (int g : gpus) filter += fmt::format("{}{}", filter.empty() ? "" : ",", g);
-  if (!filter.empty()) filter = fmt::format(" AND gpu IN ({})", filter);
+  const std::string filter = gpu_filter_clause(gpus);
 
   TimelineResult out;
   // Raw samples answer short ranges, unless they were dropped from the range's

@@ -81,13 +81,6 @@ std::int64_t ms(double t) {
   return std::llround(t * 1000);
 }
 
-std::string gpu_filter(const std::vector<int>& gpus) {
-  if (gpus.empty()) return {};
-  std::string list;
-  for (int g : gpus) list += fmt::format("{}{}", list.empty() ? "" : ",", g);
-  return fmt::format(" AND gpu IN ({})", list);
-}
-
 // Cumulative counters: a minute's reading at its end is its max, so that the
 // difference between minutes is what was counted in between.
 bool is_counter(Metric m) {
@@ -139,7 +132,7 @@ Status read_raw(Database& db, const ColumnMap& columns, double from, double to,
   auto stmt = db.prepare(
       fmt::format("SELECT gpu, t_ms{} FROM samples WHERE t_ms >= ? AND t_ms < ?{} ORDER BY t_ms, "
                   "gpu",
-                  cols, gpu_filter(gpus)));
+                  cols, gpu_filter_clause(gpus)));
   if (!stmt) return stmt.error();
   stmt->bind(1, ms(from));
   stmt->bind(2, ms(to));
@@ -177,7 +170,7 @@ Status read_rollups(Database& db, const ColumnMap& columns, std::int64_t from_mi
   auto stmt = db.prepare(fmt::format(
       "SELECT gpu, minute, n, throttled{} FROM rollup_1m WHERE minute >= ? AND minute < ?{} "
       "ORDER BY minute, gpu",
-      cols, gpu_filter(gpus)));
+      cols, gpu_filter_clause(gpus)));
   if (!stmt) return stmt.error();
   stmt->bind(1, from_minute);
   stmt->bind(2, to_minute);
@@ -244,7 +237,7 @@ std::string gpu_list(const std::set<int>& gpus) {
 Result<std::int64_t> count_rows(Database& db, const char* table, const char* column,
                                 std::int64_t from, std::int64_t to, const std::vector<int>& gpus) {
   auto stmt = db.prepare(fmt::format("SELECT COUNT(*) FROM {} WHERE {} >= ? AND {} < ?{}", table,
-                                     column, column, gpu_filter(gpus)));
+                                     column, column, gpu_filter_clause(gpus)));
   if (!stmt) return stmt.error();
   stmt->bind(1, from);
   stmt->bind(2, to);
@@ -260,7 +253,7 @@ Result<double> newest_raw_cut(Database& db, double from, double to, const std::v
   auto stmt = db.prepare(
       fmt::format("SELECT t_ms FROM samples WHERE t_ms >= ? AND t_ms < ?{} ORDER BY t_ms DESC "
                   "LIMIT 1 OFFSET ?",
-                  gpu_filter(gpus)));
+                  gpu_filter_clause(gpus)));
   if (!stmt) return stmt.error();
   stmt->bind(1, ms(from));
   stmt->bind(2, ms(to));

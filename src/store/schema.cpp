@@ -142,6 +142,13 @@ std::string rollup_column(Metric m, const char* stat) {
   return fmt::format("{}_{}", metric_info(m).key, stat);
 }
 
+std::string gpu_filter_clause(const std::vector<int>& gpus) {
+  if (gpus.empty()) return {};
+  std::string list;
+  for (int g : gpus) list += fmt::format("{}{}", list.empty() ? "" : ",", g);
+  return fmt::format(" AND gpu IN ({})", list);
+}
+
 std::string state_column(const std::string& state_id) {
   return "state_" + state_id;
 }

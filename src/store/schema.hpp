@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/metric.hpp"
 #include "core/result.hpp"
@@ -37,6 +38,8 @@ Result<ColumnMap> read_column_map(Database& db);
 
 // Rollup column names ("sm_active_mean") and state share columns ("state_idle").
 std::string rollup_column(Metric m, const char* stat);
+// " AND gpu IN (0,2)" for queries on samples and rollup_1m; empty for all GPUs.
+std::string gpu_filter_clause(const std::vector<int>& gpus);
 std::string state_column(const std::string& state_id);
 
 }  // namespace gpulens::store

@@ -70,6 +70,21 @@ class Database {
   // (SQLITE_INTERRUPT), so that no HTTP request holds a thread for long.
   void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline);
 
+  // Sets a deadline for one query's statements and clears it when it goes out of
+  // scope, whichever way the query returns.
+  class DeadlineScope {
+   public:
+    DeadlineScope(Database& db, std::chrono::steady_clock::duration limit) : db_(db) {
+      db_.set_deadline(std::chrono::steady_clock::now() + limit);
+    }
+    ~DeadlineScope() { db_.set_deadline(std::nullopt); }
+    DeadlineScope(const DeadlineScope&) = delete;
+    DeadlineScope& operator=(const DeadlineScope&) = delete;
+
+   private:
+    Database& db_;
+  };
+
  private:
   static int progress_callback(void* self);
   sqlite3* db_ = nullptr;
