@@ -42,10 +42,7 @@ Status accumulate(Database& db, const std::string& sql, std::int64_t from, std::
   if (!stmt) return stmt.error();
   stmt->bind(1, from);
   stmt->bind(2, to);
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  return stmt->for_each_row([&] {
     const auto key = std::make_pair(static_cast<int>(stmt->column_int(0)), stmt->column_int(1));
     Bucket& b = buckets[key];
     b.cells.resize(metric_count);
@@ -59,8 +56,7 @@ Status accumulate(Database& db, const std::string& sql, std::int64_t from, std::
       merge_opt(cell.min, stmt->column_opt_double(c + 2), true);
       merge_opt(cell.max, stmt->column_opt_double(c + 3), false);
     }
-  }
-  return ok_status();
+  });
 }
 
 }  // namespace
@@ -223,10 +219,7 @@ Result<std::vector<StoredAlertEvent>> HistoryReader::alert_events(double from, d
   stmt->bind(2, to);
   stmt->bind(3, std::int64_t{limit});
   std::vector<StoredAlertEvent> out;
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  const Status rows = stmt->for_each_row([&] {
     StoredAlertEvent e;
     e.t = stmt->column_double(0);
     e.gpu = static_cast<int>(stmt->column_int(1));
@@ -237,7 +230,8 @@ Result<std::vector<StoredAlertEvent>> HistoryReader::alert_events(double from, d
     e.message = stmt->column_text(6);
     e.count = static_cast<int>(stmt->column_int(7));
     out.push_back(std::move(e));
-  }
+  });
+  if (!rows) return rows.error();
   return out;
 }
 

@@ -121,13 +121,7 @@ Status HistoryStore::seed_dirty_minutes() {
   auto minutes = db_.prepare("SELECT DISTINCT t_ms / 60000 FROM samples WHERE t_ms >= ?");
   if (!minutes) return minutes.error();
   minutes->bind(1, (*rolled + 60) * 1000);
-  while (true) {
-    auto row = minutes->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    dirty_minutes_.insert(minutes->column_int(0) * 60);
-  }
-  return ok_status();
+  return minutes->for_each_row([&] { dirty_minutes_.insert(minutes->column_int(0) * 60); });
 }
 
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
@@ -201,10 +195,7 @@ Result<std::vector<StoredSample>> HistoryStore::read_raw(std::int64_t from_ms, s
   stmt->bind(1, from_ms);
   stmt->bind(2, to_ms);
   std::vector<StoredSample> out;
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  const Status rows = stmt->for_each_row([&] {
     StoredSample s;
     s.gpu = static_cast<int>(stmt->column_int(0));
     s.t = static_cast<double>(stmt->column_int(1)) / 1000.0;
@@ -222,7 +213,8 @@ Result<std::vector<StoredSample>> HistoryStore::read_raw(std::int64_t from_ms, s
         s.values.set(info.id, from_stored(*v, *scale));
     }
     out.push_back(std::move(s));
-  }
+  });
+  if (!rows) return rows.error();
   return out;
 }
 

@@ -75,10 +75,8 @@ Result<TimelineResult> HistoryReader::timeline(double from, double to,
     stmt->bind(1, static_cast<std::int64_t>(std::llround(from * 1000)));
     stmt->bind(2, static_cast<std::int64_t>(std::llround(to * 1000)));
     RunBuilder builder{out.runs, kRawGap, 0};
-    while (out.runs.size() < kMaxRuns) {
-      auto row = stmt->step();
-      if (!row) return row.error();
-      if (!*row) break;
+    const Status rows = stmt->for_each_row([&] {
+      if (out.runs.size() >= kMaxRuns) return false;
       std::string state = "unknown";
       if (const auto code = stmt->column_opt_int(2)) {
         if (auto it = columns_.state_ids.find(static_cast<int>(*code));
@@ -88,7 +86,9 @@ Result<TimelineResult> HistoryReader::timeline(double from, double to,
       builder.add(static_cast<int>(stmt->column_int(0)),
                   static_cast<double>(stmt->column_int(1)) / 1000.0, state,
                   static_cast<double>(stmt->column_int(3)), 1.0);
-    }
+      return true;
+    });
+    if (!rows) return rows.error();
     return out;
   }
 
@@ -107,10 +107,8 @@ Result<TimelineResult> HistoryReader::timeline(double from, double to,
   stmt->bind(1, static_cast<std::int64_t>(std::floor(from / 60.0)) * 60);
   stmt->bind(2, static_cast<std::int64_t>(std::ceil(to / 60.0)) * 60);
   RunBuilder builder{out.runs, kRollupGap, 60};
-  while (out.runs.size() < kMaxRuns) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  const Status rows = stmt->for_each_row([&] {
+    if (out.runs.size() >= kMaxRuns) return false;
     // The minute's majority state; "unknown" when no sample had a verdict.
     std::string state = "unknown";
     std::int64_t best = 0;
@@ -124,7 +122,9 @@ Result<TimelineResult> HistoryReader::timeline(double from, double to,
     const auto n = static_cast<double>(stmt->column_int(2));
     builder.add(static_cast<int>(stmt->column_int(0)), static_cast<double>(stmt->column_int(1)),
                 state, static_cast<double>(stmt->column_int(3)), n);
-  }
+    return true;
+  });
+  if (!rows) return rows.error();
   return out;
 }
 

@@ -136,10 +136,7 @@ Status read_raw(Database& db, const ColumnMap& columns, double from, double to,
   if (!stmt) return stmt.error();
   stmt->bind(1, ms(from));
   stmt->bind(2, ms(to));
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  return stmt->for_each_row([&] {
     Sample s;
     s.gpu = static_cast<int>(stmt->column_int(0));
     s.t = static_cast<double>(stmt->column_int(1)) / 1000.0;
@@ -148,8 +145,7 @@ Status read_raw(Database& db, const ColumnMap& columns, double from, double to,
         s.values.set(metrics[i], from_stored(*v, *columns.scale[index_of(metrics[i])]));
     }
     out.push_back(std::move(s));
-  }
-  return ok_status();
+  });
 }
 
 // One sample per rolled-up minute, at the minute's end: the means, the counters'
@@ -174,10 +170,7 @@ Status read_rollups(Database& db, const ColumnMap& columns, std::int64_t from_mi
   if (!stmt) return stmt.error();
   stmt->bind(1, from_minute);
   stmt->bind(2, to_minute);
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  return stmt->for_each_row([&] {
     Sample s;
     s.gpu = static_cast<int>(stmt->column_int(0));
     s.t = static_cast<double>(stmt->column_int(1) + 60);
@@ -193,8 +186,7 @@ Status read_rollups(Database& db, const ColumnMap& columns, std::int64_t from_mi
       s.values.set(metrics[i], value);
     }
     out.push_back(std::move(s));
-  }
-  return ok_status();
+  });
 }
 
 // The sampling interval, which the store does not keep: the median spacing of

@@ -60,15 +60,12 @@ CREATE INDEX alert_events_t ON alert_events (t);
   return steps;
 }
 
-std::set<std::string> table_columns(Database& db, const char* table) {
+Result<std::set<std::string>> table_columns(Database& db, const char* table) {
   std::set<std::string> names;
   auto stmt = db.prepare(fmt::format("PRAGMA table_info({})", table));
-  if (!stmt) return names;
-  while (true) {
-    auto row = stmt->step();
-    if (!row || !*row) break;
-    names.insert(stmt->column_text(1));
-  }
+  if (!stmt) return stmt.error();
+  const Status rows = stmt->for_each_row([&] { names.insert(stmt->column_text(1)); });
+  if (!rows) return rows.error();
   return names;
 }
 
@@ -81,17 +78,19 @@ Status add_column(Database& db, const char* table, const std::string& column,
 // Gives every metric and state its columns; a no-op on an up-to-date file.
 Status ensure_columns(Database& db) {
   const auto sample_cols = table_columns(db, "samples");
+  if (!sample_cols) return sample_cols.error();
   const auto rollup_cols = table_columns(db, "rollup_1m");
+  if (!rollup_cols) return rollup_cols.error();
   auto record = db.prepare("INSERT OR IGNORE INTO metric_columns (key, scale) VALUES (?, ?)");
   if (!record) return record.error();
   for (const auto& info : all_metrics()) {
     const std::string key(info.key);
-    if (!sample_cols.contains(key)) {
+    if (!sample_cols->contains(key)) {
       if (auto s = add_column(db, "samples", key); !s) return s;
     }
     for (const char* stat : {"mean", "min", "max"}) {
       const std::string col = rollup_column(info.id, stat);
-      if (rollup_cols.contains(col)) continue;
+      if (rollup_cols->contains(col)) continue;
       if (auto s = add_column(db, "rollup_1m", col); !s) return s;
     }
     record->bind(1, std::string_view(key));
@@ -109,7 +108,7 @@ Status ensure_columns(Database& db) {
     add_state->bind(2, std::string_view(id));
     if (auto st = add_state->run(); !st) return st;
     const std::string col = state_column(id);
-    if (!rollup_cols.contains(col)) {
+    if (!rollup_cols->contains(col)) {
       if (auto st = add_column(db, "rollup_1m", col, "INTEGER NOT NULL DEFAULT 0"); !st) return st;
     }
   }
@@ -157,24 +156,20 @@ Result<ColumnMap> read_column_map(Database& db) {
   ColumnMap map;
   auto cols = db.prepare("SELECT key, scale FROM metric_columns");
   if (!cols) return cols.error();
-  while (true) {
-    auto row = cols->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  const Status metric_rows = cols->for_each_row([&] {
     if (auto m = metric_from_key(cols->column_text(0))) {
       map.scale[index_of(*m)] = cols->column_double(1);
     }
-  }
+  });
+  if (!metric_rows) return metric_rows.error();
   auto states = db.prepare("SELECT code, id FROM state_names");
   if (!states) return states.error();
-  while (true) {
-    auto row = states->step();
-    if (!row) return row.error();
-    if (!*row) break;
+  const Status state_rows = states->for_each_row([&] {
     const int code = static_cast<int>(states->column_int(0));
     map.state_codes[states->column_text(1)] = code;
     map.state_ids[code] = states->column_text(1);
-  }
+  });
+  if (!state_rows) return state_rows.error();
   return map;
 }
 

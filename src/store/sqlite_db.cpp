@@ -194,11 +194,7 @@ Result<bool> Statement::step() {
 }
 
 Status Statement::run() {
-  while (true) {
-    auto row = step();
-    if (!row) return row.error();
-    if (!*row) break;
-  }
+  if (auto done = for_each_row([] {}); !done) return done;
   reset();
   return ok_status();
 }

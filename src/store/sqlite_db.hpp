@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/result.hpp"
 
@@ -116,6 +117,22 @@ class Statement {
 
   // True when a row is ready, false when done; an error otherwise.
   Result<bool> step();
+  // Steps through the rows, calling on_row() while one is ready (its columns are then
+  // readable). An on_row that returns bool stops the walk early by returning false.
+  // The first error from SQLite ends the walk and is returned.
+  template <typename OnRow>
+  Status for_each_row(OnRow&& on_row) {
+    while (true) {
+      auto row = step();
+      if (!row) return row.error();
+      if (!*row) return ok_status();
+      if constexpr (std::is_same_v<std::invoke_result_t<OnRow&>, bool>) {
+        if (!on_row()) return ok_status();
+      } else {
+        on_row();
+      }
+    }
+  }
   // Runs to completion (statements that return no rows).
   Status run();
   void reset();
