@@ -6,11 +6,11 @@
 #include <map>
 #include <string>
 
-#include "analysis/classifier.hpp"
-#include "analysis/efficiency.hpp"
-#include "analysis/engine.hpp"
-#include "analysis/report.hpp"
 #include "core/trace_reader.hpp"
+#include "diagnosis/classifier.hpp"
+#include "diagnosis/efficiency.hpp"
+#include "diagnosis/engine.hpp"
+#include "diagnosis/timeline.hpp"
 
 namespace gpulens {
 namespace {

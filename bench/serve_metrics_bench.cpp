@@ -6,9 +6,9 @@
 #include <mutex>
 #include <thread>
 
-#include "server/exposition.hpp"
-#include "server/http.hpp"
-#include "server/http_server.hpp"
+#include "exposition/exposition.hpp"
+#include "http/http.hpp"
+#include "http/http_server.hpp"
 
 namespace gpulens::server {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "analysis/config.hpp"
-#include "analysis/report.hpp"
 #include "cli/command.hpp"
+#include "diagnosis/config.hpp"
+#include "diagnosis/timeline.hpp"
 #include "sources/replay/replay_source.hpp"
 
 namespace gpulens::cli {

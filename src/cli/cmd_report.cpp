@@ -7,9 +7,9 @@
 
 #include "cli/command.hpp"
 #include "core/trace_reader.hpp"
-#include "report/report_setup.hpp"
-#include "report/verdict_output.hpp"
+#include "render/verdict_output.hpp"
 #include "store/history_trace.hpp"
+#include "verdict/report_setup.hpp"
 
 namespace gpulens::cli {
 namespace {

@@ -19,9 +19,9 @@
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
 #include "jobs/step_matcher.hpp"
-#include "report/report_setup.hpp"
-#include "report/verdict_output.hpp"
+#include "render/verdict_output.hpp"
 #include "sampler/sampler.hpp"
+#include "verdict/report_setup.hpp"
 
 namespace gpulens::cli {
 namespace {

@@ -12,15 +12,15 @@
 #include <string>
 #include <thread>
 
-#include "analysis/config.hpp"
+#include "agent/agent.hpp"
+#include "agent/log.hpp"
+#include "agent/reload_signal.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "server/agent.hpp"
-#include "server/api_params.hpp"
-#include "server/basic_auth.hpp"
-#include "server/http_server.hpp"
-#include "server/log.hpp"
-#include "server/reload_signal.hpp"
+#include "diagnosis/config.hpp"
+#include "exposition/api_params.hpp"
+#include "http/basic_auth.hpp"
+#include "http/http_server.hpp"
 #include "store/history_time.hpp"
 #include "store/store_writer.hpp"
 

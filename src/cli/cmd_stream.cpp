@@ -7,7 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/live_diagnosis.hpp"
-#include "output/stream_format.hpp"
+#include "render/stream_format.hpp"
 #include "sources/replay/replay_source.hpp"
 
 namespace gpulens::cli {

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "report/report_setup.hpp"
 #include "sources/tick_source.hpp"
+#include "verdict/report_setup.hpp"
 
 namespace gpulens::cli {
 

@@ -1,7 +1,7 @@
 #include "cli/live_diagnosis.hpp"
 
-#include "analysis/config.hpp"
-#include "analysis/engine.hpp"
+#include "diagnosis/config.hpp"
+#include "diagnosis/engine.hpp"
 
 namespace gpulens::cli {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "core/sample.hpp"
-#include "output/stream_format.hpp"
+#include "render/stream_format.hpp"
 
 namespace gpulens::cli {
 

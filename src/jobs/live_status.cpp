@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/mfu.hpp"
+#include "verdict/mfu.hpp"
 
 namespace gpulens {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/engine.hpp"
 #include "core/sample.hpp"
+#include "diagnosis/engine.hpp"
 
 namespace gpulens {
 

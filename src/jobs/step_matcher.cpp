@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "report/mfu.hpp"
+#include "verdict/mfu.hpp"
 
 namespace gpulens {
 

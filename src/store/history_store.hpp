@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/alert_tracker.hpp"
 #include "core/result.hpp"
 #include "core/sample.hpp"
+#include "diagnosis/alert_tracker.hpp"
 #include "store/rollup.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_db.hpp"

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "analysis/state.hpp"
+#include "diagnosis/state.hpp"
 
 namespace gpulens::store {
 namespace {

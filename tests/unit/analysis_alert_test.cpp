@@ -4,9 +4,9 @@
 
 #include <functional>
 
-#include "analysis/alert_tracker.hpp"
-#include "analysis/engine.hpp"
 #include "analysis_test_support.hpp"
+#include "diagnosis/alert_tracker.hpp"
+#include "diagnosis/engine.hpp"
 
 namespace gpulens {
 namespace {

@@ -1,7 +1,7 @@
 // The TOML config: defaults, overrides, custom rules, and clear errors.
 #include <gtest/gtest.h>
 
-#include "analysis/config.hpp"
+#include "diagnosis/config.hpp"
 
 namespace gpulens {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "analysis/efficiency.hpp"
-#include "analysis/state.hpp"
+#include "diagnosis/efficiency.hpp"
+#include "diagnosis/state.hpp"
 
 namespace gpulens {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 
-#include "analysis/memory_trend.hpp"
+#include "diagnosis/memory_trend.hpp"
 
 namespace gpulens {
 namespace {

@@ -5,10 +5,10 @@
 #include <initializer_list>
 #include <utility>
 
-#include "analysis/classifier.hpp"
-#include "analysis/engine.hpp"
-#include "analysis/suggestions.hpp"
 #include "analysis_test_support.hpp"
+#include "diagnosis/classifier.hpp"
+#include "diagnosis/engine.hpp"
+#include "diagnosis/suggestions.hpp"
 
 namespace gpulens {
 namespace {

@@ -2,9 +2,9 @@
 // and job grouping.
 #include <gtest/gtest.h>
 
-#include "analysis/job_groups.hpp"
-#include "analysis/window.hpp"
 #include "analysis_test_support.hpp"
+#include "diagnosis/job_groups.hpp"
+#include "diagnosis/window.hpp"
 
 namespace gpulens {
 namespace {

@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "analysis/report.hpp"
 #include "core/trace_reader.hpp"
+#include "diagnosis/timeline.hpp"
 
 namespace gpulens {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "analysis/report.hpp"
 #include "core/trace_reader.hpp"
+#include "diagnosis/timeline.hpp"
 
 namespace gpulens {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/exposition.hpp"
+#include "exposition/exposition.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "cli_support.hpp"
-#include "server/prom_writer.hpp"
+#include "exposition/prom_writer.hpp"
 #include "server_test_support.hpp"
 
 namespace gpulens::server {

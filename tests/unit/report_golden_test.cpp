@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
-#include "report/verdict.hpp"
+#include "verdict/verdict.hpp"
 
 namespace gpulens {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "jobs/job_marks.hpp"
-#include "report/verdict_output.hpp"
+#include "render/verdict_output.hpp"
 
 namespace gpulens {
 namespace {

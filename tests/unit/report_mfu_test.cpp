@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "jobs/step_matcher.hpp"
-#include "report/mfu.hpp"
-#include "report/verdict.hpp"
+#include "verdict/mfu.hpp"
+#include "verdict/verdict.hpp"
 
 namespace gpulens {
 namespace {

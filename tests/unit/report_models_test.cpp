@@ -2,8 +2,8 @@
 // has a price, and the peak figures are the dense datasheet numbers.
 #include <gtest/gtest.h>
 
-#include "report/gpu_models.hpp"
-#include "report/mfu.hpp"
+#include "verdict/gpu_models.hpp"
+#include "verdict/mfu.hpp"
 
 namespace gpulens {
 namespace {

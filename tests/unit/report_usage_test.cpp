@@ -1,8 +1,8 @@
 // Funnel, energy and cost arithmetic on small traces whose answers are known.
 #include <gtest/gtest.h>
 
-#include "report/cost.hpp"
-#include "report/usage.hpp"
+#include "verdict/cost.hpp"
+#include "verdict/usage.hpp"
 
 namespace gpulens {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "server/web_assets.hpp"
+#include "exposition/web_assets.hpp"
 
 namespace gpulens::server {
 namespace {
@@ -47,9 +47,10 @@ std::string web_sources_digest() {
 
 TEST(ServerAssets, EmbeddedDashboardIsUpToDateWithWebSources) {
   const std::string generated =
-      read(std::string(GPULENS_SOURCE_DIR) + "/src/server/web_assets_data.cpp");
+      read(std::string(GPULENS_SOURCE_DIR) + "/src/exposition/web_assets_data.cpp");
   const auto at = generated.find("web-sources-sha256: ");
-  ASSERT_NE(at, std::string::npos) << "src/server/web_assets_data.cpp was not made by web/build.sh";
+  ASSERT_NE(at, std::string::npos)
+      << "src/exposition/web_assets_data.cpp was not made by web/build.sh";
   EXPECT_EQ(generated.substr(at + 20, 64), web_sources_digest())
       << "web/src changed: run web/build.sh to embed the new dashboard";
 }

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <map>
 
-#include "server/basic_auth.hpp"
+#include "http/basic_auth.hpp"
 
 namespace gpulens::server {
 namespace {

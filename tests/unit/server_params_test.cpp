@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "server/api_params.hpp"
+#include "exposition/api_params.hpp"
 
 namespace gpulens::server {
 namespace {

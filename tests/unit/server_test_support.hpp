@@ -15,10 +15,10 @@
 #include <thread>
 #include <utility>
 
+#include "agent/snapshot.hpp"
 #include "cli_support.hpp"
-#include "server/http.hpp"
-#include "server/http_server.hpp"
-#include "server/snapshot.hpp"
+#include "http/http.hpp"
+#include "http/http_server.hpp"
 
 namespace gpulens::testing {
 

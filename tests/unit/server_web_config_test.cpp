@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "server/web_config.hpp"
-#include "server/yaml_subset.hpp"
+#include "http/web_config.hpp"
+#include "http/yaml_subset.hpp"
 
 namespace gpulens::server {
 namespace {

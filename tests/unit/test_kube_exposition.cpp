@@ -8,12 +8,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/config.hpp"
-#include "analysis/engine.hpp"
+#include "agent/snapshot.hpp"
 #include "cli_support.hpp"
-#include "server/api_json.hpp"
-#include "server/exposition.hpp"
-#include "server/snapshot.hpp"
+#include "diagnosis/config.hpp"
+#include "diagnosis/engine.hpp"
+#include "exposition/api_json.hpp"
+#include "exposition/exposition.hpp"
 #include "server_test_support.hpp"
 
 namespace gpulens::server {

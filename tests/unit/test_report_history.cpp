@@ -14,10 +14,10 @@
 
 #include "cli_support.hpp"
 #include "core/clock_reasons.hpp"
-#include "report/verdict.hpp"
 #include "store/history_store.hpp"
 #include "store/history_trace.hpp"
 #include "store/store_writer.hpp"
+#include "verdict/verdict.hpp"
 
 namespace gpulens::store {
 namespace {

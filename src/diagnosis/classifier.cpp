@@ -1,0 +1,353 @@
+#include "diagnosis/classifier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/clock_reasons.hpp"
+
+namespace gpulens {
+namespace {
+
+// 0.5 at the threshold, rising to 1 when the value is `scale` beyond it: a
+// verdict that barely crossed its line is a coin toss, a clear one is not.
+double margin(double value, double threshold, double scale) {
+  if (scale <= 0) return 1.0;
+  return 0.5 + 0.5 * std::min(1.0, std::abs(value - threshold) / scale);
+}
+
+Evidence ev(std::string key, std::optional<double> value, std::string op = {},
+            std::optional<double> threshold = std::nullopt, std::string unit = {},
+            std::string note = {}) {
+  return Evidence{std::move(key), value,           std::move(op),
+                  threshold,      std::move(unit), std::move(note)};
+}
+
+// Classification of one window, step by step, most specific explanation first.
+class Classifier {
+ public:
+  Classifier(const WindowStats& w, const HardwareLimits& hw, const Thresholds& th,
+             const std::vector<PeerActivity>& peers, double window_length_s)
+      : w_(w), hw_(hw), th_(th), peers_(peers), window_length_s_(window_length_s) {}
+
+  StateFinding run() {
+    gather_facts();
+    decide();
+    // A young window (just restarted) has seen less of the workload.
+    const double coverage =
+        window_length_s_ > 0 ? std::min(1.0, w_.covered_s / window_length_s_) : 1.0;
+    out_.confidence = std::clamp(out_.confidence * (0.75 + 0.25 * coverage), 0.0, 1.0);
+    return std::move(out_);
+  }
+
+ private:
+  void set(GpuState state, double confidence) {
+    out_.state = state;
+    out_.confidence = confidence;
+  }
+  void add(Evidence e) { out_.evidence.push_back(std::move(e)); }
+  void cannot(std::string why) { out_.cannot_tell.push_back(std::move(why)); }
+
+  void gather_facts() {
+    StateFacts& f = out_.facts;
+    f.gpu_util = w_.get(Metric::GpuUtil);
+    f.sm_active = w_.get(Metric::SmActive);
+    f.tensor_active = w_.get(Metric::TensorActive);
+    f.dram_active = w_.get(Metric::DramActive);
+    f.mem_util = w_.get(Metric::MemUtil);
+    // SM activity cannot exceed kernel time; when it reads higher, the two
+    // counters averaged over different intervals (a transition), so kernel time
+    // is at least the SM activity.
+    if (f.gpu_util || f.sm_active) {
+      kernel_util_ = std::max(f.gpu_util.value_or(0), f.sm_active.value_or(0));
+    }
+    if (f.sm_active && kernel_util_ >= 1.0) {
+      f.sm_ratio = std::clamp(*f.sm_active / kernel_util_, 0.0, 1.0);
+    }
+    if (f.dram_active && hw_.dram_practical_peak_pct > 0) {
+      f.dram_share = *f.dram_active / hw_.dram_practical_peak_pct;
+    }
+    const auto rx = w_.get(Metric::PcieRxMibs);
+    const auto tx = w_.get(Metric::PcieTxMibs);
+    if (rx || tx) {
+      f.pcie_host_to_device = rx.value_or(0) >= tx.value_or(0);
+      f.pcie_mibs = std::max(rx.value_or(0), tx.value_or(0));
+      if (hw_.pcie_mibs) f.pcie_share = *f.pcie_mibs / *hw_.pcie_mibs;
+    }
+    const auto nrx = w_.get(Metric::NvlinkRxMibs);
+    const auto ntx = w_.get(Metric::NvlinkTxMibs);
+    if (nrx || ntx) {
+      f.nvlink_mibs = std::max(nrx.value_or(0), ntx.value_or(0));
+      if (hw_.nvlink_mibs) f.nvlink_share = *f.nvlink_mibs / *hw_.nvlink_mibs;
+    }
+    if (f.sm_active && hw_.sm_count) f.busy_sms = *f.sm_active / 100.0 * *hw_.sm_count;
+    for (const auto& p : peers_) {
+      if (p.sm_active && (!f.peer_sm_active || *p.sm_active > *f.peer_sm_active)) {
+        f.peer_sm_active = p.sm_active;
+        f.peer_gpu = p.gpu;
+      }
+    }
+    // What the listed processes hold; failing that, device memory in use (a
+    // process in another container may be invisible yet hold memory).
+    if (w_.procs.known && w_.procs.used_mib) {
+      f.mem_held_mib = w_.procs.used_mib;
+    } else if (const auto used = w_.get(Metric::MemUsedMib)) {
+      f.mem_held_mib = used;
+    }
+    if (f.mem_held_mib && hw_.mem_total_mib && *hw_.mem_total_mib > 0) {
+      f.mem_held_share = *f.mem_held_mib / *hw_.mem_total_mib;
+    }
+  }
+
+  void decide() {
+    const StateFacts& f = out_.facts;
+    if (!f.gpu_util && !f.sm_active) {
+      set(GpuState::Unknown, 0.0);
+      cannot("neither utilization nor SM activity was measured");
+      return;
+    }
+    if (!f.sm_active) cannot("SM activity not available: " + hw_.gpm_missing_reason);
+    if (!f.gpu_util) cannot("utilization not measured: kernel time assumed from SM activity");
+    if (f.sm_active && !f.dram_active)
+      cannot("DRAM bandwidth not measured: memory_bound not judged");
+    if (f.sm_active && !f.pcie_mibs) cannot("PCIe traffic not measured: pcie_bound not judged");
+    if (!w_.procs.known)
+      cannot("processes not sampled: memory held counted from device memory in use");
+
+    const double util = kernel_util_;
+    if (util < th_.idle_util_max) {
+      decide_idle(util);
+      return;
+    }
+    if (!f.sm_active) {
+      decide_without_sm_activity(util);
+      return;
+    }
+    const double ratio = f.sm_ratio.value_or(0.0);
+    add(ev("gpu_util", f.gpu_util, {}, {}, "%"));
+    add(ev("sm_active", f.sm_active, {}, {}, "%"));
+    if (check_pcie(ratio) || check_nvlink(ratio) || check_memory() ||
+        check_waiting_on_peer(util, ratio))
+      return;
+    if (util < th_.host_util_max) {
+      decide_part_time(util, ratio);
+    } else {
+      decide_full_time(util, ratio);
+    }
+  }
+
+  void decide_idle(double util) {
+    const StateFacts& f = out_.facts;
+    add(ev("gpu_util", util, "<", th_.idle_util_max, "%"));
+    if (f.sm_active) add(ev("sm_active", f.sm_active, "<", th_.idle_util_max, "%"));
+    double conf = margin(util, th_.idle_util_max, th_.idle_util_max);
+    if (f.mem_held_share && *f.mem_held_share >= th_.idle_memory_share_min) {
+      add(ev("memory_held_share", *f.mem_held_share, ">=", th_.idle_memory_share_min, "ratio",
+             fmt::format("{:.1f} GiB held", *f.mem_held_mib / 1024.0)));
+      set(GpuState::IdleHoldingMemory,
+          std::min(conf, margin(*f.mem_held_share, th_.idle_memory_share_min, 0.25)));
+      return;
+    }
+    if (f.mem_held_share) {
+      add(ev("memory_held_share", *f.mem_held_share, "<", th_.idle_memory_share_min, "ratio"));
+    } else {
+      cannot("device memory size or use unknown: idle_holding_memory not judged");
+    }
+    set(GpuState::Idle, conf);
+  }
+
+  // Classic metrics only: kernel time is known, what the SMs did is not.
+  void decide_without_sm_activity(double util) {
+    const StateFacts& f = out_.facts;
+    add(ev("gpu_util", util, {}, {}, "%"));
+    if (f.mem_util && *f.mem_util >= 80.0 && util >= th_.host_util_max) {
+      add(ev("mem_util", f.mem_util, ">=", 80.0, "%", "memory controller busy (classic metric)"));
+      set(GpuState::MemoryBound, 0.35);
+      return;
+    }
+    if (util < th_.host_util_max) {
+      add(ev("gpu_util", util, "<", th_.host_util_max, "%", "the GPU waits part of the time"));
+      cannot("without SM activity, tiny kernels (launch_bound) look like waits on the host");
+      set(GpuState::HostBound, 0.35);
+      return;
+    }
+    cannot("kernels run most of the time; whether they fill the SMs needs SM activity");
+    set(GpuState::Unknown, 0.2);
+  }
+
+  bool check_pcie(double ratio) {
+    const StateFacts& f = out_.facts;
+    if (!f.pcie_share || ratio >= th_.busy_ratio_min) return false;
+    const char* key = f.pcie_host_to_device ? "pcie_rx_mibs" : "pcie_tx_mibs";
+    if (*f.pcie_share >= th_.pcie_saturated_share_min) {
+      add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", hw_.pcie_basis));
+      add(ev("pcie_link_share", *f.pcie_share, ">=", th_.pcie_saturated_share_min, "ratio"));
+      add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
+      set(GpuState::PcieBound, std::min(margin(*f.pcie_share, th_.pcie_saturated_share_min, 0.3),
+                                        margin(ratio, th_.busy_ratio_min, 0.3)));
+      return true;
+    }
+    if (*f.pcie_share >= th_.pcie_copy_share_min && ratio < th_.launch_ratio_max) {
+      add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", hw_.pcie_basis));
+      add(ev("pcie_link_share", *f.pcie_share, ">=", th_.pcie_copy_share_min, "ratio",
+             "copies dominate but the link is not saturated (pageable memory?)"));
+      add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
+      set(GpuState::PcieBound, std::min(0.7, margin(*f.pcie_share, th_.pcie_copy_share_min, 0.25)));
+      return true;
+    }
+    return false;
+  }
+
+  bool check_nvlink(double ratio) {
+    const StateFacts& f = out_.facts;
+    if (!f.nvlink_mibs || ratio >= th_.busy_ratio_min) return false;
+    if (f.nvlink_share) {
+      if (*f.nvlink_share < th_.nvlink_busy_share_min) return false;
+      add(ev("nvlink_mibs", f.nvlink_mibs, {}, {}, "MiB/s", hw_.nvlink_basis));
+      add(ev("nvlink_link_share", *f.nvlink_share, ">=", th_.nvlink_busy_share_min, "ratio"));
+      add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
+      set(GpuState::InterconnectBound,
+          std::min(margin(*f.nvlink_share, th_.nvlink_busy_share_min, 0.3),
+                   margin(ratio, th_.busy_ratio_min, 0.3)));
+      return true;
+    }
+    // NVLink capacity unknown: traffic beyond what the PCIe link could carry is
+    // heavy by any measure, but say that the verdict rests on less.
+    if (!hw_.pcie_mibs || *f.nvlink_mibs < *hw_.pcie_mibs) return false;
+    add(ev("nvlink_mibs", f.nvlink_mibs, ">=", hw_.pcie_mibs, "MiB/s",
+           "NVLink capacity unknown: compared with the PCIe link"));
+    add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
+    set(GpuState::InterconnectBound, 0.5);
+    return true;
+  }
+
+  bool check_memory() {
+    const StateFacts& f = out_.facts;
+    if (!f.dram_share || *f.dram_share < th_.memory_bound_share_min) return false;
+    // DRAM is the limit unless the tensor pipes are busier still (a large GEMM
+    // streams operands hard but waits on math, not memory).
+    if (f.tensor_active && *f.tensor_active > *f.dram_active) return false;
+    add(ev("dram_active", f.dram_active, {}, {}, "%",
+           fmt::format("practical peak {:.0f} % of theoretical", hw_.dram_practical_peak_pct)));
+    add(ev("dram_practical_share", *f.dram_share, ">=", th_.memory_bound_share_min, "ratio"));
+    if (f.tensor_active) add(ev("tensor_active", f.tensor_active, "<=", f.dram_active, "%"));
+    set(GpuState::MemoryBound, margin(*f.dram_share, th_.memory_bound_share_min, 0.2));
+    return true;
+  }
+
+  bool check_waiting_on_peer(double util, double ratio) {
+    const StateFacts& f = out_.facts;
+    if (!f.peer_sm_active || util < th_.host_util_max || ratio >= th_.launch_ratio_max)
+      return false;
+    const double gap = *f.peer_sm_active - *f.sm_active;
+    if (gap < th_.peer_gap_points) return false;
+    add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
+    add(ev("peer_sm_active_gap", gap, ">=", th_.peer_gap_points, "points",
+           fmt::format("GPU {} of the same job at {:.1f} % SM activity", *f.peer_gpu,
+                       *f.peer_sm_active)));
+    set(GpuState::WaitingOnPeer, margin(gap, th_.peer_gap_points, th_.peer_gap_points));
+    return true;
+  }
+
+  // The GPU is idle a substantial share of the time.
+  void decide_part_time(double util, double ratio) {
+    add(ev("gpu_util", util, "<", th_.host_util_max, "%"));
+    const double util_conf = margin(util, th_.host_util_max, 40.0);
+    if (ratio >= th_.busy_ratio_min) {
+      add(ev("sm_active/gpu_util", ratio, ">=", th_.busy_ratio_min, "ratio",
+             "kernels are large when they run"));
+      set(GpuState::HostBound, std::min(util_conf, margin(ratio, th_.busy_ratio_min, 0.3)));
+    } else if (ratio < th_.launch_ratio_max) {
+      add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio",
+             "almost no SM works while kernels run"));
+      set(GpuState::LaunchBound, std::min(util_conf, margin(ratio, th_.launch_ratio_max, 0.3)));
+    } else {
+      // Kernels of middling width with gaps between them: the gaps cost more.
+      add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio",
+             "kernels are of middling width"));
+      set(GpuState::HostBound, std::min(0.5, util_conf));
+    }
+    host_cpu_context();
+  }
+
+  // A kernel runs (nearly) all the time.
+  void decide_full_time(double util, double ratio) {
+    add(ev("gpu_util", util, ">=", th_.host_util_max, "%"));
+    if (ratio >= th_.busy_ratio_min) {
+      add(ev("sm_active/gpu_util", ratio, ">=", th_.busy_ratio_min, "ratio"));
+      if (out_.facts.tensor_active) add(ev("tensor_active", out_.facts.tensor_active, {}, {}, "%"));
+      set(GpuState::ComputeBound,
+          std::min(margin(ratio, th_.busy_ratio_min, 0.3), margin(util, th_.host_util_max, 30.0)));
+      return;
+    }
+    std::string note;
+    if (out_.facts.busy_sms) {
+      note = fmt::format("about {:.0f} of {} SMs busy", *out_.facts.busy_sms, *hw_.sm_count);
+    }
+    add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio", note));
+    set(GpuState::SmUnderused, margin(ratio, th_.busy_ratio_min, 0.3));
+  }
+
+  // Host CPU figures support (never decide) a host-side verdict.
+  void host_cpu_context() {
+    if (w_.procs.top_cpu_pct) {
+      add(ev("process_cpu_pct", w_.procs.top_cpu_pct, {}, {}, "%",
+             fmt::format("{} (pid {}); 100 = one full core", w_.procs.top_cpu_name,
+                         w_.procs.top_cpu_pid)));
+    } else {
+      cannot("no per-process CPU figures: cannot tell a single-threaded input pipeline");
+    }
+    if (const auto host = w_.get(Metric::HostCpuPct)) {
+      add(ev("host_cpu_pct", host, {}, {}, "%", "whole host, 100 = every core"));
+    }
+  }
+
+  const WindowStats& w_;
+  const HardwareLimits& hw_;
+  const Thresholds& th_;
+  const std::vector<PeerActivity>& peers_;
+  double window_length_s_;
+  double kernel_util_ = 0;  // utilization, or SM activity where that reads higher
+  StateFinding out_;
+};
+
+}  // namespace
+
+StateFinding classify_state(const WindowStats& window, const HardwareLimits& hw,
+                            const Thresholds& th, const std::vector<PeerActivity>& peers,
+                            double window_length_s) {
+  return Classifier(window, hw, th, peers, window_length_s).run();
+}
+
+ThrottleFinding detect_throttle(const WindowStats& window, const HardwareLimits& hw,
+                                const Thresholds& th) {
+  ThrottleFinding t;
+  t.share = window.throttle_share;
+  t.reasons = window.throttle_reasons;
+  t.sm_clock_mhz = window.get(Metric::SmClockMhz);
+  t.max_sm_clock_mhz = hw.max_sm_clock_mhz;
+  t.power_w = window.get(Metric::PowerW);
+  t.power_limit_w = hw.power_limit_w;
+  t.temp_c = window.get(Metric::TempC);
+  if (!window.mean.has(Metric::ClockEventReasons) || t.share < th.throttle_share_min) return t;
+  bool clocks_low = true;
+  if (t.sm_clock_mhz && t.max_sm_clock_mhz && *t.max_sm_clock_mhz > 0) {
+    const double share = *t.sm_clock_mhz / *t.max_sm_clock_mhz;
+    clocks_low = share < th.throttle_clock_share_max;
+    t.evidence.push_back(
+        ev("sm_clock_share", share, "<", th.throttle_clock_share_max, "ratio",
+           fmt::format("{:.0f} of {:.0f} MHz", *t.sm_clock_mhz, *t.max_sm_clock_mhz)));
+  }
+  if (!clocks_low) return t;
+  t.throttled = true;
+  t.cause = clock_reasons_text(t.reasons);
+  t.evidence.insert(t.evidence.begin(), ev("throttle_reason_share", t.share,
+                                           ">=", th.throttle_share_min, "ratio", t.cause));
+  if (t.power_w && t.power_limit_w) {
+    t.evidence.push_back(ev("power_w", t.power_w, {}, t.power_limit_w, "W", "limit"));
+  }
+  return t;
+}
+
+}  // namespace gpulens

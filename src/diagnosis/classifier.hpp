@@ -1,0 +1,74 @@
+#pragma once
+// The state of one GPU over its window, from the window means, the hardware's
+// limits and the other GPUs of the same job. Pure: no clocks, no I/O.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnosis/hardware.hpp"
+#include "diagnosis/state.hpp"
+#include "diagnosis/thresholds.hpp"
+#include "diagnosis/window.hpp"
+
+namespace gpulens {
+
+// The numbers a verdict rests on, typed, for sentences and fixes.
+struct StateFacts {
+  std::optional<double> gpu_util;
+  std::optional<double> sm_active;
+  std::optional<double> sm_ratio;  // sm_active / gpu_util, 0..1
+  std::optional<double> tensor_active;
+  std::optional<double> dram_active;
+  std::optional<double> dram_share;  // of the practical peak
+  std::optional<double> mem_util;    // classic memory-controller busy %
+  std::optional<double> pcie_mibs;   // the busier direction
+  std::optional<double> pcie_share;  // of the link
+  bool pcie_host_to_device = true;   // rx (host to device) is the busier direction
+  std::optional<double> nvlink_mibs;
+  std::optional<double> nvlink_share;
+  std::optional<double> busy_sms;  // sm_active x SM count
+  std::optional<int> peer_gpu;     // the busiest other GPU of the job
+  std::optional<double> peer_sm_active;
+  std::optional<double> mem_held_mib;
+  std::optional<double> mem_held_share;
+};
+
+struct StateFinding {
+  GpuState state = GpuState::Unknown;
+  double confidence = 0;  // 0..1
+  std::vector<Evidence> evidence;
+  std::vector<std::string> cannot_tell;  // what was not judged, and why
+  StateFacts facts;
+};
+
+// Another GPU of the same job, as its window saw it.
+struct PeerActivity {
+  int gpu = 0;
+  std::optional<double> sm_active;
+  std::optional<double> gpu_util;
+};
+
+StateFinding classify_state(const WindowStats& window, const HardwareLimits& hw,
+                            const Thresholds& th, const std::vector<PeerActivity>& peers,
+                            double window_length_s);
+
+struct ThrottleFinding {
+  bool throttled = false;
+  std::uint64_t reasons = 0;  // power/thermal clock reasons seen in the window
+  double share = 0;           // share of samples that carried one
+  std::string cause;          // "power cap (software)"; empty when not throttled
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> max_sm_clock_mhz;
+  std::optional<double> power_w;
+  std::optional<double> power_limit_w;
+  std::optional<double> temp_c;
+  std::vector<Evidence> evidence;
+};
+
+// Throttled: a power/thermal clock reason in most of the window and, where the
+// clocks are known, the SM clock below its maximum.
+ThrottleFinding detect_throttle(const WindowStats& window, const HardwareLimits& hw,
+                                const Thresholds& th);
+
+}  // namespace gpulens

@@ -1,0 +1,342 @@
+#include "diagnosis/suggestions.hpp"
+
+#include <fmt/format.h>
+
+#include "core/clock_reasons.hpp"
+
+namespace gpulens {
+namespace {
+
+std::string pct(std::optional<double> v) {
+  if (!v) return "n/a";
+  return *v < 1.0 && *v > 0 ? fmt::format("{:.2f} %", *v) : fmt::format("{:.0f} %", *v);
+}
+
+std::string gbytes_s(double mibs) {
+  return fmt::format("{:.1f} GB/s", mibs / kMibPerGb);
+}
+
+std::string sms_busy(const StateFacts& f, const HardwareLimits& hw) {
+  if (!f.busy_sms || !hw.sm_count) return {};
+  return fmt::format("about {:.0f} of {} SMs", *f.busy_sms, *hw.sm_count);
+}
+
+std::string process_label(const std::string& name, std::uint32_t pid) {
+  if (name.empty()) return pid ? fmt::format("pid {}", pid) : "a process";
+  return pid ? fmt::format("{} (pid {})", name, pid) : name;
+}
+
+}  // namespace
+
+std::string cost_per_hour_text(const FixContext& ctx) {
+  if (!ctx.price_per_gpu_hour || *ctx.price_per_gpu_hour <= 0) return {};
+  return fmt::format("{}{:.2f} per hour", ctx.currency, *ctx.price_per_gpu_hour);
+}
+
+std::string describe_state(const StateFinding& finding, const HardwareLimits& hw) {
+  const StateFacts& f = finding.facts;
+  switch (finding.state) {
+    case GpuState::Idle:
+      return fmt::format("No kernel ran (utilization {}).", pct(f.gpu_util));
+    case GpuState::IdleHoldingMemory:
+      return fmt::format("No kernel ran, but {:.1f} GiB ({:.0f} % of device memory) is held.",
+                         f.mem_held_mib.value_or(0) / 1024.0, f.mem_held_share.value_or(0) * 100);
+    case GpuState::ComputeBound:
+      return fmt::format(
+          "The SMs are busy: {} SM activity at {} utilization{}.", pct(f.sm_active),
+          pct(f.gpu_util),
+          f.tensor_active ? fmt::format(", tensor pipes {}", pct(f.tensor_active)) : std::string());
+    case GpuState::MemoryBound:
+      return fmt::format(
+          "DRAM bandwidth is the limit: {} of peak ({:.0f} % of the practical "
+          "{:.0f} %).",
+          pct(f.dram_active), f.dram_share.value_or(0) * 100, hw.dram_practical_peak_pct);
+    case GpuState::InterconnectBound:
+      return fmt::format(
+          "NVLink carries {}{} while SM activity is only {}.", gbytes_s(f.nvlink_mibs.value_or(0)),
+          f.nvlink_share ? fmt::format(" ({:.0f} % of the links)", *f.nvlink_share * 100)
+                         : std::string(),
+          pct(f.sm_active));
+    case GpuState::PcieBound:
+      return fmt::format("PCIe {} at {}{} while the SMs are idle ({}).",
+                         f.pcie_host_to_device ? "host-to-device" : "device-to-host",
+                         gbytes_s(f.pcie_mibs.value_or(0)),
+                         f.pcie_share ? fmt::format(" ({:.0f} % of the link)", *f.pcie_share * 100)
+                                      : std::string(),
+                         pct(f.sm_active));
+    case GpuState::HostBound:
+      if (!f.sm_active) {
+        return fmt::format("Kernels run only {} of the time: the GPU waits on something else.",
+                           pct(f.gpu_util));
+      }
+      return fmt::format(
+          "The GPU is idle {:.0f} % of the time; when kernels run the SMs are "
+          "{} used ({:.0f} % of kernel time).",
+          100 - f.gpu_util.value_or(0), f.sm_ratio.value_or(0) >= 0.6 ? "well" : "partly",
+          f.sm_ratio.value_or(0) * 100);
+    case GpuState::LaunchBound:
+      return fmt::format(
+          "Kernels run {} of the time but almost no SM works ({}): the kernels "
+          "are tiny.",
+          pct(f.gpu_util), pct(f.sm_active));
+    case GpuState::SmUnderused: {
+      const auto sms = sms_busy(f, hw);
+      return fmt::format("A kernel runs {} of the time but only {} of the GPU works{}.",
+                         pct(f.gpu_util), pct(f.sm_active),
+                         sms.empty() ? std::string() : " (" + sms + " busy)");
+    }
+    case GpuState::WaitingOnPeer:
+      return fmt::format(
+          "A kernel is \"running\" ({} utilization) with the SMs idle ({}) while "
+          "GPU {} of the same job is busy ({}).",
+          pct(f.gpu_util), pct(f.sm_active), f.peer_gpu.value_or(-1), pct(f.peer_sm_active));
+    case GpuState::Unknown:
+    case GpuState::Count:
+      break;
+  }
+  if (!finding.cannot_tell.empty()) return "Cannot tell: " + finding.cannot_tell.front() + ".";
+  return "Not enough data yet.";
+}
+
+std::string describe_throttle(const ThrottleFinding& t) {
+  if (!t.throttled) return {};
+  std::string out = t.cause;
+  if (t.sm_clock_mhz && t.max_sm_clock_mhz) {
+    out += fmt::format(": SM clock {:.0f} of {:.0f} MHz", *t.sm_clock_mhz, *t.max_sm_clock_mhz);
+  }
+  if (t.power_w && t.power_limit_w) {
+    out += fmt::format(", {:.0f} of {:.0f} W", *t.power_w, *t.power_limit_w);
+  }
+  if (t.temp_c) out += fmt::format(", {:.0f} C", *t.temp_c);
+  return out;
+}
+
+std::vector<std::string> fixes_for_state(const StateFinding& finding, const WindowStats& window,
+                                         const HardwareLimits& hw, const FixContext& ctx) {
+  const StateFacts& f = finding.facts;
+  std::vector<std::string> out;
+  switch (finding.state) {
+    case GpuState::Idle:
+      out.push_back("Nothing runs: if this GPU is not needed, release it or schedule work on it.");
+      break;
+    case GpuState::IdleHoldingMemory: {
+      const auto who = process_label(window.procs.top_mem_name, window.procs.top_mem_pid);
+      std::string cost = cost_per_hour_text(ctx);
+      out.push_back(fmt::format("{} holds {:.1f} GiB without running kernels: end it or free the "
+                                "GPU (a notebook kernel left open, a finished job still alive)",
+                                window.procs.known ? who : "A process",
+                                f.mem_held_mib.value_or(0) / 1024.0) +
+                    (cost.empty() ? "." : "; an idle GPU costs " + cost + "."));
+      out.push_back(
+          "In PyTorch, torch.cuda.empty_cache() returns cached blocks; deleting the "
+          "model and the optimizer releases the rest.");
+      break;
+    }
+    case GpuState::ComputeBound:
+      out.push_back(
+          "The SMs are busy. Next: mixed precision (bf16/fp16, FP8 on Hopper) so the "
+          "tensor cores do the math, and fused kernels (torch.compile) to cut work.");
+      if (f.tensor_active && *f.tensor_active < 20) {
+        out.push_back(
+            "Tensor pipes are mostly idle: the math runs on CUDA cores. Use bf16/fp16 "
+            "or TF32 (torch.backends.cuda.matmul.allow_tf32 = True).");
+      }
+      break;
+    case GpuState::MemoryBound:
+      out.push_back(
+          "Move fewer bytes: mixed precision halves them; fused kernels (FlashAttention, "
+          "torch.compile, fused optimizers) keep data in registers and shared memory.");
+      out.push_back("Larger batches raise arithmetic intensity when the weights dominate traffic.");
+      break;
+    case GpuState::InterconnectBound:
+      out.push_back(
+          "Overlap communication with compute: DDP gradient bucketing "
+          "(bucket_cap_mb), FSDP prefetch, or larger micro-batches per all-reduce.");
+      out.push_back(
+          "Send fewer bytes: bf16 gradient all-reduce or gradient compression (PowerSGD).");
+      out.push_back(
+          "Check the topology with `nvidia-smi topo -m`: traffic should use NVLink, "
+          "not PCIe or the CPU interconnect.");
+      break;
+    case GpuState::PcieBound:
+      out.push_back("Keep data on the GPU between steps; copy once, not every iteration.");
+      out.push_back(
+          "Use pinned host memory (DataLoader pin_memory=True, "
+          "tensor.pin_memory()) with non_blocking=True copies.");
+      out.push_back(
+          "Batch transfers into fewer, larger copies and overlap them with compute "
+          "on a separate CUDA stream.");
+      break;
+    case GpuState::HostBound: {
+      const bool one_core = window.procs.top_cpu_pct && *window.procs.top_cpu_pct >= 90;
+      if (one_core) {
+        out.push_back(fmt::format(
+            "{} uses a full CPU core ({:.0f} %): the input pipeline is single-threaded. Move "
+            "preprocessing into DataLoader workers (num_workers > 0).",
+            process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
+            *window.procs.top_cpu_pct));
+      } else {
+        out.push_back(
+            "Feed the GPU faster: DataLoader num_workers > 0, persistent_workers=True, "
+            "prefetch_factor >= 2.");
+      }
+      out.push_back(
+          "pin_memory=True and non_blocking copies; prefetch the next batch while "
+          "this one computes.");
+      out.push_back(
+          "Remove per-step synchronisation (.item(), .cpu(), printing losses every "
+          "step) and move CPU-side preprocessing to the GPU (e.g. NVIDIA DALI).");
+      break;
+    }
+    case GpuState::LaunchBound:
+      out.push_back("Give each launch more work: larger batches, fewer and bigger kernels.");
+      out.push_back(
+          "Cut launch overhead with CUDA Graphs or "
+          "torch.compile(mode=\"reduce-overhead\").");
+      out.push_back("Fuse element-wise operations (torch.compile, custom fused kernels).");
+      break;
+    case GpuState::SmUnderused: {
+      const auto sms = sms_busy(f, hw);
+      out.push_back(
+          fmt::format("{} busy: launch more blocks per kernel (at least one per SM, "
+                      "ideally several waves) or use a larger batch.",
+                      sms.empty() ? "Few SMs are" : sms));
+      out.push_back(
+          "If the work cannot grow, run several streams or processes side by side "
+          "(MPS), or right-size the GPU (a MIG slice or a smaller GPU).");
+      break;
+    }
+    case GpuState::WaitingOnPeer:
+      out.push_back(
+          fmt::format("Balance the work: this GPU waits for GPU {}. Give every rank the "
+                      "same share (uneven shards, padding, rank-0-only work such as "
+                      "logging or evaluation).",
+                      f.peer_gpu.value_or(-1)));
+      out.push_back(
+          "Move rank-0 extras (checkpointing, metrics) off the critical path or onto "
+          "every rank.");
+      break;
+    case GpuState::Unknown:
+    case GpuState::Count:
+      if (!hw.gpm_missing_reason.empty()) {
+        out.push_back(
+            "Measure SM activity: run on Hopper or newer with GPM, or use DCGM "
+            "profiling metrics, to see whether kernels fill the SMs.");
+      }
+      break;
+  }
+  return out;
+}
+
+std::vector<std::string> fixes_for_throttle(const ThrottleFinding& t) {
+  std::vector<std::string> out;
+  if (!t.throttled) return out;
+  using namespace clock_reason;
+  if (t.reasons & (kSwThermal | kHwThermal)) {
+    out.push_back("Cool the GPU: check fans, airflow, inlet temperature and dust.");
+  }
+  if (t.reasons & (kSwPowerCap | kHwPowerBrake | kHwSlowdown)) {
+    out.push_back(
+        "Clocks are held down by the power limit: expected under heavy tensor load; "
+        "check `nvidia-smi -q -d POWER` that the limit is the default maximum.");
+  }
+  if (t.reasons & (kHwSlowdown | kHwPowerBrake)) {
+    out.push_back(
+        "A hardware slowdown or power brake points to the power supply or the "
+        "chassis: ask the operator to check them.");
+  }
+  return out;
+}
+
+std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFinding& finding,
+                                         const WindowStats& window, const HardwareLimits& hw,
+                                         const FixContext& ctx) {
+  if (rule == "high_util_low_activity" || rule == "low_efficiency" ||
+      rule == "idle_holding_memory") {
+    return fixes_for_state(finding, window, hw, ctx);
+  }
+  if (rule == "stalled") {
+    return {
+        "A kernel spins while nothing progresses: the signature of a hung collective "
+        "(NCCL) or a deadlock. Dump the stacks (py-spy dump --pid PID) of every rank.",
+        "Set NCCL_DEBUG=INFO and a collective timeout (torch.distributed "
+        "init_process_group(timeout=...)) so that a hang becomes an error."};
+  }
+  if (rule == "memory_growth") {
+    return {
+        "Look for tensors kept across steps: accumulating the loss without .item() or "
+        ".detach(), lists of outputs, caches that never evict.",
+        "Compare torch.cuda.memory_allocated() between steps; "
+        "torch.cuda.memory._record_memory_history() shows who allocates."};
+  }
+  if (rule == "gpu_imbalance") {
+    return {
+        "Give every rank the same work (balanced shards, equal sequence lengths per rank), "
+        "and keep rank-0-only work off the critical path."};
+  }
+  if (rule == "xid_error") {
+    return {
+        "Check `dmesg` for NVRM lines; XID 13/31/43 usually come from the application, "
+        "48/63/64/74/79/92/94/95/119 from the hardware or driver: drain the node and "
+        "ask the operator to reset or replace the GPU."};
+  }
+  if (rule == "gpu_lost") {
+    return {
+        "The GPU fell off the bus or stopped answering: drain the node; a reset "
+        "(nvidia-smi -r) or a reboot is needed, and a repeat means hardware service."};
+  }
+  return {};
+}
+
+}  // namespace gpulens
+
+namespace gpulens {
+
+std::string_view xid_meaning(long xid) {
+  switch (xid) {
+    case 13:
+      return "graphics engine exception (often an out-of-range access in a kernel)";
+    case 31:
+      return "GPU memory page fault (often an illegal address in a kernel)";
+    case 43:
+      return "GPU stopped processing (the application hit an error)";
+    case 45:
+      return "preemptive cleanup after an earlier error";
+    case 48:
+      return "double-bit ECC error";
+    case 61:
+      return "internal micro-controller breakpoint";
+    case 62:
+      return "internal micro-controller halt";
+    case 63:
+      return "ECC page retirement or row remapping recorded";
+    case 64:
+      return "ECC page retirement or row remapping failed";
+    case 74:
+      return "NVLink error";
+    case 79:
+      return "GPU has fallen off the bus";
+    case 92:
+      return "high single-bit ECC error rate";
+    case 94:
+      return "contained ECC error";
+    case 95:
+      return "uncontained ECC error";
+    case 109:
+      return "context switch timeout";
+    case 119:
+      return "GSP RPC timeout";
+    case 120:
+      return "GSP error";
+    case 154:
+      return "GPU recovery action required";
+    default:
+      return {};
+  }
+}
+
+bool xid_is_application(long xid) {
+  return xid == 13 || xid == 31 || xid == 43 || xid == 45;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,48 @@
+#pragma once
+// Findings in words: one sentence that says what the GPU is doing, and short,
+// concrete fixes that use what was seen (SM counts, process names, the price).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnosis/classifier.hpp"
+#include "diagnosis/hardware.hpp"
+#include "diagnosis/window.hpp"
+
+namespace gpulens {
+
+struct FixContext {
+  std::optional<double> price_per_gpu_hour;
+  std::string currency = "$";
+  std::optional<int> cpu_count;  // host cores, to read host_cpu_pct as cores
+};
+
+// "A kernel runs 100 % of the time but only about 1 of 132 SMs is busy."
+std::string describe_state(const StateFinding& finding, const HardwareLimits& hw);
+// "power cap (software): SM clock 1365 of 1980 MHz, 697 of 700 W".
+std::string describe_throttle(const ThrottleFinding& throttle);
+
+std::vector<std::string> fixes_for_state(const StateFinding& finding, const WindowStats& window,
+                                         const HardwareLimits& hw, const FixContext& ctx);
+std::vector<std::string> fixes_for_throttle(const ThrottleFinding& throttle);
+
+// Fixes for a built-in alert rule id (custom rules have none).
+std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFinding& finding,
+                                         const WindowStats& window, const HardwareLimits& hw,
+                                         const FixContext& ctx);
+
+// "about $2.49 per hour" or "" when no price is known.
+std::string cost_per_hour_text(const FixContext& ctx);
+
+}  // namespace gpulens
+
+namespace gpulens {
+
+// What an XID number means, in a few words ("GPU has fallen off the bus"), or
+// "" for an XID this table does not know.
+std::string_view xid_meaning(long xid);
+// XIDs that usually come from the application (a bug), not the hardware.
+bool xid_is_application(long xid);
+
+}  // namespace gpulens

@@ -1,0 +1,35 @@
+#include "diagnosis/thresholds.hpp"
+
+namespace gpulens {
+
+const std::vector<ThresholdSpec>& threshold_specs() {
+  static const std::vector<ThresholdSpec> specs{
+      {"idle_util_max", &Thresholds::idle_util_max, 0, 100,
+       "utilization (%) below which no kernel ran"},
+      {"idle_memory_share_min", &Thresholds::idle_memory_share_min, 0, 1,
+       "share of device memory held for idle_holding_memory"},
+      {"busy_ratio_min", &Thresholds::busy_ratio_min, 0, 1,
+       "sm_active/gpu_util at which SMs count as well used"},
+      {"launch_ratio_max", &Thresholds::launch_ratio_max, 0, 1,
+       "sm_active/gpu_util below which SMs are nearly idle in kernel time"},
+      {"host_util_max", &Thresholds::host_util_max, 0, 100,
+       "utilization (%) below which the GPU waits a substantial share of the time"},
+      {"memory_bound_share_min", &Thresholds::memory_bound_share_min, 0, 1,
+       "dram_active over the practical DRAM peak for memory_bound"},
+      {"pcie_saturated_share_min", &Thresholds::pcie_saturated_share_min, 0, 1,
+       "PCIe traffic over link bandwidth that saturates the link"},
+      {"pcie_copy_share_min", &Thresholds::pcie_copy_share_min, 0, 1,
+       "PCIe traffic over link bandwidth that dominates when no SM works"},
+      {"nvlink_busy_share_min", &Thresholds::nvlink_busy_share_min, 0, 1,
+       "NVLink traffic over link bandwidth that counts as heavy"},
+      {"peer_gap_points", &Thresholds::peer_gap_points, 0, 100,
+       "SM activity gap (points) between GPUs of one job for waiting_on_peer"},
+      {"throttle_share_min", &Thresholds::throttle_share_min, 0, 1,
+       "share of samples with a power/thermal clock reason for throttled"},
+      {"throttle_clock_share_max", &Thresholds::throttle_clock_share_max, 0, 1,
+       "SM clock over its maximum below which a clock reason is a real throttle"},
+  };
+  return specs;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,347 @@
+#include "diagnosis/timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/clock_reasons.hpp"
+#include "diagnosis/efficiency.hpp"
+#include "diagnosis/suggestions.hpp"
+
+namespace gpulens {
+
+namespace {
+
+struct Snapshot {
+  StateFinding finding;
+  WindowStats window;
+};
+
+class MeanAccumulator {
+ public:
+  void add(const MetricValues& v) {
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      if (const auto x = v.get(static_cast<Metric>(m))) {
+        sum_[m] += *x;
+        ++n_[m];
+      }
+    }
+  }
+  MetricValues means() const {
+    MetricValues out;
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      if (n_[m] > 0) out.set(static_cast<Metric>(m), sum_[m] / n_[m]);
+    }
+    return out;
+  }
+
+ private:
+  std::array<double, kMetricCount> sum_{};
+  std::array<double, kMetricCount> n_{};
+};
+
+// What a phase or the whole recording accumulates for one GPU.
+struct Accum {
+  StateShares shares;
+  double throttled_s = 0;
+  std::uint64_t reasons = 0;
+  MeanAccumulator means;
+  std::array<std::optional<Snapshot>, kGpuStateCount> last;
+  std::array<double, kGpuStateCount> last_t{};
+
+  void add(const GpuStatus& st, const Sample& sample, double dt) {
+    shares.add(st.state.state, dt);
+    if (st.throttle.throttled) {
+      throttled_s += dt;
+      reasons |= st.throttle.reasons;
+    }
+    means.add(sample.values);
+    // A representative finding per state for words and fixes: the clearest one
+    // (highest confidence), not a transition's, copied at most once a second.
+    const auto i = state_index(st.state.state);
+    if (!last[i] ||
+        (st.state.confidence > last[i]->finding.confidence && sample.t - last_t[i] >= 1.0)) {
+      last[i] = Snapshot{st.state, st.window};
+      last_t[i] = sample.t;
+    }
+  }
+};
+
+struct OpenPhase {
+  std::string name;
+  double start = 0;
+  nlohmann::json start_fields;
+  std::map<int, Accum> gpus;
+};
+
+struct Run {
+  TimelineRun run;
+  double conf_sum = 0;
+  double time = 0;
+  double throttled_s = 0;
+  std::uint64_t reasons = 0;
+  std::optional<Snapshot> last;
+};
+
+ThrottleFinding throttle_of(std::uint64_t reasons) {
+  ThrottleFinding t;
+  t.throttled = true;
+  t.reasons = reasons;
+  t.cause = clock_reasons_text(reasons);
+  return t;
+}
+
+bool is_suffixed(const std::string& name, std::string_view suffix) {
+  return name.size() > suffix.size() && name.ends_with(suffix);
+}
+
+}  // namespace
+
+struct ReportBuilder::Impl {
+  Impl(const TraceHeader& h, DiagnosisConfig config, std::vector<std::vector<int>> groups)
+      : engine(h, std::move(config), std::move(groups)), header(h) {
+    const double interval = h.interval_s.value_or(0);
+    typical_dt = interval > 0 ? interval : 1.0;
+    max_dt = interval > 0 ? 3 * interval : engine.config().window.length_s;
+  }
+
+  DiagnosisEngine engine;
+  TraceHeader header;
+  double typical_dt;
+  double max_dt;
+  std::map<int, double> last_t;
+  std::map<int, Run> runs;
+  std::vector<TimelineRun> timeline;
+  std::vector<OpenPhase> open;
+  std::vector<PhaseSummary> phases;
+  std::map<int, Accum> whole;
+  std::vector<AlertRecord> alerts;
+  std::vector<AlertEvent> recent;
+  std::optional<double> start, end;
+  std::vector<std::string> notes;
+
+  void add(const Tick& tick) {
+    for (const auto& m : tick.marks) handle_mark(m);
+    engine.on_tick(tick);
+    recent = engine.take_events();
+    for (const auto& e : recent) record(e);
+    for (const auto& s : tick.samples) {
+      if (s.values.empty()) continue;
+      const GpuStatus& st = engine.status(s.gpu);
+      const auto prev = last_t.find(s.gpu);
+      double dt = prev == last_t.end() ? typical_dt : s.t - prev->second;
+      dt = std::clamp(dt, 0.0, max_dt);
+      last_t[s.gpu] = s.t;
+      if (!start) start = s.t - dt;
+      end = s.t;
+      whole[s.gpu].add(st, s, dt);
+      for (auto& p : open) p.gpus[s.gpu].add(st, s, dt);
+      extend_run(st, s.t, dt);
+    }
+  }
+
+  void handle_mark(const Mark& m) {
+    if (is_suffixed(m.name, ":start")) {
+      open.push_back({m.name.substr(0, m.name.size() - 6), m.t, m.fields, {}});
+    } else if (is_suffixed(m.name, ":end")) {
+      const std::string name = m.name.substr(0, m.name.size() - 4);
+      for (auto it = open.rbegin(); it != open.rend(); ++it) {
+        if (it->name != name) continue;
+        close_phase(*it, m.t, m.fields);
+        open.erase(std::next(it).base());
+        break;
+      }
+    }
+  }
+
+  void close_phase(OpenPhase& p, double t_end, const nlohmann::json& end_fields) {
+    for (auto& [gpu, acc] : p.gpus) {
+      const double total = acc.shares.total();
+      if (total <= 0) continue;
+      PhaseSummary ps;
+      ps.name = p.name;
+      ps.gpu = gpu;
+      ps.start = p.start;
+      ps.end = t_end;
+      ps.shares = acc.shares;
+      ps.state = acc.shares.majority();
+      ps.throttled_share = acc.throttled_s / total;
+      const bool throttled = ps.throttled_share >= 0.5;
+      if (throttled) {
+        ps.flags.push_back("throttled");
+        ps.throttle_cause = clock_reasons_text(acc.reasons);
+      }
+      ps.means = acc.means.means();
+      ps.efficiency = efficiency_score(ps.means);
+      if (const auto& snap = acc.last[state_index(ps.state)]) {
+        ps.summary = describe_state(snap->finding, engine.limits(gpu));
+        ps.fixes =
+            fixes_for_state(snap->finding, snap->window, engine.limits(gpu), engine.fix_context());
+      }
+      if (throttled) {
+        for (auto& f : fixes_for_throttle(throttle_of(acc.reasons))) ps.fixes.push_back(f);
+      }
+      ps.fields = p.start_fields.is_object() ? p.start_fields : nlohmann::json::object();
+      if (end_fields.is_object()) {
+        for (auto it = end_fields.begin(); it != end_fields.end(); ++it) ps.fields[it.key()] = *it;
+      }
+      phases.push_back(std::move(ps));
+    }
+  }
+
+  void extend_run(const GpuStatus& st, double t, double dt) {
+    Run& r = runs[st.gpu];
+    const bool same = r.last && r.run.state == st.state.state;
+    if (!same) {
+      if (r.last) close_run(r);
+      r = Run{};
+      r.run.gpu = st.gpu;
+      r.run.start = t - dt;
+      r.run.state = st.state.state;
+    }
+    r.run.end = t;
+    r.time += dt;
+    r.conf_sum += st.state.confidence * dt;
+    if (st.throttle.throttled) {
+      r.throttled_s += dt;
+      r.reasons |= st.throttle.reasons;
+    }
+    // The run is described by its clearest window, not by the transition that ends it.
+    if (!r.last || st.state.confidence > r.last->finding.confidence) {
+      r.last = Snapshot{st.state, st.window};
+    }
+  }
+
+  void close_run(Run& r) {
+    TimelineRun out = std::move(r.run);
+    out.confidence = r.time > 0 ? r.conf_sum / r.time : 0;
+    out.throttled_share = r.time > 0 ? r.throttled_s / r.time : 0;
+    const HardwareLimits& hw = engine.limits(out.gpu);
+    out.summary = describe_state(r.last->finding, hw);
+    out.evidence = r.last->finding.evidence;
+    out.cannot_tell = r.last->finding.cannot_tell;
+    out.fixes = fixes_for_state(r.last->finding, r.last->window, hw, engine.fix_context());
+    if (out.throttled_share >= 0.5) {
+      out.throttle_cause = clock_reasons_text(r.reasons);
+      for (auto& f : fixes_for_throttle(throttle_of(r.reasons))) out.fixes.push_back(f);
+    }
+    timeline.push_back(std::move(out));
+    r.last.reset();
+  }
+
+  // Runs shorter than a second are the counters catching up at a transition:
+  // fold them into the run before, then join neighbours of the same state.
+  void fold_short_runs() {
+    constexpr double kMinRun = 1.0;
+    std::vector<TimelineRun> out;
+    for (auto& run : timeline) {
+      const bool continues = !out.empty() && out.back().gpu == run.gpu;
+      if (continues && run.end - run.start < kMinRun) {
+        out.back().end = run.end;
+        continue;
+      }
+      if (continues && out.back().state == run.state) {
+        TimelineRun& prev = out.back();
+        const double a = prev.end - prev.start;
+        const double b = run.end - run.start;
+        const bool clearer = run.confidence > prev.confidence;
+        if (a + b > 0) {
+          prev.confidence = (prev.confidence * a + run.confidence * b) / (a + b);
+          prev.throttled_share = (prev.throttled_share * a + run.throttled_share * b) / (a + b);
+        }
+        if (clearer) {
+          prev.summary = std::move(run.summary);
+          prev.evidence = std::move(run.evidence);
+        }
+        prev.end = run.end;
+        continue;
+      }
+      out.push_back(std::move(run));
+    }
+    timeline = std::move(out);
+  }
+
+  void record(const AlertEvent& e) {
+    if (e.kind == AlertEvent::Kind::Firing) {
+      alerts.push_back({e.rule, e.gpu, e.severity, e.since, e.t, std::nullopt, e.message, e.count,
+                        e.evidence, e.fixes});
+      return;
+    }
+    for (auto it = alerts.rbegin(); it != alerts.rend(); ++it) {
+      if (it->rule == e.rule && it->gpu == e.gpu && !it->resolved_at && it->message == e.message) {
+        it->resolved_at = e.t;
+        it->count = e.count;
+        return;
+      }
+    }
+  }
+
+  DiagnosisReport finish() {
+    for (auto& [gpu, r] : runs) {
+      if (r.last) close_run(r);
+    }
+    const double t_end = end.value_or(0);
+    while (!open.empty()) {
+      close_phase(open.back(), std::max(t_end, open.back().start), nlohmann::json::object());
+      open.pop_back();
+    }
+    DiagnosisReport rep;
+    rep.host = header.host;
+    rep.start = start;
+    rep.end = end;
+    rep.window_s = engine.config().window.length_s;
+    for (int gpu : engine.gpus()) {
+      GpuSummary g;
+      g.gpu = gpu;
+      g.limits = engine.limits(gpu);
+      g.name = g.limits.name;
+      if (const auto it = whole.find(gpu); it != whole.end()) {
+        g.shares = it->second.shares;
+        g.state = g.shares.majority();
+        const double total = g.shares.total();
+        g.throttled_share = total > 0 ? it->second.throttled_s / total : 0;
+        g.means = it->second.means.means();
+        g.efficiency = efficiency_score(g.means);
+      }
+      rep.gpus.push_back(std::move(g));
+    }
+    std::stable_sort(timeline.begin(), timeline.end(), [](const auto& a, const auto& b) {
+      return a.gpu != b.gpu ? a.gpu < b.gpu : a.start < b.start;
+    });
+    fold_short_runs();
+    std::stable_sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
+      return a.start != b.start ? a.start < b.start : a.gpu < b.gpu;
+    });
+    rep.timeline = std::move(timeline);
+    rep.phases = std::move(phases);
+    rep.alerts = std::move(alerts);
+    rep.notes = std::move(notes);
+    return rep;
+  }
+};
+
+ReportBuilder::ReportBuilder(const TraceHeader& header, DiagnosisConfig config,
+                             std::vector<std::vector<int>> job_groups)
+    : impl_(std::make_unique<Impl>(header, std::move(config), std::move(job_groups))) {}
+ReportBuilder::ReportBuilder(ReportBuilder&&) noexcept = default;
+ReportBuilder& ReportBuilder::operator=(ReportBuilder&&) noexcept = default;
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::add(const Tick& tick) {
+  impl_->add(tick);
+}
+const std::vector<AlertEvent>& ReportBuilder::recent_events() const {
+  return impl_->recent;
+}
+void ReportBuilder::note(std::string text) {
+  impl_->notes.push_back(std::move(text));
+}
+DiagnosisEngine& ReportBuilder::engine() {
+  return impl_->engine;
+}
+DiagnosisReport ReportBuilder::finish() {
+  return impl_->finish();
+}
+
+}  // namespace gpulens

@@ -1,0 +1,34 @@
+#pragma once
+// The JSON documents of /api/v1/ (docs/serve.md), as pure functions of the
+// snapshot and store answers. Metric keys and units are the trace format's
+// (sm_active in %, power_w in W, ...); absent metrics are absent, never 0.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "agent/snapshot.hpp"
+#include "store/history_query.hpp"
+#include "store/store_writer.hpp"
+
+namespace gpulens::server {
+
+using Json = nlohmann::ordered_json;
+
+Json version_json();
+Json devices_json(const LiveSnapshot& snap);
+Json latest_json(const LiveSnapshot& snap, bool show_cmdline);
+Json firing_json(const LiveSnapshot& snap);
+Json event_json(const AlertEvent& e);
+Json stored_event_json(const store::StoredAlertEvent& e);
+// `status_text` is "ok", "degraded" or "failing" (see health_status()).
+Json health_json(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
+                 double now);
+Json history_json(const store::HistoryResult& r);
+Json timeline_json(const store::TimelineResult& r);
+
+// "ok"; "degraded" when history fails or a replay ended; "failing" when no tick
+// came for a while from live GPUs, or the source failed.
+std::string health_status(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
+                          double now);
+
+}  // namespace gpulens::server

@@ -1,0 +1,50 @@
+#pragma once
+// /metrics: the snapshot in the Prometheus text format, under gpulens' own
+// names (gpulens_<what>_<unit>, base units) and, with --compat dcgm, also under
+// dcgm-exporter's names, labels and units. Pure functions of their inputs.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/snapshot.hpp"
+#include "store/store_writer.hpp"
+
+namespace gpulens::server {
+
+struct ExpositionOptions {
+  bool native = true;
+  bool dcgm = false;             // also dcgm-exporter's names
+  bool process_metrics = false;  // per-process series (opt-in: cardinality)
+};
+
+struct HttpCount {
+  std::string handler;
+  int code = 200;
+  std::uint64_t count = 0;
+};
+
+// The agent's own health beyond the snapshot, gathered by the HTTP handler.
+struct SelfStats {
+  std::optional<store::StoreStatus> store;  // nullopt: history disabled
+  std::vector<HttpCount> http;
+  double last_scrape_s = 0;  // how long the previous /metrics took to render
+  std::optional<double> rss_bytes;
+  std::optional<double> cpu_seconds;
+  std::optional<double> start_time;
+};
+
+std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& options,
+                           const SelfStats& self);
+
+// The parts, for tests and benchmarks.
+void render_gpu_metrics(std::string& out, const LiveSnapshot& snap);
+void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap);
+void render_process_metrics(std::string& out, const LiveSnapshot& snap);
+void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self);
+void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap);
+
+// The gpu/uuid/model/hostname labels of a GPU, rendered.
+std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu);
+
+}  // namespace gpulens::server

@@ -1,0 +1,148 @@
+// --compat dcgm: the same readings under dcgm-exporter's names, labels and units
+// (utilizations in percent, PROF fields as 0-1 ratios, memory in MiB, clocks in
+// MHz, energy in mJ), so that existing dcgm dashboards and alert rules work.
+#include <cstdint>
+
+#include "exposition/exposition.hpp"
+#include "exposition/prom_writer.hpp"
+
+namespace gpulens::server {
+namespace {
+
+struct DcgmField {
+  const char* name;
+  const char* type;
+  const char* help;  // dcgm-exporter's own help text
+  Metric metric;
+  double scale;
+};
+
+// In dcgm-exporter's default-counters order; TYPE as dcgm-exporter declares it.
+constexpr DcgmField kFields[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", Metric::SmClockMhz, 1},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", Metric::MemClockMhz, 1},
+    {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", Metric::MemTempC, 1},
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", Metric::TempC, 1},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", Metric::PowerW, 1},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+     "Total energy consumption since boot (in mJ).", Metric::EnergyMj, 1},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", Metric::GpuUtil, 1},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", Metric::MemUtil, 1},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", Metric::MemUsedMib, 1},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Current clock throttle reasons.",
+     Metric::ClockEventReasons, 1},
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "gauge", "Current clock event reasons.",
+     Metric::ClockEventReasons, 1},
+    {"DCGM_FI_DEV_PSTATE", "gauge", "Performance state (P-State) 0-15. 0=highest", Metric::Pstate,
+     1},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
+     Metric::EccCorrected, 1},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
+     Metric::EccUncorrected, 1},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active.",
+     Metric::GraphicsActive, 0.01},
+    {"DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned.",
+     Metric::SmActive, 0.01},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM.",
+     Metric::SmOccupancy, 0.01},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active.", Metric::TensorActive, 0.01},
+    {"DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (HMMA) pipe is active.", Metric::HmmaActive, 0.01},
+    {"DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (IMMA) pipe is active.", Metric::ImmaActive, 0.01},
+    {"DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", "gauge",
+     "Ratio of cycles the tensor (DFMA) pipe is active.", Metric::DfmaActive, 0.01},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+     "Ratio of cycles the device memory interface is active sending or receiving data.",
+     Metric::DramActive, 0.01},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge", "Ratio of cycles the fp64 pipes are active.",
+     Metric::Fp64Active, 0.01},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "gauge", "Ratio of cycles the fp32 pipes are active.",
+     Metric::Fp32Active, 0.01},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active.",
+     Metric::Fp16Active, 0.01},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and "
+     "data payloads - in bytes per second.",
+     Metric::PcieTxMibs, 1024.0 * 1024.0},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+     "The rate of data received over the PCIe bus - including both protocol headers and data "
+     "payloads - in bytes per second.",
+     Metric::PcieRxMibs, 1024.0 * 1024.0},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", "gauge",
+     "The rate of data transmitted over NVLink, not including protocol headers, in bytes per "
+     "second.",
+     Metric::NvlinkTxMibs, 1024.0 * 1024.0},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES", "gauge",
+     "The rate of data received over NVLink, not including protocol headers, in bytes per "
+     "second.",
+     Metric::NvlinkRxMibs, 1024.0 * 1024.0},
+};
+
+// dcgm-exporter's labels: gpu, UUID, device (nvidia<minor>), modelName, Hostname,
+// and the driver version; pci_bus_id when the recording knows it. On a Kubernetes
+// node also container, namespace and pod of the pod using the GPU, empty strings
+// when none is, as dcgm-exporter writes them (in its sorted order).
+std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
+  std::string l;
+  append_label(l, "gpu", std::to_string(g.device.index));
+  append_label(l, "UUID", g.device.uuid);
+  append_label(l, "device", "nvidia" + std::to_string(g.device.index));
+  append_label(l, "modelName", g.device.name);
+  if (const auto it = g.device.extra.find("pci_bus_id");
+      it != g.device.extra.end() && it->is_string())
+    append_label(l, "pci_bus_id", it->get<std::string>());
+  append_label(l, "Hostname", snap.hostname);
+  append_label(l, "DCGM_FI_DRIVER_VERSION", snap.driver);
+  if (snap.kube.kubernetes) {
+    const KubeRef pod = kube_of_gpu(snap, g);
+    append_label(l, "container", pod.container);
+    append_label(l, "namespace", pod.namespace_name);
+    append_label(l, "pod", pod.pod);
+  }
+  return l;
+}
+
+}  // namespace
+
+void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
+  PromWriter w(out);
+  std::vector<std::string> labels;
+  for (const auto& g : snap.gpus) labels.push_back(dcgm_labels(snap, g));
+  auto each = [&](const char* name, const char* type, const char* help, auto value_of) {
+    bool any = false;
+    for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
+      const std::optional<double> v = value_of(snap.gpus[i]);
+      if (!v) continue;
+      if (!any) w.family(name, type, help);
+      any = true;
+      w.sample(name, labels[i], *v);
+    }
+  };
+  for (const auto& f : kFields) {
+    each(f.name, f.type, f.help, [&f](const GpuLive& g) -> std::optional<double> {
+      if (!g.sample) return std::nullopt;
+      const auto v = g.sample->values.get(f.metric);
+      if (!v) return std::nullopt;
+      return scaled(*v, f.scale);
+    });
+    if (f.metric == Metric::MemUsedMib) {
+      each("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
+           [](const GpuLive& g) -> std::optional<double> {
+             if (!g.sample || !g.device.mem_total_mib) return std::nullopt;
+             const auto used = g.sample->values.get(Metric::MemUsedMib);
+             if (!used) return std::nullopt;
+             return *g.device.mem_total_mib - *used;
+           });
+    }
+  }
+  each("DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power management limit (in W).",
+       [](const GpuLive& g) { return g.device.power_limit_w; });
+  each("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.",
+       [](const GpuLive& g) -> std::optional<double> {
+         return static_cast<double>(g.last_xid.value_or(0));
+       });
+}
+
+}  // namespace gpulens::server

@@ -1,0 +1,144 @@
+// Per-process series (opt-in) and the agent's own health.
+#include "exposition/exposition.hpp"
+#include "exposition/prom_writer.hpp"
+
+namespace gpulens::server {
+namespace {
+constexpr double kMib = 1024.0 * 1024.0;
+}  // namespace
+
+void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
+  PromWriter w(out);
+  struct Row {
+    std::string labels;
+    const ProcessSample* p;
+  };
+  std::vector<Row> rows;
+  for (const auto& g : snap.gpus) {
+    if (!g.sample || !g.sample->procs) continue;
+    const std::string base = gpu_labels(snap, g);
+    for (const auto& p : *g.sample->procs) {
+      std::string l = base;
+      append_label(l, "pid", std::to_string(p.pid));
+      append_label(l, "process", p.name);
+      // IDs from the cgroup, names from the kubelet's logs (empty when unknown):
+      // namespace/pod/container join with kube-state-metrics and cAdvisor series.
+      append_label(l, "container_id", p.container);
+      append_label(l, "pod_uid", p.pod);
+      const KubeRef names = kube_of_process(snap, p).value_or(KubeRef{});
+      append_label(l, "namespace", names.namespace_name);
+      append_label(l, "pod", names.pod);
+      append_label(l, "container", names.container);
+      rows.push_back({std::move(l), &p});
+    }
+  }
+  bool any = false;
+  for (const auto& r : rows) {
+    if (!r.p->used_mib) continue;
+    if (!any)
+      w.family("gpulens_process_memory_used_bytes", "gauge",
+               "Device memory held by a process on this GPU");
+    any = true;
+    w.sample("gpulens_process_memory_used_bytes", r.labels, *r.p->used_mib * kMib);
+  }
+  any = false;
+  for (const auto& r : rows) {
+    if (!r.p->sm_util) continue;
+    if (!any)
+      w.family("gpulens_process_sm_utilization_ratio", "gauge",
+               "Share of the GPU's SM time used by a process (NVML per-process utilization)");
+    any = true;
+    w.sample("gpulens_process_sm_utilization_ratio", r.labels, *r.p->sm_util / 100.0);
+  }
+}
+
+void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self) {
+  PromWriter w(out);
+  w.family("gpulens_build_info", "gauge", "Always 1: the agent's version");
+  w.sample("gpulens_build_info", render_labels({{"version", GPULENS_VERSION}}), 1);
+  w.family("gpulens_agent_start_time_seconds", "gauge", "When the agent started (Unix time)");
+  w.sample("gpulens_agent_start_time_seconds", "", snap.started_at);
+  w.family("gpulens_source_ticks_total", "counter", "Ticks read from the source");
+  w.sample("gpulens_source_ticks_total", "", static_cast<double>(snap.source.ticks));
+  w.family("gpulens_source_ended", "gauge",
+           "1 once a replayed recording reached its end (the last values stay served)");
+  w.sample("gpulens_source_ended", "", snap.source.ended ? 1 : 0);
+  if (snap.t > 0) {
+    w.family("gpulens_last_sample_timestamp_seconds", "gauge",
+             "Time of the newest sample (Unix time; the recording's time on a replay)");
+    w.sample("gpulens_last_sample_timestamp_seconds", "", snap.t);
+  }
+  if (const auto& s = snap.source.sampler) {
+    w.family("gpulens_sampler_timeouts_total", "counter",
+             "Device samples that did not answer within the tick (a hung NVML call)");
+    w.sample("gpulens_sampler_timeouts_total", "", static_cast<double>(s->timeouts));
+    w.family("gpulens_sampler_missed_ticks_total", "counter",
+             "Ticks skipped because a tick overran its interval");
+    w.sample("gpulens_sampler_missed_ticks_total", "", static_cast<double>(s->missed_ticks));
+    w.family("gpulens_sampler_cpu_seconds_total", "counter",
+             "CPU time spent sampling, by part (classic NVML, GPM, processes, procfs, host, "
+             "events)");
+    const std::pair<const char*, double> parts[] = {
+        {"classic", s->cost.classic_s}, {"gpm", s->cost.gpm_s}, {"processes", s->cost.procs_s},
+        {"procfs", s->cost.procfs_s},   {"host", s->host_s},    {"events", s->events_s}};
+    for (const auto& [part, secs] : parts)
+      w.sample("gpulens_sampler_cpu_seconds_total", "", "part", part, secs);
+  }
+  if (snap.source.sample_cpu_s) {
+    w.family("gpulens_sample_duration_seconds", "gauge",
+             "CPU time one GPU's sample took at the last tick (all NVML and GPM calls)");
+    w.sample("gpulens_sample_duration_seconds", "", *snap.source.sample_cpu_s);
+  }
+  if (snap.source.live) {
+    w.family("gpulens_collect_errors_total", "counter",
+             "Metrics a GPU reported before that failed to read since (NVML errors)");
+    for (const auto& g : snap.gpus)
+      w.sample("gpulens_collect_errors_total", gpu_labels(snap, g),
+               static_cast<double>(g.collect_errors));
+  }
+  w.family("gpulens_scrape_duration_seconds", "gauge",
+           "How long the previous /metrics answer took to render");
+  w.sample("gpulens_scrape_duration_seconds", "", self.last_scrape_s);
+  if (!self.http.empty()) {
+    w.family("gpulens_http_requests_total", "counter",
+             "HTTP requests answered, by handler and code");
+    for (const auto& h : self.http) {
+      std::string l;
+      append_label(l, "handler", h.handler);
+      append_label(l, "code", std::to_string(h.code));
+      w.sample("gpulens_http_requests_total", l, static_cast<double>(h.count));
+    }
+  }
+  w.family("gpulens_store_up", "gauge",
+           "1 while history is written without error, 0 when it fails or is disabled");
+  w.sample("gpulens_store_up", "", self.store && self.store->healthy ? 1 : 0);
+  if (self.store) {
+    const auto& st = *self.store;
+    w.family("gpulens_store_size_bytes", "gauge", "History database file size (without the WAL)");
+    w.sample("gpulens_store_size_bytes", "", static_cast<double>(st.stats.file_bytes));
+    w.family("gpulens_store_samples_written_total", "counter", "GPU samples written to history");
+    w.sample("gpulens_store_samples_written_total", "", static_cast<double>(st.samples_written));
+    w.family("gpulens_store_write_errors_total", "counter", "Failed history writes");
+    w.sample("gpulens_store_write_errors_total", "", static_cast<double>(st.write_errors));
+    w.family("gpulens_store_dropped_samples_total", "counter",
+             "Samples never written because history failed for too long");
+    w.sample("gpulens_store_dropped_samples_total", "", static_cast<double>(st.dropped_samples));
+    w.family("gpulens_store_commit_duration_seconds", "gauge", "How long the last commit took");
+    w.sample("gpulens_store_commit_duration_seconds", "", st.last_commit_s);
+  }
+  // The names every Prometheus client library uses for its own process.
+  if (self.cpu_seconds) {
+    w.family("process_cpu_seconds_total", "counter", "Total user and system CPU time spent");
+    w.sample("process_cpu_seconds_total", "", *self.cpu_seconds);
+  }
+  if (self.rss_bytes) {
+    w.family("process_resident_memory_bytes", "gauge", "Resident memory size");
+    w.sample("process_resident_memory_bytes", "", *self.rss_bytes);
+  }
+  if (self.start_time) {
+    w.family("process_start_time_seconds", "gauge", "Start time of the process (Unix time)");
+    w.sample("process_start_time_seconds", "", *self.start_time);
+  }
+}
+
+}  // namespace gpulens::server

@@ -1,0 +1,93 @@
+#include "exposition/prom_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpulens::server {
+namespace {
+
+// HELP text escapes backslash and newline; label values also escape quotes.
+void append_escaped(std::string& out, std::string_view text, bool quotes) {
+  for (char c : text) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '"':
+        out += quotes ? "\\\"" : "\"";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+}  // namespace
+
+void append_label(std::string& labels, std::string_view name, std::string_view value) {
+  if (!labels.empty()) labels += ',';
+  labels += name;
+  labels += "=\"";
+  append_escaped(labels, value, true);
+  labels += '"';
+}
+
+std::string render_labels(std::initializer_list<Label> labels) {
+  std::string out;
+  for (const auto& [name, value] : labels) append_label(out, name, value);
+  return out;
+}
+
+void append_number(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "NaN";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "+Inf" : "-Inf";
+  } else if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<long long>(value));
+  } else {
+    fmt::format_to(std::back_inserter(out), "{}", value);  // shortest round-trip form
+  }
+}
+
+double scaled(double value, double factor) {
+  if (factor > 0 && factor < 1) return value / std::round(1 / factor);
+  return value * factor;
+}
+
+void PromWriter::family(std::string_view name, std::string_view type, std::string_view help) {
+  out_ += "# HELP ";
+  out_ += name;
+  out_ += ' ';
+  append_escaped(out_, help, false);
+  out_ += "\n# TYPE ";
+  out_ += name;
+  out_ += ' ';
+  out_ += type;
+  out_ += '\n';
+}
+
+void PromWriter::sample(std::string_view name, std::string_view labels, double value) {
+  out_ += name;
+  if (!labels.empty()) {
+    out_ += '{';
+    out_ += labels;
+    out_ += '}';
+  }
+  out_ += ' ';
+  append_number(out_, value);
+  out_ += '\n';
+}
+
+void PromWriter::sample(std::string_view name, std::string_view labels, std::string_view extra_name,
+                        std::string_view extra_value, double value) {
+  std::string all(labels);
+  append_label(all, extra_name, extra_value);
+  sample(name, all, value);
+}
+
+}  // namespace gpulens::server

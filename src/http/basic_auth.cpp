@@ -1,0 +1,135 @@
+#include "http/basic_auth.hpp"
+
+#include <crypt.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+
+namespace gpulens::server {
+namespace {
+
+// A valid bcrypt hash of a random password: unknown users are checked against
+// it, so that a wrong user name takes as long as a wrong password.
+constexpr const char* kDummyHash = "$2b$10$6NTNCEGF/I.RsbABO7Bh8uqc6vzDEsUpaLAZOKezeKPTOkS5PUxqy";
+
+// Remembered successes; the set is cleared past this size.
+constexpr std::size_t kCacheLimit = 1024;
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+std::string digest(std::string_view user, std::string_view password, std::string_view hash) {
+  std::string input;
+  input.reserve(user.size() + password.size() + hash.size() + 2);
+  input.append(user).append(1, '\0').append(password).append(1, '\0').append(hash);
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> out{};
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), out.data());
+  OPENSSL_cleanse(input.data(), input.size());
+  return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+}
+
+}  // namespace
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + static_cast<std::size_t>(k)];
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0) return std::nullopt;  // data after padding
+      v[k] = base64_value(c);
+      if (v[k] < 0) return std::nullopt;
+    }
+    const unsigned bits = (static_cast<unsigned>(v[0]) << 18) |
+                          (static_cast<unsigned>(v[1]) << 12) | (static_cast<unsigned>(v[2]) << 6) |
+                          static_cast<unsigned>(v[3]);
+    out += static_cast<char>((bits >> 16) & 0xff);
+    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xff);
+    if (pad < 1) out += static_cast<char>(bits & 0xff);
+  }
+  return out;
+}
+
+std::optional<std::pair<std::string, std::string>> parse_basic_authorization(
+    std::string_view header) {
+  constexpr std::string_view kScheme = "Basic ";
+  if (header.size() <= kScheme.size()) return std::nullopt;
+  // The scheme name is case-insensitive (RFC 7617).
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) !=
+        std::tolower(static_cast<unsigned char>(kScheme[i])))
+      return std::nullopt;
+  }
+  header.remove_prefix(kScheme.size());
+  while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
+  auto decoded = base64_decode(header);
+  if (!decoded) return std::nullopt;
+  const auto colon = decoded->find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  return std::make_pair(decoded->substr(0, colon), decoded->substr(colon + 1));
+}
+
+bool verify_password(const std::string& password, const std::string& hash) {
+  // crypt_data is about 32 KiB: too large for an HTTP worker's stack.
+  auto data = std::make_unique<crypt_data>();
+  std::memset(data.get(), 0, sizeof(crypt_data));
+  const char* out = crypt_r(password.c_str(), hash.c_str(), data.get());
+  // libxcrypt answers a string starting with '*' when the setting is invalid.
+  if (out == nullptr || out[0] == '*') return false;
+  const std::size_t n = std::strlen(out);
+  return n == hash.size() && CRYPTO_memcmp(out, hash.data(), n) == 0;
+}
+
+std::string hash_password(const std::string& password, int cost) {
+  auto data = std::make_unique<crypt_data>();
+  std::memset(data.get(), 0, sizeof(crypt_data));
+  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+  // Null random bytes: libcrypt reads them from the operating system.
+  if (crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, setting,
+                       sizeof setting) == nullptr)
+    return {};
+  const char* out = crypt_r(password.c_str(), setting, data.get());
+  if (out == nullptr || out[0] == '*') return {};
+  return out;
+}
+
+bool BasicAuth::check(std::string_view authorization) {
+  if (!enabled()) return true;
+  auto credentials = parse_basic_authorization(authorization);
+  if (!credentials) return false;
+  const auto& [user, password] = *credentials;
+  const auto it = users_.find(user);
+  const std::string& hash = it != users_.end() ? it->second : std::string(kDummyHash);
+  const std::string key = digest(user, password, hash);
+  {
+    std::lock_guard lock(mutex_);
+    if (it != users_.end() && verified_.contains(key)) return true;
+  }
+  const bool ok = verify_password(password, hash) && it != users_.end();
+  if (ok) {
+    std::lock_guard lock(mutex_);
+    if (verified_.size() >= kCacheLimit) verified_.clear();
+    verified_.insert(key);
+  }
+  return ok;
+}
+
+}  // namespace gpulens::server

@@ -1,0 +1,109 @@
+#pragma once
+// The agent's HTTP side: /metrics, /api/v1/ and the dashboard, read-only (GET
+// and HEAD only), with TLS and basic auth from an exporter-toolkit web config,
+// limits on request size and time, and counters of what it answered.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "agent/snapshot.hpp"
+#include "core/result.hpp"
+#include "exposition/exposition.hpp"
+#include "http/basic_auth.hpp"
+#include "http/tls_identity.hpp"
+#include "http/web_config.hpp"
+#include "store/history_query.hpp"
+#include "store/store_writer.hpp"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace gpulens::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:9400";
+  std::string web_config;  // path; empty = plain HTTP without auth
+  ExpositionOptions exposition;
+  bool show_cmdline = false;
+  int threads = 8;
+  int read_timeout_s = 5;    // each wait for a client's bytes
+  int write_timeout_s = 10;  // each wait for a client to take bytes
+  int keep_alive_s = 5;
+  // A request, from its first byte to its answer's last (the first one from the
+  // connection's start, TLS handshake included): a client that dribbles bytes
+  // cannot hold a worker thread longer.
+  std::chrono::milliseconds request_timeout{15000};
+  std::size_t max_header_bytes = 32 * 1024;  // request line and header fields together
+  std::size_t max_body_bytes = 4096;         // GET requests carry no body
+  std::chrono::milliseconds query_deadline{5000};
+};
+
+// Where the handlers get their data; plain functions so tests can feed a fixed
+// snapshot without an agent.
+struct ApiContext {
+  std::function<SnapshotPtr()> snapshot;
+  std::function<std::optional<store::StoreStatus>()> store_status;  // nullopt: disabled
+  std::string history_path;                                         // empty: no history to read
+};
+
+// Host and port of --listen: "127.0.0.1:9400", "[::1]:9400", ":9400" (all).
+Result<std::pair<std::string, int>> parse_listen(const std::string& listen);
+
+class HttpServer {
+ public:
+  static Result<std::unique_ptr<HttpServer>> create(ServerOptions options, ApiContext context);
+  ~HttpServer();
+
+  // Binds the socket, so that "address in use" is reported before serving.
+  Status bind();
+  // Serves until stop(); call from one thread.
+  void serve();
+  void stop();
+  // Re-reads the web config: users and certificates (SIGHUP). Turning TLS on
+  // or off needs a restart.
+  Status reload();
+
+  int port() const { return port_; }
+  std::string url() const;
+  bool tls() const { return tls_enabled_; }
+  bool auth() const;
+
+  // Counters for /metrics (exposed for tests).
+  std::vector<HttpCount> request_counts() const;
+
+ private:
+  HttpServer(ServerOptions options, ApiContext context);
+  void setup();
+  void count(const httplib::Request& req, const httplib::Response& res);
+  void count_refused(int status);
+  bool authorized(const httplib::Request& req);
+  std::shared_ptr<BasicAuth> current_auth() const;
+  SelfStats self_stats() const;
+
+  ServerOptions options_;
+  ApiContext context_;
+  WebConfig web_;
+  bool tls_enabled_ = false;
+  TlsIdentity identity_;
+  std::unique_ptr<httplib::Server> server_;
+  std::string host_;
+  int port_ = 0;
+  std::unique_ptr<store::HistoryReader> reader_;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<BasicAuth> auth_;
+  std::map<std::pair<std::string, int>, std::uint64_t> counts_;
+  std::atomic<double> last_scrape_s_{0};
+
+  friend void register_routes(HttpServer& server);
+};
+
+}  // namespace gpulens::server

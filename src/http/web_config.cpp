@@ -1,0 +1,157 @@
+#include "http/web_config.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "http/yaml_subset.hpp"
+
+namespace gpulens::server {
+namespace {
+
+std::string at(const std::string& name, const YamlNode& n) {
+  return fmt::format("{}:{}", name, n.line);
+}
+
+Error unknown_key(const std::string& name, const YamlNode& n, std::string_view key,
+                  std::string_view section, std::string_view accepted) {
+  return Error{fmt::format("{}: unknown key '{}'{} (accepted: {})", at(name, n), key,
+                           section.empty() ? "" : fmt::format(" in {}", section), accepted)};
+}
+
+Result<std::string> scalar(const std::string& name, const YamlNode& n, std::string_view key) {
+  if (n.is_map)
+    return Error{fmt::format("{}: '{}' must be a value, not a section", at(name, n), key)};
+  return n.is_null ? std::string() : n.scalar;
+}
+
+std::string resolve(const std::string& base_dir, const std::string& file) {
+  if (file.empty() || base_dir.empty() || std::filesystem::path(file).is_absolute()) return file;
+  return (std::filesystem::path(base_dir) / file).string();
+}
+
+Result<int> tls_version(const std::string& name, const YamlNode& n, const std::string& v) {
+  if (v == "TLS10") return 0x0301;
+  if (v == "TLS11") return 0x0302;
+  if (v == "TLS12") return 0x0303;
+  if (v == "TLS13") return 0x0304;
+  return Error{
+      fmt::format("{}: unknown TLS version '{}' (TLS10, TLS11, TLS12 or TLS13)", at(name, n), v)};
+}
+
+Result<TlsConfig> parse_tls(const std::string& name, const YamlNode& node,
+                            const std::string& base_dir) {
+  TlsConfig tls;
+  for (const auto& [key, n] : node.entries) {
+    auto v = scalar(name, n, key);
+    if (!v) return v.error();
+    if (key == "cert_file") {
+      tls.cert_file = resolve(base_dir, *v);
+    } else if (key == "key_file") {
+      tls.key_file = resolve(base_dir, *v);
+    } else if (key == "client_ca_file") {
+      tls.client_ca_file = resolve(base_dir, *v);
+    } else if (key == "client_auth_type") {
+      if (*v == "NoClientCert" || v->empty()) {
+        tls.client_auth = ClientAuth::None;
+      } else if (*v == "VerifyClientCertIfGiven") {
+        tls.client_auth = ClientAuth::VerifyIfGiven;
+      } else if (*v == "RequireAndVerifyClientCert") {
+        tls.client_auth = ClientAuth::RequireAndVerify;
+      } else {
+        return Error{
+            fmt::format("{}: client_auth_type '{}' is not supported (NoClientCert, "
+                        "VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
+                        at(name, n), *v)};
+      }
+    } else if (key == "min_version" || key == "max_version") {
+      auto version = tls_version(name, n, *v);
+      if (!version) return version.error();
+      (key == "min_version" ? tls.min_version : tls.max_version) = *version;
+    } else if (key == "cipher_suites" || key == "curve_preferences" ||
+               key == "prefer_server_cipher_suites" || key == "cert" || key == "key" ||
+               key == "client_allowed_sans") {
+      return Error{fmt::format("{}: '{}' is not supported by gpulens; OpenSSL's defaults apply",
+                               at(name, n), key)};
+    } else {
+      return unknown_key(name, n, key, "tls_server_config",
+                         "cert_file, key_file, client_ca_file, client_auth_type, min_version, "
+                         "max_version");
+    }
+  }
+  if (tls.cert_file.empty() || tls.key_file.empty()) {
+    return Error{
+        fmt::format("{}: tls_server_config needs both cert_file and key_file", at(name, node))};
+  }
+  if (tls.client_auth != ClientAuth::None && tls.client_ca_file.empty()) {
+    return Error{fmt::format("{}: client_auth_type needs client_ca_file", at(name, node))};
+  }
+  return tls;
+}
+
+}  // namespace
+
+Result<WebConfig> parse_web_config(std::string_view text, const std::string& name,
+                                   const std::string& base_dir) {
+  auto root = parse_yaml_subset(text, name);
+  if (!root) return root.error();
+  WebConfig config;
+  for (const auto& [key, n] : root->entries) {
+    if (key == "tls_server_config") {
+      if (n.is_null || (n.is_map && n.entries.empty())) continue;
+      if (!n.is_map)
+        return Error{fmt::format("{}: tls_server_config must be a section", at(name, n))};
+      auto tls = parse_tls(name, n, base_dir);
+      if (!tls) return tls.error();
+      config.tls = std::move(*tls);
+    } else if (key == "basic_auth_users") {
+      if (n.is_null) continue;
+      if (!n.is_map)
+        return Error{fmt::format("{}: basic_auth_users must be a section", at(name, n))};
+      for (const auto& [user, h] : n.entries) {
+        auto hash = scalar(name, h, user);
+        if (!hash) return hash.error();
+        if (!(hash->starts_with("$2a$") || hash->starts_with("$2b$") ||
+              hash->starts_with("$2y$"))) {
+          return Error{fmt::format(
+              "{}: the password of '{}' must be a bcrypt hash ($2y$...), never plain text; "
+              "make one with: gpulens serve --hash-password",
+              at(name, h), user)};
+        }
+        if (user.find(':') != std::string::npos)
+          return Error{fmt::format("{}: a user name cannot contain ':'", at(name, h))};
+        config.users[user] = *hash;
+      }
+    } else if (key == "http_server_config") {
+      if (n.is_null) continue;
+      for (const auto& [sub, s] : n.entries) {
+        if (sub == "http2") continue;  // HTTP/1.1 only; accepted so shared files load
+        if (sub != "headers") {
+          return unknown_key(name, s, sub, "http_server_config", "headers, http2");
+        }
+        for (const auto& [header, value] : s.entries) {
+          auto v = scalar(name, value, header);
+          if (!v) return v.error();
+          config.headers.emplace_back(header, *v);
+        }
+      }
+    } else {
+      return unknown_key(name, n, key, "",
+                         "tls_server_config, basic_auth_users, http_server_config");
+    }
+  }
+  return config;
+}
+
+Result<WebConfig> load_web_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("cannot read the web config {}", path)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto dir = std::filesystem::path(path).parent_path().string();
+  return parse_web_config(ss.str(), path, dir);
+}
+
+}  // namespace gpulens::server

@@ -1,0 +1,281 @@
+// The per-GPU time series of the HTML report: activity (classic utilization
+// against SM, tensor and DRAM activity) over a band coloured by state, and
+// memory and power. Values for the hover read-out go to a JSON object that the
+// page's small script reads; the SVG alone is complete without it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "render/html_svg.hpp"
+
+namespace gpulens::html {
+namespace {
+
+struct Frame {
+  double w, h, left, right, top, bottom;
+  double x(double t, double span) const { return left + (right - left) * t / span; }
+  double y(double v, double vmax) const {
+    return bottom - (bottom - top) * std::clamp(v / vmax, 0.0, 1.0);
+  }
+};
+
+// 1, 2 or 5 x 10^k seconds (or whole minutes and hours) giving about `target` ticks.
+double tick_step(double span, int target) {
+  const double raw = span / std::max(1, target);
+  const double steps[] = {1,   2,    5,    10,   15,    30,    60,    120,   300,   600,
+                          900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800};
+  for (double s : steps) {
+    if (s >= raw) return s;
+  }
+  return 86400 * std::ceil(raw / 86400);
+}
+
+std::string path(const std::vector<double>& t, const std::vector<std::optional<double>>& v,
+                 const Frame& f, double span, double vmax) {
+  std::string d;
+  bool pen = false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!v[i]) {
+      pen = false;
+      continue;
+    }
+    d += fmt::format("{}{} {}", pen ? "L" : "M", num(f.x(t[i], span)), num(f.y(*v[i], vmax)));
+    pen = true;
+  }
+  return d;
+}
+
+// The same line closed down to the axis, for a filled area.
+std::string area(const std::vector<double>& t, const std::vector<std::optional<double>>& v,
+                 const Frame& f, double span, double vmax) {
+  std::string d;
+  std::optional<double> run_start;
+  double last_x = 0;
+  for (std::size_t i = 0; i <= t.size(); ++i) {
+    const bool have = i < t.size() && v[i].has_value();
+    if (have) {
+      const double x = f.x(t[i], span);
+      if (!run_start) {
+        d += fmt::format("M{} {}", num(x), num(f.bottom));
+        run_start = x;
+      }
+      d += fmt::format("L{} {}", num(x), num(f.y(*v[i], vmax)));
+      last_x = x;
+    } else if (run_start) {
+      d += fmt::format("L{} {}Z", num(last_x), num(f.bottom));
+      run_start.reset();
+    }
+  }
+  return d;
+}
+
+std::string time_axis(const Frame& f, double span, double label_y) {
+  std::string out;
+  const double step = tick_step(span, 8);
+  for (double t = 0; t <= span + 1e-9; t += step) {
+    const double x = f.x(t, span);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"grid\"/>", num(x),
+                       num(f.top), num(x), num(f.bottom));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">{}</text>",
+                       num(x), num(label_y), clock_label(t));
+  }
+  return out;
+}
+
+std::string value_axis(const Frame& f, double vmax, int ticks, const std::string& unit) {
+  std::string out;
+  for (int i = 0; i <= ticks; ++i) {
+    const double v = vmax * i / ticks;
+    const double y = f.y(v, vmax);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"grid\"/>",
+                       num(f.left), num(y), num(f.right), num(y));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">{}{}</text>",
+                       num(f.left - 6), num(y + 4), num(v), unit);
+  }
+  return out;
+}
+
+// A round axis maximum: 4 x (1, 2, 2.5 or 5 x 10^k), at least `v`.
+double nice_max(double v) {
+  const double quarter = std::max(v, 1e-9) / 4;
+  const double mag = std::pow(10.0, std::floor(std::log10(quarter)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * mag >= quarter - 1e-12) return 4 * m * mag;
+  }
+  return 40 * mag;
+}
+
+nlohmann::json column(const char* name, const char* color, const char* unit,
+                      const std::vector<std::optional<double>>& v, int decimals) {
+  nlohmann::json values = nlohmann::json::array();
+  const double k = std::pow(10.0, decimals);
+  for (const auto& x : v) values.push_back(x ? nlohmann::json(std::round(*x * k) / k) : nullptr);
+  return {{"n", name}, {"c", color}, {"u", unit}, {"v", std::move(values)}};
+}
+
+nlohmann::json hover_frame(const Series& s, const Frame& f) {
+  nlohmann::json px = nlohmann::json::array();
+  nlohmann::json t = nlohmann::json::array();
+  for (double x : s.t) {
+    px.push_back(std::round(f.x(x, s.span) * 10) / 10);
+    t.push_back(std::round(x * 10) / 10);
+  }
+  return {{"w", f.w}, {"px", std::move(px)}, {"t", std::move(t)}};
+}
+
+std::string open_svg(const Frame& f, const std::string& id, const char* cls, const char* label) {
+  return fmt::format(
+      "<svg class=\"chart {}\" viewBox=\"0 0 {} {}\" data-hover=\"{}\" role=\"img\" "
+      "aria-label=\"{}\">",
+      cls, num(f.w), num(f.h), escape(id), label);
+}
+
+std::string cursor(const Frame& f) {
+  return fmt::format(
+      "<line class=\"cursor\" x1=\"0\" y1=\"{}\" x2=\"0\" y2=\"{}\" visibility=\"hidden\"/>",
+      num(f.top), num(f.bottom));
+}
+
+}  // namespace
+
+std::string activity_chart(const Series& s, const Verdict& v, const std::string& id,
+                           nlohmann::json& hover) {
+  const bool phases = !v.phases.empty();
+  const double top = phases ? 26 : 10;
+  const Frame f{1000, top + 170 + 50, 46, 988, top, top + 170};
+  const double band_y = f.bottom + 8, band_h = 14;
+  std::string out = open_svg(f, id, "activity", "Activity over time");
+  out += value_axis(f, 100, 4, "%");
+  out += time_axis(f, s.span, band_y + band_h + 16);
+  if (phases) {
+    for (std::size_t i = 0; i < v.phases.size(); ++i) {
+      const auto& p = v.phases[i];
+      const double x0 = f.x(std::max(0.0, p.start - s.t0), s.span);
+      const double x1 = f.x(std::min(s.span, p.end - s.t0), s.span);
+      if (x1 <= x0) continue;
+      out += fmt::format(
+          "<rect x=\"{}\" y=\"4\" width=\"{}\" height=\"16\" rx=\"3\" class=\"phase{}\"><title>{}"
+          "</title></rect>",
+          num(x0), num(x1 - x0), i % 2, escape(p.name));
+      // A name that does not fit (about 6 units per character) is left to the tooltip.
+      if (static_cast<double>(p.name.size()) * 6.2 + 8 < x1 - x0) {
+        out += fmt::format(
+            "<text x=\"{}\" y=\"16\" class=\"phasename\" text-anchor=\"middle\">{}"
+            "</text>",
+            num((x0 + x1) / 2), escape(p.name));
+      }
+      out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"phaseline\"/>",
+                         num(x0), num(f.top), num(x0), num(f.bottom));
+    }
+  }
+  out += fmt::format("<path d=\"{}\" class=\"area-sm\"/>", area(s.t, s.sm, f, s.span, 100));
+  out += fmt::format("<path d=\"{}\" class=\"line dram\"/>", path(s.t, s.dram, f, s.span, 100));
+  out += fmt::format("<path d=\"{}\" class=\"line tensor\"/>", path(s.t, s.tensor, f, s.span, 100));
+  out += fmt::format("<path d=\"{}\" class=\"line sm\"/>", path(s.t, s.sm, f, s.span, 100));
+  out += fmt::format("<path d=\"{}\" class=\"line util\"/>", path(s.t, s.util, f, s.span, 100));
+  // The state band: runs narrower than a pixel merge into the run before them.
+  struct Rect {
+    double x0, x1;
+    GpuState state;
+    std::string title;
+  };
+  std::vector<Rect> rects;
+  for (const auto& run : v.diagnosis.timeline) {
+    if (run.gpu != s.gpu) continue;
+    const double x0 = f.x(std::clamp(run.start - s.t0, 0.0, s.span), s.span);
+    const double x1 = f.x(std::clamp(run.end - s.t0, 0.0, s.span), s.span);
+    if (!rects.empty() && x1 - x0 < 1.0) {
+      rects.back().x1 = std::max(rects.back().x1, x1);
+      continue;
+    }
+    rects.push_back({x0, x1, run.state,
+                     fmt::format("{} {}–{}: {}", state_id(run.state), clock_label(run.start - s.t0),
+                                 clock_label(run.end - s.t0), run.summary)});
+  }
+  for (const auto& r : rects) {
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+        num(r.x0), num(band_y), num(std::max(r.x1 - r.x0, 1.0)), num(band_h), state_color(r.state),
+        escape(r.title));
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">state</text>",
+                     num(f.left - 6), num(band_y + 11));
+  out += cursor(f);
+  out += "</svg>";
+
+  nlohmann::json h = hover_frame(s, f);
+  h["cols"] = {
+      column("GPU util", "#8b95a1", "%", s.util, 1), column("SM active", "#2563eb", "%", s.sm, 1),
+      column("tensor", "#9333ea", "%", s.tensor, 1), column("DRAM", "#f59e0b", "%", s.dram, 1)};
+  // Runs and bucket times both ascend: one pass finds each bucket's state.
+  std::vector<const TimelineRun*> runs;
+  for (const auto& run : v.diagnosis.timeline) {
+    if (run.gpu == s.gpu) runs.push_back(&run);
+  }
+  nlohmann::json states = nlohmann::json::array();
+  std::size_t r = 0;
+  for (double t : s.t) {
+    while (r < runs.size() && runs[r]->end - s.t0 < t - 1e-9) ++r;
+    const bool inside = r < runs.size() && runs[r]->start - s.t0 <= t + 1e-9;
+    states.push_back(inside ? std::string(state_id(runs[r]->state)) : std::string());
+  }
+  h["state"] = std::move(states);
+  hover[id] = std::move(h);
+  return out;
+}
+
+std::string memory_chart(const Series& s, const std::string& id, nlohmann::json& hover) {
+  const Frame f{490, 170, 52, 478, 10, 140};
+  double vmax = s.mem_total_mib.value_or(0);
+  for (const auto& m : s.mem_mib) vmax = std::max(vmax, m.value_or(0));
+  vmax = nice_max(std::max(1.0, vmax / 1024.0));
+  std::vector<std::optional<double>> gib;
+  for (const auto& m : s.mem_mib)
+    gib.push_back(m ? std::optional<double>(*m / 1024.0) : std::nullopt);
+  std::string out = open_svg(f, id, "memory", "Device memory over time");
+  out += value_axis(f, vmax, 4, "G");
+  out += time_axis(f, s.span, f.bottom + 18);
+  if (s.mem_total_mib) {
+    const double y = f.y(*s.mem_total_mib / 1024.0, vmax);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"limit\"/>",
+                       num(f.left), num(y), num(f.right), num(y));
+  }
+  out += fmt::format("<path d=\"{}\" class=\"area-mem\"/>", area(s.t, gib, f, s.span, vmax));
+  out += fmt::format("<path d=\"{}\" class=\"line mem\"/>", path(s.t, gib, f, s.span, vmax));
+  out += cursor(f);
+  out += "</svg>";
+  nlohmann::json h = hover_frame(s, f);
+  h["cols"] = {column("memory used", "#0e9f9a", " GiB", gib, 2)};
+  hover[id] = std::move(h);
+  return out;
+}
+
+std::string power_chart(const Series& s, const std::string& id, nlohmann::json& hover) {
+  const Frame f{490, 170, 52, 478, 10, 140};
+  double vmax = s.power_limit_w.value_or(0);
+  for (const auto& p : s.power_w) vmax = std::max(vmax, p.value_or(0));
+  vmax = nice_max(std::max(100.0, vmax * 1.02));
+  std::string out = open_svg(f, id, "power", "Board power over time");
+  out += value_axis(f, vmax, 4, "W");
+  out += time_axis(f, s.span, f.bottom + 18);
+  if (s.power_limit_w) {
+    const double y = f.y(*s.power_limit_w, vmax);
+    out += fmt::format(
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"limit\"><title>power "
+        "limit {} W</title></line>",
+        num(f.left), num(y), num(f.right), num(y), num(*s.power_limit_w));
+  }
+  out +=
+      fmt::format("<path d=\"{}\" class=\"area-power\"/>", area(s.t, s.power_w, f, s.span, vmax));
+  out +=
+      fmt::format("<path d=\"{}\" class=\"line power\"/>", path(s.t, s.power_w, f, s.span, vmax));
+  out += cursor(f);
+  out += "</svg>";
+  nlohmann::json h = hover_frame(s, f);
+  h["cols"] = {column("power", "#dc2626", " W", s.power_w, 0)};
+  hover[id] = std::move(h);
+  return out;
+}
+
+}  // namespace gpulens::html

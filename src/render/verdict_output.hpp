@@ -1,0 +1,28 @@
+#pragma once
+// The three forms of a verdict: text (what `gpulens run` prints on stderr),
+// JSON (stable, documented in docs/report.md) and one self-contained HTML page.
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/trace_reader.hpp"
+#include "verdict/verdict.hpp"
+
+namespace gpulens {
+
+std::string verdict_to_text(const Verdict& v);
+
+inline constexpr int kReportJsonVersion = 1;
+nlohmann::ordered_json verdict_to_json(const Verdict& v);
+
+struct HtmlOptions {
+  // Points per time-series line: long traces are averaged into this many buckets
+  // so that the page stays small (a few hundred KiB) whatever the job's length.
+  std::size_t max_points = 600;
+  std::string title;  // defaults to the job's command or the host
+};
+
+// Needs the trace for the time series the verdict does not keep.
+std::string verdict_to_html(const Verdict& v, const Trace& trace, const HtmlOptions& options = {});
+
+}  // namespace gpulens

@@ -1,0 +1,233 @@
+// The verdict in words, for a terminal: the answer first (what ran, how long,
+// how much of the GPU time did work), the reasons and fixes next, money last.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "render/format.hpp"
+#include "render/verdict_output.hpp"
+
+namespace gpulens {
+namespace {
+
+std::string rel(double t, const Verdict& v) {
+  return fmt::format("+{:.1f}s", t - v.start.value_or(t));
+}
+
+std::string bar(std::optional<double> share, int width = 30) {
+  if (!share) return {};
+  // Eighths of a block, so that small differences still show.
+  static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  const long eighths = std::lround(std::clamp(*share, 0.0, 1.0) * width * 8);
+  std::string out;
+  for (long i = 0; i < eighths / 8; ++i) out += "█";
+  out += kEighths[eighths % 8];
+  return out;
+}
+
+std::string gpus_line(const Verdict& v) {
+  std::map<std::string, std::vector<int>> by_name;
+  for (const auto& d : v.devices) by_name[d.name.empty() ? "GPU" : d.name].push_back(d.index);
+  std::string out;
+  for (const auto& [name, idx] : by_name) {
+    if (!out.empty()) out += "; ";
+    std::string list;
+    for (int i : idx) {
+      if (!list.empty()) list += ',';
+      list += std::to_string(i);
+    }
+    out += fmt::format("{} × {} (GPU {})", idx.size(), name, list);
+  }
+  return out;
+}
+
+void headline(std::string& out, const Verdict& v) {
+  const auto& job = v.job;
+  if (job.present && !job.command.empty()) {
+    std::string how = job.signal      ? fmt::format("was killed by signal {}", *job.signal)
+                      : job.exit_code ? fmt::format("exited with code {}", *job.exit_code)
+                                      : std::string("ran");
+    out +=
+        fmt::format("gpulens: `{}` {} after {}\n", job.command, how, format_duration(v.duration_s));
+  } else {
+    out += fmt::format("gpulens: {}{}\n", v.host.empty() ? "recording" : "recording of " + v.host,
+                       v.duration_s > 0 ? ", " + format_duration(v.duration_s) : "");
+  }
+  if (!v.measured) {
+    out += "  nothing was measured: " + v.not_measured + "\n";
+    return;
+  }
+  out += fmt::format("  GPUs     {}\n", gpus_line(v));
+  std::string energy;
+  if (v.energy_kwh) energy = fmt::format(", {:.3g} kWh ({})", *v.energy_kwh, v.energy_basis);
+  out += fmt::format("  time     {} GPU-hours{}\n", format_gpu_hours(v.gpu_hours), energy);
+}
+
+void funnel(std::string& out, const Verdict& v) {
+  out += "\n  Utilization funnel (share of the GPU time paid for)\n";
+  for (const auto& s : v.funnel.steps) {
+    if (!s.share) {
+      out += fmt::format("    {:<14} not measured\n", s.label);
+      continue;
+    }
+    out += fmt::format("    {:<14} {:>6}  {:>8} GPU-h  {}\n", s.label, format_pct(s.share),
+                       format_gpu_hours(*s.gpu_hours), bar(s.share));
+  }
+}
+
+void states(std::string& out, const Verdict& v) {
+  if (v.states.empty()) return;
+  out += "\n  What the GPUs were doing (share of time)\n";
+  for (const auto& s : v.states) {
+    if (s.share < 0.005) continue;  // rounds to 0 %: noise in a summary
+    out += fmt::format("    {:<20} {:>6}  {}\n", state_id(s.state), format_pct(s.share, 0),
+                       state_meaning(s.state));
+  }
+  if (v.throttled_share >= 0.05) {
+    out += fmt::format("    throttled {} of the time (clocks held down by power or heat)\n",
+                       format_pct(v.throttled_share, 0));
+  }
+}
+
+void alerts(std::string& out, const Verdict& v) {
+  if (v.alerts.empty()) return;
+  out += "\n  Alerts\n";
+  for (const auto& a : v.alerts) {
+    out += fmt::format("    [{}] {} on GPU {} at {}{}{}: {}\n", severity_id(a.severity), a.rule,
+                       a.gpu, rel(a.fired_at, v),
+                       a.resolved_at ? ", resolved " + rel(*a.resolved_at, v) : ", still firing",
+                       a.count > 1 ? fmt::format(" ({} times)", a.count) : "", a.message);
+  }
+}
+
+void fixes(std::string& out, const Verdict& v) {
+  if (v.fixes.empty()) return;
+  out += "\n  Fixes that matter most\n";
+  for (std::size_t i = 0; i < v.fixes.size(); ++i) {
+    out += fmt::format("    {}. {}\n", i + 1, v.fixes[i]);
+  }
+}
+
+void cost(std::string& out, const Verdict& v) {
+  const Cost& c = v.cost;
+  if (!c.total) return;
+  const auto money = [&](double x) { return format_money(x, c.currency); };
+  out += fmt::format("\n  Cost at {} per GPU-hour ({}): {}\n", money(*c.price_per_gpu_hour),
+                     c.price_source, money(*c.total));
+  if (c.idle) {
+    out += fmt::format("    {:<38} {:>9}  {}\n", "idle (no kernel running)", money(*c.idle),
+                       format_pct(*c.idle / std::max(*c.total, 1e-12), 0));
+  }
+  if (c.inefficiency) {
+    out += fmt::format("    {:<38} {:>9}  {}\n", "inefficiency (kernels on idle SMs)",
+                       money(*c.inefficiency),
+                       format_pct(*c.inefficiency / std::max(*c.total, 1e-12), 0));
+  }
+  if (c.useful) {
+    out += fmt::format("    {:<38} {:>9}  {}\n", "SMs at work", money(*c.useful),
+                       format_pct(*c.useful / std::max(*c.total, 1e-12), 0));
+  }
+  if (c.monthly_waste && *c.monthly_waste > 0) {
+    out += fmt::format(
+        "    Running jobs like this back to back wastes about {} per month: "
+        "that is what the fixes can save.\n",
+        money(*c.monthly_waste));
+  }
+}
+
+void mfu(std::string& out, const Verdict& v) {
+  const MfuSummary& m = v.mfu;
+  out += "\n  MFU";
+  if (m.peak.known()) {
+    out += fmt::format(" ({} dense peak {:.1f} TFLOP/s × {} GPU{})", m.peak.dtype,
+                       m.peak.total_tflops / std::max(1, m.peak.gpus), m.peak.gpus,
+                       m.peak.gpus == 1 ? "" : "s");
+  }
+  out += "\n";
+  if (m.work && m.model) {
+    out += fmt::format("    model FLOPs   {:>6}  {:.1f} TFLOP/s over {} ({} steps, from {})\n",
+                       format_pct(m.model), m.work->flops_per_s() / 1e12,
+                       format_duration(m.work->seconds), m.work->steps, m.work->source);
+    if (m.model_over_job) {
+      out += fmt::format("                  {:>6}  over the whole job, start-up included\n",
+                         format_pct(m.model_over_job));
+    }
+  } else if (m.work) {
+    out += fmt::format("    model FLOPs   {:.1f} TFLOP/s (no peak for MFU: {})\n",
+                       m.work->flops_per_s() / 1e12,
+                       m.peak.problems.empty() ? "unknown" : m.peak.problems.front());
+  } else {
+    out +=
+        "    model FLOPs   not reported (write {\"mark\": \"step\", \"flops\": F} lines to "
+        "$GPULENS_MARKS, or pass --flops-per-step with --step-regex)\n";
+  }
+  if (m.estimate) {
+    out += fmt::format(
+        "    estimate      {:>6}  from tensor-pipe activity{} (a hardware estimate, "
+        "not model FLOPs)\n",
+        format_pct(m.estimate), m.estimate_clock_corrected ? " at the SM clock" : "");
+  } else {
+    out += "    estimate      n/a     (tensor-pipe activity was not measured)\n";
+  }
+}
+
+void phases(std::string& out, const Verdict& v) {
+  if (v.phases.empty()) return;
+  // One line per phase and GPU; the job's MFU goes on the phase's first line.
+  const bool many = v.devices.size() > 1;
+  out += "\n  Phases\n";
+  out += fmt::format("    {:<26} {:>7}  {:<24} {:>5} {:>5} {:>6}  {:>6} {:>8}\n", "phase", "length",
+                     many ? "GPU: state" : "state", "util", "sm", "tensor", "MFU", "estimate");
+  for (const auto& p : v.phases) {
+    const std::size_t rows = std::max<std::size_t>(1, p.gpus.size());
+    for (std::size_t i = 0; i < rows; ++i) {
+      std::string state = "-";
+      std::string util = "-", sm = "-", tensor = "-";
+      if (i < p.gpus.size()) {
+        const auto& g = p.gpus[i];
+        state =
+            (many ? fmt::format("{}: ", g.gpu) : std::string()) + std::string(state_id(g.state));
+        if (std::find(g.flags.begin(), g.flags.end(), "throttled") != g.flags.end()) {
+          state += " +thr";
+        }
+        const auto num = [&](Metric m) {
+          const auto x = g.means.get(m);
+          return x ? fmt::format("{:.1f}", *x) : std::string("-");
+        };
+        util = num(Metric::GpuUtil);
+        sm = num(Metric::SmActive);
+        tensor = num(Metric::TensorActive);
+      }
+      const bool first = i == 0;
+      out += fmt::format("    {:<26} {:>7}  {:<24} {:>5} {:>5} {:>6}  {:>6} {:>8}\n",
+                         first ? p.name : "", first ? format_duration(p.end - p.start) : "", state,
+                         util, sm, tensor, first && p.mfu ? format_pct(p.mfu) : "-",
+                         first && p.estimate ? format_pct(p.estimate) : "-");
+    }
+  }
+}
+
+}  // namespace
+
+std::string verdict_to_text(const Verdict& v) {
+  std::string out;
+  headline(out, v);
+  if (v.measured) {
+    funnel(out, v);
+    states(out, v);
+    alerts(out, v);
+    fixes(out, v);
+    cost(out, v);
+    mfu(out, v);
+    phases(out, v);
+  }
+  if (!v.notes.empty()) {
+    out += "\n";
+    for (const auto& n : v.notes) out += "  note: " + n + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,115 @@
+#include "verdict/report_setup.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "render/verdict_output.hpp"
+
+namespace gpulens {
+
+ReportTables load_report_tables(const std::string& data_dir) {
+  ReportTables t;
+  if (const auto path = find_data_file("gpu_peaks.json", data_dir)) {
+    auto models = GpuModelTable::load(*path);
+    if (models) {
+      t.models = std::move(*models);
+    } else {
+      t.warnings.push_back(models.error().message);
+    }
+  } else {
+    t.warnings.push_back(
+        "gpu_peaks.json not found (set --data-dir or GPULENS_DATA_DIR): no MFU "
+        "without --peak-tflops");
+  }
+  if (const auto path = find_data_file("prices.json", data_dir)) {
+    auto prices = PriceTable::load(*path);
+    if (prices) {
+      t.prices = std::move(*prices);
+    } else {
+      t.warnings.push_back(prices.error().message);
+    }
+  }
+  return t;
+}
+
+Result<VerdictOptions> make_verdict_options(const ReportSettings& s, const ReportTables& tables) {
+  VerdictOptions o;
+  if (!s.config_path.empty()) {
+    auto config = load_diagnosis_config(s.config_path);
+    if (!config) return config.error();
+    o.diagnosis = std::move(*config);
+  }
+  if (s.price) {
+    o.price_per_gpu_hour = s.price;
+    o.price_source = "--price";
+  } else if (o.diagnosis.price_per_gpu_hour) {
+    o.price_per_gpu_hour = o.diagnosis.price_per_gpu_hour;
+    o.price_source = "config " + s.config_path;
+  }
+  if (tables.models) {
+    const auto& known = tables.models->dtypes();
+    if (!known.empty() && std::find(known.begin(), known.end(), s.dtype) == known.end()) {
+      std::string list;
+      for (const auto& d : known) list += (list.empty() ? "" : ", ") + d;
+      return Error{"--dtype " + s.dtype + " is not in the peak table (" + list + ")"};
+    }
+  }
+  o.peak_tflops = s.peak_tflops;
+  o.dtype = s.dtype;
+  o.flops_per_step = s.flops_per_step;
+  o.gpus = s.gpus;
+  o.models = tables.models ? &*tables.models : nullptr;
+  o.prices = tables.prices ? &*tables.prices : nullptr;
+  return o;
+}
+
+std::optional<ReportFormat> report_format_from_name(const std::string& name) {
+  if (name == "text") return ReportFormat::Text;
+  if (name == "json") return ReportFormat::Json;
+  if (name == "html") return ReportFormat::Html;
+  return std::nullopt;
+}
+
+ReportFormat report_format_for_path(const std::string& path) {
+  const auto ext = std::filesystem::path(path).extension().string();
+  if (ext == ".html" || ext == ".htm") return ReportFormat::Html;
+  if (ext == ".json") return ReportFormat::Json;
+  return ReportFormat::Text;
+}
+
+std::string render_report(const Verdict& v, const Trace& trace, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::Json:
+      // Invalid UTF-8 (a command line, a process name) is replaced, not fatal.
+      return verdict_to_json(v).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+             "\n";
+    case ReportFormat::Html:
+      return verdict_to_html(v, trace);
+    case ReportFormat::Text:
+      break;
+  }
+  return verdict_to_text(v);
+}
+
+Status write_report(const std::string& text, const std::string& path) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return ok_status();
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Error{"cannot write " + path};
+    out << text;
+    if (!out.flush()) return Error{"cannot write " + path};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Error{"cannot write " + path + ": " + ec.message()};
+  return ok_status();
+}
+
+}  // namespace gpulens

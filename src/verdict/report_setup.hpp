@@ -1,0 +1,46 @@
+#pragma once
+// What `gpulens run` and `gpulens report` share between reading their options
+// and writing a report: the data tables, the diagnosis config, the price, and
+// writing the verdict in the chosen format.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "verdict/verdict.hpp"
+
+namespace gpulens {
+
+struct ReportSettings {
+  std::optional<double> price;        // --price, per GPU-hour
+  std::optional<double> peak_tflops;  // --peak-tflops, per GPU
+  std::string dtype = "bf16";         // --dtype
+  std::optional<double> flops_per_step;
+  std::string config_path;  // --config: the diagnosis TOML (thresholds, price)
+  std::string data_dir;     // --data-dir: where gpu_peaks.json and prices.json live
+  std::vector<int> gpus;    // --gpus
+};
+
+// The loaded tables outlive the options that point at them.
+struct ReportTables {
+  std::optional<GpuModelTable> models;
+  std::optional<PriceTable> prices;
+  std::vector<std::string> warnings;  // a table missing or malformed
+};
+
+ReportTables load_report_tables(const std::string& data_dir);
+
+// Errors: a config file that does not load, a dtype the peak table does not know.
+Result<VerdictOptions> make_verdict_options(const ReportSettings& settings,
+                                            const ReportTables& tables);
+
+enum class ReportFormat { Text, Json, Html };
+std::optional<ReportFormat> report_format_from_name(const std::string& name);
+// By extension: .html/.htm, .json, else text.
+ReportFormat report_format_for_path(const std::string& path);
+
+std::string render_report(const Verdict& v, const Trace& trace, ReportFormat format);
+// "-" is stdout. The file is written whole or not at all (temp file + rename).
+Status write_report(const std::string& text, const std::string& path);
+
+}  // namespace gpulens

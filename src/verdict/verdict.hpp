@@ -1,0 +1,102 @@
+#pragma once
+// The verdict on one job (or one recording): how long it held which GPUs, how
+// much of that time the GPUs worked (the funnel), what held them back (states,
+// alerts and the fixes that matter most, from the diagnosis engine), what it
+// cost and the MFU. A pure function of a trace; `gpulens run` and `gpulens
+// report` print it as text, JSON or HTML.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnosis/timeline.hpp"
+#include "jobs/job_marks.hpp"
+#include "verdict/cost.hpp"
+#include "verdict/gpu_models.hpp"
+#include "verdict/mfu.hpp"
+#include "verdict/usage.hpp"
+
+namespace gpulens {
+
+struct VerdictOptions {
+  std::optional<double> price_per_gpu_hour;  // --price, or the config's; else prices.json
+  std::string price_source;                  // how the price above was given
+  std::string currency = "USD";
+  std::optional<double> peak_tflops;  // --peak-tflops, per GPU
+  std::string dtype = "bf16";
+  std::optional<double> flops_per_step;  // for step marks that carry no "flops"
+  std::vector<int> gpus;                 // empty: the job's GPUs, else all in the trace
+  DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
+  const GpuModelTable* models = nullptr;  // nullptr: no peak table
+  const PriceTable* prices = nullptr;     // nullptr: no price table
+  std::size_t max_fixes = 3;
+};
+
+struct StateShare {
+  GpuState state = GpuState::Unknown;
+  double share = 0;  // of the time the GPUs were diagnosed
+  double gpu_hours = 0;
+};
+
+struct MfuSummary {
+  PeakBasis peak;
+  std::optional<ModelWork> work;         // what the job reported
+  std::optional<double> model;           // work's FLOP/s over the peak
+  std::optional<double> model_over_job;  // every reported FLOP over the job's duration
+  std::optional<double> estimate;        // tensor activity over the same span as `model`
+  std::optional<double> estimate_job;    // ... over the whole job
+  bool estimate_clock_corrected = false;
+};
+
+struct PhaseGpu {
+  int gpu = 0;
+  GpuState state = GpuState::Unknown;
+  double state_share = 0;
+  std::vector<std::string> flags;
+  MetricValues means;
+  std::string summary;
+  std::vector<std::string> fixes;
+};
+
+struct PhaseRow {
+  std::string name;
+  double start = 0;
+  double end = 0;
+  std::vector<PhaseGpu> gpus;
+  std::optional<ModelWork> work;
+  std::optional<double> mfu;
+  std::optional<double> estimate;
+};
+
+struct Verdict {
+  JobRecord job;
+  bool measured = false;     // at least one GPU sample
+  std::string not_measured;  // why not, in words
+  std::string host;
+  std::vector<DeviceInfo> devices;  // the GPUs the verdict is about
+  std::string gpus_basis;
+  std::optional<double> start;
+  std::optional<double> end;
+  double duration_s = 0;
+  double gpu_hours = 0;
+  std::optional<double> energy_kwh;
+  std::string energy_basis;
+  std::vector<GpuUsage> usage;  // per GPU
+  GpuUsage total;
+  Funnel funnel;
+  std::vector<StateShare> states;  // most time first
+  double throttled_share = 0;
+  std::vector<AlertRecord> alerts;
+  std::vector<std::string> fixes;  // the few that matter most
+  Cost cost;
+  MfuSummary mfu;
+  std::vector<PhaseRow> phases;
+  DiagnosisReport diagnosis;
+  std::vector<std::string> notes;
+};
+
+Verdict build_verdict(const Trace& trace, const VerdictOptions& options);
+
+// Seconds as "1h 02m 03s", "4m 05s" or "12.3 s".
+std::string format_duration(double seconds);
+
+}  // namespace gpulens
