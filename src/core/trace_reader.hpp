@@ -1,5 +1,5 @@
 #pragma once
-// Reader for gpu-trace v1 (shared/trace-format.md): streaming, or the whole file.
+// Reader for gpu-trace v1 (docs/trace-format.md): streaming, or the whole file.
 #include <fstream>
 #include <memory>
 #include <optional>
