@@ -68,7 +68,6 @@ Result<Trace> read_trace_string(std::string text, std::string name, TraceReadOpt
 Result<TraceHeader> header_from_json(const nlohmann::json& j);
 nlohmann::json header_to_json(const TraceHeader& header);
 Result<Sample> sample_from_json(const nlohmann::json& j);
-nlohmann::json sample_to_json(const Sample& sample);
 Mark mark_from_json(const nlohmann::json& j);
 nlohmann::json mark_to_json(const Mark& mark);
 
