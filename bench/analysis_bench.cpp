@@ -1,5 +1,5 @@
 // Analysis cost per sample per GPU, to set beside the ~1.2 ms of CPU that one
-// full NVML+GPM sample of one GPU costs (shared/design.md). The engine replays
+// full NVML+GPM sample of one GPU costs (docs/nvml-facts.md). The engine replays
 // the reference recordings tick by tick, as it would run live.
 #include <benchmark/benchmark.h>
 

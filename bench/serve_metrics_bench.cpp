@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "exposition/exposition.hpp"
+#include "exposition/http_server.hpp"
 #include "http/http.hpp"
-#include "http/http_server.hpp"
 
 namespace gpulens::server {
 namespace {

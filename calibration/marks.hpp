@@ -1,4 +1,4 @@
-// Phase marks for gpu-trace recordings (shared/trace-format.md): one JSON object
+// Phase marks for gpu-trace recordings (docs/trace-format.md): one JSON object
 // per line, {"t": <unix seconds, 3 decimals>, "mark": "<phase>:start|end", ...}.
 #pragma once
 
@@ -11,19 +11,19 @@ namespace gw {
 
 // Extra fields for one mark. Values are kept as ready-made JSON text.
 class Fields {
-public:
-    Fields& num(const std::string& key, double v);
-    Fields& integer(const std::string& key, long long v);
-    Fields& str(const std::string& key, const std::string& v);
-    Fields& boolean(const std::string& key, bool v);
-    Fields& raw(const std::string& key, const std::string& json) {  // already JSON text
-        items_.emplace_back(key, json);
-        return *this;
-    }
-    const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
+ public:
+  Fields& num(const std::string& key, double v);
+  Fields& integer(const std::string& key, long long v);
+  Fields& str(const std::string& key, const std::string& v);
+  Fields& boolean(const std::string& key, bool v);
+  Fields& raw(const std::string& key, const std::string& json) {  // already JSON text
+    items_.emplace_back(key, json);
+    return *this;
+  }
+  const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
 
-private:
-    std::vector<std::pair<std::string, std::string>> items_;
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
 };
 
 std::string json_escape(const std::string& s);
@@ -33,25 +33,25 @@ std::string json_escape(const std::string& s);
 // once: a collector tailing the file, or a run killed mid-phase, sees every
 // mark written so far.
 class MarkWriter {
-public:
-    MarkWriter() = default;
-    ~MarkWriter();
-    MarkWriter(const MarkWriter&) = delete;
-    MarkWriter& operator=(const MarkWriter&) = delete;
+ public:
+  MarkWriter() = default;
+  ~MarkWriter();
+  MarkWriter(const MarkWriter&) = delete;
+  MarkWriter& operator=(const MarkWriter&) = delete;
 
-    // Returns false (and leaves the writer disabled) if the file cannot be opened.
-    bool open(const std::string& path);
-    void write(const std::string& mark, const Fields& f = {});
+  // Returns false (and leaves the writer disabled) if the file cannot be opened.
+  bool open(const std::string& path);
+  void write(const std::string& mark, const Fields& f = {});
 
-    // The phase whose :start was written and whose :end is still due; fatal()
-    // uses it to close the phase on an error.
-    void set_open_phase(const std::string& name) { open_phase_ = name; }
-    const std::string& open_phase() const { return open_phase_; }
+  // The phase whose :start was written and whose :end is still due; fatal()
+  // uses it to close the phase on an error.
+  void set_open_phase(const std::string& name) { open_phase_ = name; }
+  const std::string& open_phase() const { return open_phase_; }
 
-private:
-    FILE* fp_ = nullptr;
-    bool owned_ = false;
-    std::string open_phase_;
+ private:
+  FILE* fp_ = nullptr;
+  bool owned_ = false;
+  std::string open_phase_;
 };
 
 MarkWriter& marks();  // the process-wide writer

@@ -7,7 +7,7 @@
 #   scripts/e2e_report_chromium.sh [OUT_DIR]      (default: build/e2e-report)
 #   GPULENS_BIN=build/release/gpulens scripts/e2e_report_chromium.sh
 #
-# Skips (exit 0, with a message) when Chromium is not installed: Debian's
+# Reports "skipped" to ctest (exit 77, with a message) when Chromium is not installed: Debian's
 # package is `chromium` (apt-get install -y chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ for c in chromium chromium-browser google-chrome; do
 done
 if [[ -z "$chrome" ]]; then
   echo "e2e_report_chromium: SKIPPED: chromium is not installed (apt-get install -y chromium)" >&2
-  exit 0
+  exit 77
 fi
 
 bin=${GPULENS_BIN:-}

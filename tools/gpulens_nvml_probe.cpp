@@ -6,7 +6,7 @@
 //                      [--energy-refresh S] [--call-costs REPS] [--memory-steps]
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
-// keep the cost figures in shared/design.md honest on new drivers.
+// keep the cost figures in docs/nvml-facts.md honest on new drivers.
 // --memory-steps makes the NVML calls the collector makes, one kind at a time, and
 // prints the resident memory after each and whether libcuda has been mapped, so that
 // NVML's own footprint can be told from gpulens'.

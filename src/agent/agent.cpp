@@ -1,7 +1,7 @@
 #include "agent/agent.hpp"
 
 #include "agent/log.hpp"
-#include "sampler/sampler.hpp"
+#include "core/clock.hpp"
 #include "store/store_writer.hpp"
 
 namespace gpulens::server {
@@ -86,9 +86,9 @@ void Agent::loop() {
     }
     if (t.samples.empty() && t.marks.empty()) continue;
     ++health_.ticks;
-    health_.last_tick_wall = store::wall_seconds();
-    if (const auto* sampler = dynamic_cast<const Sampler*>(source_.get())) {
-      const SamplerStats stats = sampler->stats();
+    health_.last_tick_wall = unix_now();
+    if (const auto sampled = source_->stats()) {
+      const SamplerStats& stats = *sampled;
       const CollectCost& c = stats.cost;
       const double total = c.classic_s + c.gpm_s + c.procs_s + c.procfs_s;
       if (last_cost_ && stats.gpu_samples > last_gpu_samples_) {

@@ -1,7 +1,8 @@
 #include "agent/snapshot.hpp"
 
 #include <algorithm>
-#include <chrono>
+
+#include "core/clock.hpp"
 
 namespace gpulens::server {
 namespace {
@@ -16,8 +17,7 @@ std::optional<std::int64_t> integer_field(const nlohmann::json& fields, const ch
 
 SnapshotBuilder::SnapshotBuilder(const TraceHeader& header, std::string hostname, bool keep_cmdline)
     : keep_cmdline_(keep_cmdline) {
-  base_.started_at =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  base_.started_at = unix_now();
   base_.hostname = hostname.empty() ? header.host : std::move(hostname);
   base_.driver = header.driver;
   base_.cpu_count = header.cpu_count;

@@ -15,8 +15,8 @@
 #include "diagnosis/alert_tracker.hpp"
 #include "diagnosis/engine.hpp"
 #include "diagnosis/hardware.hpp"
-#include "sampler/sampler.hpp"
 #include "sources/host/kube_pods.hpp"
+#include "sources/tick_source.hpp"
 
 namespace gpulens::server {
 

@@ -7,7 +7,6 @@
 #include "cli/command.hpp"
 #include "diagnosis/config.hpp"
 #include "diagnosis/timeline.hpp"
-#include "sources/replay/replay_source.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -64,9 +63,7 @@ int run_diagnose(const DiagnoseArgs& args) {
     }
     if (args.duration_s > 0 && t.t - *first_t >= args.duration_s) break;
   }
-  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
-    for (const auto& w : replay->warnings()) builder.note(w);
-  }
+  for (const auto& w : source->warnings()) builder.note(w);
   const DiagnosisReport report = builder.finish();
   if (args.format == "json") {
     std::fputs(report_to_json(report).dump(2).c_str(), stdout);

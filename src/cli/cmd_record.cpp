@@ -12,9 +12,8 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "core/clock.hpp"
 #include "core/trace_writer.hpp"
-#include "sampler/sampler.hpp"
-#include "sources/replay/replay_source.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -27,15 +26,6 @@ struct RecordArgs {
   std::string stats_path;
   bool quiet = false;
 };
-
-double process_cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const auto secs = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
-  };
-  return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
 
 double peak_rss_mib() {
   rusage ru{};
@@ -150,18 +140,16 @@ int run_record(const RecordArgs& args) {
     std::fprintf(stderr, "gpulens: wrote %zu samples (%ld ticks, %.1f s) to %s\n", samples, ticks,
                  wall_s, args.output.c_str());
   }
-  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
-    for (const auto& w : replay->warnings())
-      std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
-  }
+  for (const auto& w : source->warnings())
+    std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
   if (!args.stats_path.empty()) {
-    const auto* sampler = dynamic_cast<const Sampler*>(source.get());
-    if (sampler == nullptr) {
+    const auto stats = source->stats();
+    if (!stats) {
       std::fprintf(stderr, "gpulens record: --stats needs live GPUs, not --replay\n");
       return kExitUsage;
     }
-    const auto j = stats_json(sampler->stats(), source->header().devices.size(),
-                              process_cpu_seconds() - cpu0, write_s, wall_s);
+    const auto j = stats_json(*stats, source->header().devices.size(), process_cpu_seconds() - cpu0,
+                              write_s, wall_s);
     std::ofstream(args.stats_path) << j.dump(2) << "\n";
     if (!args.quiet)
       std::fprintf(stderr, "gpulens: sampler cost: %s\n", j["per_gpu_tick_ms"].dump().c_str());

@@ -6,10 +6,11 @@
 #include <cstdio>
 
 #include "cli/command.hpp"
+#include "cli/report_setup.hpp"
+#include "core/clock.hpp"
 #include "core/trace_reader.hpp"
 #include "render/verdict_output.hpp"
 #include "store/history_trace.hpp"
-#include "verdict/report_setup.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -34,13 +35,9 @@ struct HistorySource {
   store::HistoryTrace loaded;
 };
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // The history's samples as a trace; prints why not and returns the exit code.
 std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trace& trace) {
-  const double now = now_seconds();
+  const double now = unix_now();
   auto from = store::parse_history_time(args.from, now);
   auto to = store::parse_history_time(args.to.empty() ? "now" : args.to, now);
   for (const auto* t : {&from, &to}) {

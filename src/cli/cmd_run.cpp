@@ -16,12 +16,12 @@
 #include <thread>
 
 #include "cli/command.hpp"
+#include "cli/report_setup.hpp"
+#include "core/clock.hpp"
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
 #include "jobs/step_matcher.hpp"
 #include "render/verdict_output.hpp"
-#include "sampler/sampler.hpp"
-#include "verdict/report_setup.hpp"
 
 namespace gpulens::cli {
 namespace {

@@ -19,8 +19,8 @@
 #include "cli/signals.hpp"
 #include "diagnosis/config.hpp"
 #include "exposition/api_params.hpp"
+#include "exposition/http_server.hpp"
 #include "http/basic_auth.hpp"
-#include "http/http_server.hpp"
 #include "store/history_time.hpp"
 #include "store/store_writer.hpp"
 

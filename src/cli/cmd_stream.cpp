@@ -8,7 +8,6 @@
 #include "cli/command.hpp"
 #include "cli/live_diagnosis.hpp"
 #include "render/stream_format.hpp"
-#include "sources/replay/replay_source.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -70,10 +69,8 @@ int run_stream(const StreamArgs& args) {
     }
     std::fflush(stdout);
   }
-  if (const auto* replay = dynamic_cast<const ReplaySource*>(source.get())) {
-    for (const auto& w : replay->warnings())
-      std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
-  }
+  for (const auto& w : source->warnings())
+    std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
   return kExitOk;
 }
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "sources/tick_source.hpp"
-#include "verdict/report_setup.hpp"
+#include "cli/report_setup.hpp"
+#include "sampler/open_source.hpp"
 
 namespace gpulens::cli {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The metric vocabulary shared by every source and front end. Keys and units are
-// those of the gpu-trace v1 format (shared/trace-format.md).
+// those of the gpu-trace v1 format (docs/trace-format.md).
 #include <array>
 #include <cstddef>
 #include <cstdint>

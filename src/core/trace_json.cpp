@@ -1,7 +1,6 @@
 // JSON <-> model conversions for gpu-trace v1.
 #include <fmt/format.h>
 
-#include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
 
 namespace gpulens {
@@ -200,12 +199,6 @@ Result<Sample> sample_from_json(const json& j) {
     s.extra[key] = value;  // unknown keys are kept, never an error
   }
   return s;
-}
-
-json sample_to_json(const Sample& sample) {
-  std::string line;
-  append_sample_json(line, sample);
-  return json::parse(line);
 }
 
 Mark mark_from_json(const json& j) {

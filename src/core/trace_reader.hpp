@@ -1,5 +1,5 @@
 #pragma once
-// Reader for gpu-trace v1 (shared/trace-format.md): streaming, or the whole file.
+// Reader for gpu-trace v1 (docs/trace-format.md): streaming, or the whole file.
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -68,7 +68,6 @@ Result<Trace> read_trace_string(std::string text, std::string name, TraceReadOpt
 Result<TraceHeader> header_from_json(const nlohmann::json& j);
 nlohmann::json header_to_json(const TraceHeader& header);
 Result<Sample> sample_from_json(const nlohmann::json& j);
-nlohmann::json sample_to_json(const Sample& sample);
 Mark mark_from_json(const nlohmann::json& j);
 nlohmann::json mark_to_json(const Mark& mark);
 

@@ -9,8 +9,8 @@
 
 #include "diagnosis/alert_config.hpp"
 #include "diagnosis/classifier.hpp"
+#include "diagnosis/fixes.hpp"
 #include "diagnosis/memory_trend.hpp"
-#include "diagnosis/suggestions.hpp"
 
 namespace gpulens {
 

@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/xid.hpp"
 #include "diagnosis/efficiency.hpp"
-#include "diagnosis/suggestions.hpp"
+#include "diagnosis/fixes.hpp"
 
 namespace gpulens {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The diagnosis vocabulary (shared/design.md): stable ids that every output uses,
+// The diagnosis vocabulary (docs/diagnosis.md, "States"): stable ids that every output uses,
 // the evidence behind a finding, and alert severities.
 #include <array>
 #include <cstddef>

@@ -7,7 +7,7 @@
 
 #include "core/clock_reasons.hpp"
 #include "diagnosis/efficiency.hpp"
-#include "diagnosis/suggestions.hpp"
+#include "diagnosis/fixes.hpp"
 
 namespace gpulens {
 

@@ -9,11 +9,12 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/clock.hpp"
 #include "exposition/api_json.hpp"
 #include "exposition/api_params.hpp"
+#include "exposition/http_server.hpp"
 #include "exposition/web_assets.hpp"
 #include "http/http.hpp"
-#include "http/http_server.hpp"
 #include "store/store_writer.hpp"
 
 namespace gpulens::server {
@@ -46,7 +47,7 @@ bool reject(Response& res, const std::string& message) {
 // The newest sample's time, or the wall clock before any sample: the "now" of
 // relative times, so that a replay answers with its own last hour.
 double data_now(const LiveSnapshot& snap) {
-  return snap.t > 0 ? snap.t : store::wall_seconds();
+  return snap.t > 0 ? snap.t : unix_now();
 }
 
 // Reads from/to/gpu from the query; false after answering 400.
@@ -139,7 +140,7 @@ void register_routes(HttpServer& server) {
   srv.Get("/api/v1/health", [self](const Request&, Response& res) {
     const auto snap = self->context_.snapshot();
     const auto store = self->context_.store_status ? self->context_.store_status() : std::nullopt;
-    const double now = store::wall_seconds();
+    const double now = unix_now();
     // 503 only when the agent cannot sample: a failing history is "degraded".
     send_json(res, health_json(*snap, store, now),
               health_status(*snap, store, now) == "failing" ? 503 : 200);

@@ -4,10 +4,26 @@
 // point, process_and_close_socket, is a private virtual: it can be overridden but
 // not called, so the override serves the connection itself and hands each
 // request to the protected process_request, which does the parsing and routing.
+//
+// This file (with guarded_server.cpp) is the only one that reaches into
+// cpp-httplib's internals: the private virtual process_and_close_socket, the
+// protected process_request and svr_sock_. Those are not API and change between
+// releases without notice, so the build stops on any other version than the one
+// this was written and tested against; after an upgrade, re-read Server's
+// process_and_close_socket and process_request, then move the check. The rest of
+// src/http uses only httplib's public types (Stream, Request, Response).
 #include <functional>
+#include <string_view>
 
 #include "http/http.hpp"
 #include "http/http_connection.hpp"
+
+#ifndef CPPHTTPLIB_VERSION
+#error "guarded_server.hpp needs cpp-httplib's httplib.h (CPPHTTPLIB_VERSION)"
+#endif
+static_assert(std::string_view(CPPHTTPLIB_VERSION).starts_with("0.11."),
+              "guarded_server overrides cpp-httplib 0.11 internals; check them against this "
+              "version before moving this assertion");
 
 namespace gpulens::server {
 

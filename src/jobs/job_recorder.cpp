@@ -10,11 +10,11 @@
 #include <set>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/marks_tail.hpp"
 #include "core/trace_writer.hpp"
 #include "jobs/live_status.hpp"
 #include "jobs/process_tree.hpp"
-#include "sampler/sampler.hpp"
 
 namespace gpulens {
 

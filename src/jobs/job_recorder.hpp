@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/job_marks.hpp"
 #include "core/result.hpp"
 #include "jobs/child_process.hpp"
-#include "jobs/job_marks.hpp"
 #include "sources/tick_source.hpp"
 
 namespace gpulens {

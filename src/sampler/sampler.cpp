@@ -10,16 +10,6 @@
 
 namespace gpulens {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // One per device. Shared with its thread so that a thread stuck in a driver call
 // can be left behind (detached) without touching freed memory.
 struct Sampler::Worker {
@@ -111,7 +101,7 @@ bool Sampler::sleep_until(std::chrono::steady_clock::time_point due) {
   return !stopped_;
 }
 
-SamplerStats Sampler::stats() const {
+std::optional<SamplerStats> Sampler::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
 }

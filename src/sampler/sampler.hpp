@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/marks_tail.hpp"
 #include "sources/gpu_collector.hpp"
 #include "sources/host/host_collector.hpp"
@@ -26,16 +27,6 @@ struct SamplerOptions {
   std::optional<double> gpu_timeout_s;
 };
 
-struct SamplerStats {
-  std::uint64_t ticks = 0;
-  std::uint64_t gpu_samples = 0;   // device samples collected (ticks x GPUs, less timeouts)
-  std::uint64_t timeouts = 0;      // device samples that did not answer in time
-  std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
-  CollectCost cost;                // thread CPU time summed over all device samples
-  double host_s = 0;               // thread CPU time reading /proc/stat
-  double events_s = 0;             // thread CPU time polling XID events and the marks file
-};
-
 class Sampler final : public TickSource {
  public:
   Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options);
@@ -47,7 +38,7 @@ class Sampler final : public TickSource {
   Result<std::optional<Tick>> next() override;
   void stop() override;
   bool live() const override { return true; }
-  SamplerStats stats() const;
+  std::optional<SamplerStats> stats() const override;
 
  private:
   struct Worker;
@@ -69,8 +60,5 @@ class Sampler final : public TickSource {
   bool stopped_ = false;
   SamplerStats stats_;
 };
-
-double unix_now();
-double thread_cpu_seconds();
 
 }  // namespace gpulens

@@ -7,8 +7,20 @@
 
 #include "core/result.hpp"
 #include "core/sample.hpp"
+#include "sources/gpu_collector.hpp"
 
 namespace gpulens {
+
+// What sampling cost, counted by the live sampler.
+struct SamplerStats {
+  std::uint64_t ticks = 0;
+  std::uint64_t gpu_samples = 0;   // device samples collected (ticks x GPUs, less timeouts)
+  std::uint64_t timeouts = 0;      // device samples that did not answer in time
+  std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
+  CollectCost cost;                // thread CPU time summed over all device samples
+  double host_s = 0;               // thread CPU time reading /proc/stat
+  double events_s = 0;             // thread CPU time polling XID events and the marks file
+};
 
 class TickSource {
  public:
@@ -21,24 +33,11 @@ class TickSource {
   virtual void stop() = 0;
   // Whether ticks come from live hardware (as opposed to a recording).
   virtual bool live() const = 0;
+  // What went wrong without stopping the ticks (a replay's truncated last line,
+  // skipped lines); complete once next() has returned nullopt.
+  virtual std::vector<std::string> warnings() const { return {}; }
+  // The sampler's own cost; nullopt for a source that samples nothing (a replay).
+  virtual std::optional<SamplerStats> stats() const { return std::nullopt; }
 };
-
-struct SourceOptions {
-  std::string replay;       // trace file; empty = live
-  double speed = 1.0;       // replay pacing: 1 real time, X faster, 0 as fast as possible
-  bool lenient = false;     // replay: skip malformed lines
-  double interval_s = 1.0;  // live sampling interval
-  std::vector<int> gpus;    // empty = all
-  bool gpm = true;          // live: read GPM metrics where supported
-  bool processes = true;    // live: list processes on each GPU
-  // live: seconds between reads of each process's SM share (a ~2 ms driver call)
-  double process_util_every_s = 5.0;
-  bool cmdline = false;  // live: include process command lines
-  std::string procfs = "/proc";
-  std::string marks_path;  // live: JSON-lines marks file to merge into ticks
-};
-
-// Opens a replay source when options.replay is set, else the live NVML sampler.
-Result<std::unique_ptr<TickSource>> open_tick_source(const SourceOptions& options);
 
 }  // namespace gpulens

@@ -4,11 +4,9 @@
 
 #include <chrono>
 
-namespace gpulens::store {
+#include "core/clock.hpp"
 
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+namespace gpulens::store {
 
 namespace {
 // While a failure lasts, it is logged again this often (with what was lost).
@@ -28,7 +26,7 @@ StoreWriter::~StoreWriter() {
 
 void StoreWriter::start(const TraceHeader& header) {
   header_ = header;
-  try_open(wall_seconds());
+  try_open(unix_now());
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -87,7 +85,7 @@ void StoreWriter::loop() {
     events.swap(pending_events_);
     lock.unlock();
 
-    const double now = wall_seconds();
+    const double now = unix_now();
     if (!store_ && now >= next_open_) try_open(now);
     if (store_) {
       write_pending(samples, events, now);

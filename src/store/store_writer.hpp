@@ -86,6 +86,4 @@ class StoreWriter {
   double last_error_log_ = 0;
 };
 
-double wall_seconds();
-
 }  // namespace gpulens::store

@@ -5,7 +5,7 @@
 namespace gpulens {
 namespace {
 
-// The same time accounting as the diagnosis report (analysis/report.cpp), so that
+// The same time accounting as the diagnosis report (diagnosis/timeline.cpp), so that
 // funnel hours and state shares describe the same seconds: a sample covers the
 // time since the previous sample of its GPU, at most three intervals (a gap in
 // the recording is not time the GPU was seen doing anything).

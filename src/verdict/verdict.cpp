@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/phase.hpp"
-#include "verdict/fixes.hpp"
+#include "diagnosis/top_fixes.hpp"
 
 namespace gpulens {
 namespace {

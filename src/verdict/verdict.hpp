@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/job_marks.hpp"
 #include "diagnosis/timeline.hpp"
-#include "jobs/job_marks.hpp"
 #include "verdict/cost.hpp"
 #include "verdict/gpu_models.hpp"
 #include "verdict/mfu.hpp"

@@ -8,7 +8,7 @@
 #include "analysis_test_support.hpp"
 #include "diagnosis/classifier.hpp"
 #include "diagnosis/engine.hpp"
-#include "diagnosis/suggestions.hpp"
+#include "diagnosis/fixes.hpp"
 
 namespace gpulens {
 namespace {

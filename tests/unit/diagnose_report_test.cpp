@@ -110,7 +110,7 @@ TEST(Report, TextNamesStatesPhasesAndFixes) {
   EXPECT_NE(text.find("Timeline"), std::string::npos);
 }
 
-// End to end through the binary, when the command is registered.
+// End to end through the binary (a build dependency of the tests: never skipped).
 TEST(DiagnoseCli, ReplayJson) {
   const std::string cmd = std::string(GPULENS_BINARY) + " diagnose --replay " + kTraces +
                           "multi-gpu-h200x2.trace.jsonl --format json 2>&1";
@@ -120,10 +120,6 @@ TEST(DiagnoseCli, ReplayJson) {
   char buf[4096];
   while (const auto n = fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
   const int status = pclose(pipe.release());
-  if (WEXITSTATUS(status) == 127) GTEST_SKIP() << "no gpulens binary: " << out;
-  if (out.find("diagnose") != std::string::npos && out.find("format") == std::string::npos) {
-    GTEST_SKIP() << "diagnose not registered in this binary yet: " << out.substr(0, 200);
-  }
   ASSERT_EQ(status, 0) << out.substr(0, 2000);
   const auto j = nlohmann::json::parse(out);
   bool waiting = false;

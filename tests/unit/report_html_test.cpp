@@ -2,7 +2,7 @@
 // escaped, small whatever the trace's length, every section present.
 #include <gtest/gtest.h>
 
-#include "jobs/job_marks.hpp"
+#include "core/job_marks.hpp"
 #include "render/verdict_output.hpp"
 
 namespace gpulens {

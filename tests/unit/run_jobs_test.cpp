@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <mutex>
 
+#include "core/job_marks.hpp"
 #include "jobs/child_process.hpp"
-#include "jobs/job_marks.hpp"
 #include "jobs/process_tree.hpp"
 
 namespace gpulens {

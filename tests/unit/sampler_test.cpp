@@ -67,7 +67,7 @@ TEST(Sampler, HungDeviceDoesNotFreezeTheOthers) {
     EXPECT_FALSE((*tick)->samples[1].get(Metric::GpuUtil).has_value())
         << "no device reading for the hung GPU (host CPU is still attached)";
   }
-  EXPECT_EQ(sampler.stats().timeouts, 3u);
+  EXPECT_EQ(sampler.stats()->timeouts, 3u);
   fake->hang = false;
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   auto recovered = sampler.next();

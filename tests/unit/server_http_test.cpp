@@ -7,8 +7,8 @@
 #include <fstream>
 #include <thread>
 
+#include "exposition/http_server.hpp"
 #include "http/http.hpp"
-#include "http/http_server.hpp"
 #include "server_test_support.hpp"
 #include "store/history_store.hpp"
 

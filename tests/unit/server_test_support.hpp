@@ -17,8 +17,8 @@
 
 #include "agent/snapshot.hpp"
 #include "cli_support.hpp"
+#include "exposition/http_server.hpp"
 #include "http/http.hpp"
-#include "http/http_server.hpp"
 
 namespace gpulens::testing {
 

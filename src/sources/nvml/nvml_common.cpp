@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "sources/nvml/nvml_device.hpp"
 
 namespace gpulens::nvml_detail {
@@ -11,16 +12,10 @@ namespace gpulens::nvml_detail {
 Clocks resolve_clocks(const NvmlClock& clock) {
   Clocks c{clock.monotonic_s, clock.unix_s, clock.sleep_s};
   if (!c.monotonic_s) {
-    c.monotonic_s = [] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-    };
+    c.monotonic_s = [] { return monotonic_now(); };
   }
   if (!c.unix_s) {
-    c.unix_s = [] {
-      return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
+    c.unix_s = [] { return unix_now(); };
   }
   if (!c.sleep_s) {
     c.sleep_s = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };

@@ -176,6 +176,5 @@ class XidWatcher {
  private:
   nvml::EventSet set_ = nullptr;
 };
-const char* xid_description(std::int64_t xid);
 
 }  // namespace gpulens::nvml_detail

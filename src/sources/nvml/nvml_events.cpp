@@ -1,7 +1,9 @@
 // XID errors through one NVML event set for all devices, polled without blocking.
 #include <array>
 #include <string>
+#include <string_view>
 
+#include "core/xid.hpp"
 #include "sources/nvml/nvml_device.hpp"
 
 namespace gpulens::nvml_detail {
@@ -12,39 +14,7 @@ using nvml::Return;
 // At most this many events per poll, so a storm cannot stall the sampler thread.
 constexpr int kMaxEventsPerPoll = 64;
 
-struct XidText {
-  std::int64_t xid;
-  const char* text;
-};
-
-// The XIDs operators most often meet (NVIDIA's XID catalog has the full list).
-constexpr std::array kXids{
-    XidText{13, "graphics engine exception (often an application fault)"},
-    XidText{31, "GPU memory page fault (often an application fault)"},
-    XidText{43, "GPU stopped processing (application terminated)"},
-    XidText{45, "preemptive cleanup after a fault or process kill"},
-    XidText{48, "double-bit ECC error"},
-    XidText{61, "internal microcontroller breakpoint"},
-    XidText{62, "internal microcontroller halt"},
-    XidText{63, "ECC page retirement or row remapping recorded"},
-    XidText{64, "ECC page retirement or row remapping failed"},
-    XidText{74, "NVLink error"},
-    XidText{79, "GPU has fallen off the bus"},
-    XidText{92, "high single-bit ECC error rate"},
-    XidText{94, "contained ECC error"},
-    XidText{95, "uncontained ECC error"},
-    XidText{119, "GSP RPC timeout"},
-    XidText{120, "GSP error"},
-};
-
 }  // namespace
-
-const char* xid_description(std::int64_t xid) {
-  for (const auto& x : kXids) {
-    if (x.xid == xid) return x.text;
-  }
-  return "see NVIDIA's XID catalog";
-}
 
 void XidWatcher::open(const NvmlApi& api, std::vector<std::unique_ptr<DeviceSlot>>& slots) {
   if (!api.has_events() || api.eventSetCreate(&set_) != Return::Success) {
@@ -84,7 +54,9 @@ void XidWatcher::poll(const NvmlApi& api, const std::vector<std::unique_ptr<Devi
     e.t = unix_now;
     e.gpu = from->info.index;
     e.xid = static_cast<std::int64_t>(data.eventData);
-    e.detail = "XID " + std::to_string(e.xid) + ": " + xid_description(e.xid);
+    const std::string_view meaning = xid_meaning(e.xid);
+    e.detail = "XID " + std::to_string(e.xid) + ": " +
+               std::string(meaning.empty() ? "see NVIDIA's XID catalog" : meaning);
   }
 }
 

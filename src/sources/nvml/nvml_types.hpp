@@ -2,7 +2,7 @@
 // Our own declarations of the subset of NVML that gpulens uses, so that the build
 // needs neither nvml.h nor the NVIDIA driver (nvtop and btop do the same). Names
 // follow NVML's without the nvml prefix; layouts are NVML's and are pinned by
-// static_asserts where shared/design.md states sizes or offsets.
+// static_asserts where docs/nvml-facts.md states sizes or offsets.
 #include <cstddef>
 #include <cstdint>
 

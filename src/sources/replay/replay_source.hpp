@@ -20,7 +20,7 @@ class ReplaySource final : public TickSource {
   bool live() const override { return false; }
   // Reader warnings (truncated last line, skipped lines), available once next()
   // has returned nullopt.
-  const std::vector<std::string>& warnings() const { return reader_.warnings(); }
+  std::vector<std::string> warnings() const override { return reader_.warnings(); }
 
  private:
   ReplaySource(TraceReader reader, double speed, std::vector<int> gpus);

@@ -1,4 +1,4 @@
-#include "verdict/report_setup.hpp"
+#include "cli/report_setup.hpp"
 
 #include <algorithm>
 #include <cstdio>

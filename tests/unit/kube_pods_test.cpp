@@ -1,3 +1,5 @@
+#include "sources/host/kube_pods.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -6,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <vector>
-
-#include "sources/host/kube_pods.hpp"
 
 namespace gpulens {
 namespace {

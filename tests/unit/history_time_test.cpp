@@ -1,13 +1,13 @@
 // The times a person types for `gpulens report --from/--to`, and where the agent
 // keeps its history unless told otherwise (store/history_time.hpp).
+#include "store/history_time.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <ctime>
 #include <string>
-
-#include "store/history_time.hpp"
 
 namespace gpulens::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "verdict/fixes.hpp"
+#include "diagnosis/top_fixes.hpp"
 
 #include <algorithm>
 #include <map>

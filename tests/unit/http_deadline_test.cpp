@@ -12,9 +12,9 @@
 #include <future>
 #include <thread>
 
+#include "exposition/http_server.hpp"
 #include "http/http.hpp"
 #include "http/http_connection.hpp"
-#include "http/http_server.hpp"
 #include "server_test_support.hpp"
 
 namespace gpulens::server {

@@ -1,7 +1,8 @@
+#include "sampler/open_source.hpp"
+
 #include "sampler/sampler.hpp"
 #include "sources/nvml/nvml_collector.hpp"
 #include "sources/replay/replay_source.hpp"
-#include "sources/tick_source.hpp"
 
 namespace gpulens {
 

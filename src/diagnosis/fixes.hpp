@@ -36,13 +36,3 @@ std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFindi
 std::string cost_per_hour_text(const FixContext& ctx);
 
 }  // namespace gpulens
-
-namespace gpulens {
-
-// What an XID number means, in a few words ("GPU has fallen off the bus"), or
-// "" for an XID this table does not know.
-std::string_view xid_meaning(long xid);
-// XIDs that usually come from the application (a bug), not the hardware.
-bool xid_is_application(long xid);
-
-}  // namespace gpulens

@@ -1,4 +1,4 @@
-#include "jobs/job_marks.hpp"
+#include "core/job_marks.hpp"
 
 namespace gpulens {
 namespace {

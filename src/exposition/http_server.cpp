@@ -1,4 +1,4 @@
-#include "http/http_server.hpp"
+#include "exposition/http_server.hpp"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,30 @@
+#pragma once
+// Which TickSource a front end gets: a replayed trace, or the live sampler over NVML.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "sources/tick_source.hpp"
+
+namespace gpulens {
+
+struct SourceOptions {
+  std::string replay;       // trace file; empty = live
+  double speed = 1.0;       // replay pacing: 1 real time, X faster, 0 as fast as possible
+  bool lenient = false;     // replay: skip malformed lines
+  double interval_s = 1.0;  // live sampling interval
+  std::vector<int> gpus;    // empty = all
+  bool gpm = true;          // live: read GPM metrics where supported
+  bool processes = true;    // live: list processes on each GPU
+  // live: seconds between reads of each process's SM share (a ~2 ms driver call)
+  double process_util_every_s = 5.0;
+  bool cmdline = false;  // live: include process command lines
+  std::string procfs = "/proc";
+  std::string marks_path;  // live: JSON-lines marks file to merge into ticks
+};
+
+// Opens a replay source when options.replay is set, else the live NVML sampler.
+Result<std::unique_ptr<TickSource>> open_tick_source(const SourceOptions& options);
+
+}  // namespace gpulens
