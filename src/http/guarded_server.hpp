@@ -5,20 +5,27 @@
 // not called, so the override serves the connection itself and hands each
 // request to the protected process_request, which does the parsing and routing.
 #include <functional>
+#include <memory>
 
+#include "http/connection_gate.hpp"
 #include "http/http.hpp"
 #include "http/http_connection.hpp"
 
 namespace gpulens::server {
 
+// Plain HTTP: cpp-httplib's accept loop hands each connection to
+// process_and_close_socket on its thread pool; the override passes it on to a
+// ConnectionGate at once, whose own workers answer only complete requests.
 class GuardedServer final : public httplib::Server {
  public:
-  explicit GuardedServer(ConnectionLimits limits) : limits_(std::move(limits)) {}
+  GuardedServer(ConnectionLimits limits, std::size_t workers);
+  ~GuardedServer() override;
 
  private:
   bool process_and_close_socket(socket_t sock) override;
 
   ConnectionLimits limits_;
+  std::unique_ptr<ConnectionGate> gate_;
 };
 
 class GuardedSslServer final : public httplib::SSLServer {

@@ -13,6 +13,10 @@
 
 namespace gpulens::server {
 
+// Levels of nested mappings (web configs use 3); deeper is refused before the
+// reader recurses further.
+inline constexpr int kMaxYamlDepth = 16;
+
 struct YamlNode {
   int line = 0;
   bool is_map = false;
