@@ -140,6 +140,13 @@ Result<YamlNode> parse_block(const std::vector<Line>& lines, std::size_t& i, int
 
 }  // namespace
 
+YamlNode::YamlNode() = default;
+YamlNode::~YamlNode() = default;
+YamlNode::YamlNode(const YamlNode&) = default;
+YamlNode::YamlNode(YamlNode&&) noexcept = default;
+YamlNode& YamlNode::operator=(const YamlNode&) = default;
+YamlNode& YamlNode::operator=(YamlNode&&) noexcept = default;
+
 const YamlNode* YamlNode::find(std::string_view key) const {
   for (const auto& [k, v] : entries) {
     if (k == key) return &v;

@@ -18,6 +18,15 @@ namespace gpulens::server {
 inline constexpr int kMaxYamlDepth = 16;
 
 struct YamlNode {
+  // Declared here and defaulted in the .cpp: `entries` holds YamlNodes, and
+  // clang (the fuzz build) needs the type complete before these are made.
+  YamlNode();
+  ~YamlNode();
+  YamlNode(const YamlNode&);
+  YamlNode(YamlNode&&) noexcept;
+  YamlNode& operator=(const YamlNode&);
+  YamlNode& operator=(YamlNode&&) noexcept;
+
   int line = 0;
   bool is_map = false;
   bool is_null = false;

@@ -58,6 +58,14 @@ TEST(HardenedConfig, RuleDurationsMustBePositiveOrNonNegative) {
             "accepted");
 }
 
+TEST(HardenedConfig, NulByteIsRefusedBeforeTheTomlParser) {
+  // Found by fuzz_config: "[\0" aborted in toml++'s key parser.
+  EXPECT_EQ(config_error(std::string("[diagnosis]\n[\0", 15)),
+            "a.toml:2:2: a NUL byte (TOML allows no control characters)");
+  // "[#" aborted debug builds in toml++'s own assertion.
+  EXPECT_NE(config_error("[#").find("a.toml:1:2: Error while parsing key"), std::string::npos);
+}
+
 TEST(HardenedConfig, CustomRulesAreBoundedAndDuplicatesFound) {
   std::string text;
   for (std::size_t i = 0; i <= kMaxCustomRules; ++i) {
