@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--drip", type=float, default=1.0)
     ap.add_argument("--scrapes", type=int, default=40)
     ap.add_argument("--limit", type=float, default=30.0)
+    ap.add_argument("--concurrent", type=int, default=1,
+                    help="scrapes sent at once in each round (1,000: the connection-flood row)")
     a = ap.parse_args()
 
     port = free_port()
@@ -112,13 +114,26 @@ def main():
         for t in threads:
             t.start()
         time.sleep(3)  # let them take their places
-        results = [scrape(port, a.limit) for _ in range(a.scrapes)]
+        results = []
+        for _ in range(a.scrapes):
+            if a.concurrent == 1:
+                results.append(scrape(port, a.limit))
+                continue
+            batch = [None] * a.concurrent
+            def one(i):
+                batch[i] = scrape(port, a.limit)
+            ts = [threading.Thread(target=one, args=(i,)) for i in range(a.concurrent)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            results.extend(batch)
         stop.set()
         lat = sorted(ms for ok, ms in results if ok)
         answered = len(lat)
         def pct(p):
             return lat[min(len(lat) - 1, int(round(p / 100.0 * (len(lat) - 1))))] if lat else float("nan")
-        print(f"slow={a.slow} idle={a.idle} scrapes={a.scrapes} answered={answered} "
+        print(f"slow={a.slow} idle={a.idle} scrapes={len(results)} answered={answered} "
               f"p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} max_ms={(lat[-1] if lat else float('nan')):.1f}")
         if lat:
             print(f"mean_ms={statistics.mean(lat):.1f}")
