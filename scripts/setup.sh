@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev libcrypt-dev
   prometheus chromium python3 curl
+  clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"

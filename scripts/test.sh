@@ -9,3 +9,19 @@ cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 scripts/check-format.sh
 ctest --preset "$preset" -j "$(nproc)" --timeout 300
+# Bounded fuzzing of every reader of outside input (about 2 minutes with the
+# build; scripts/fuzz.sh). GPULENS_SKIP_FUZZ=1 leaves it out of a local run.
+if [[ "${GPULENS_SKIP_FUZZ:-}" != "1" ]]; then
+  scripts/fuzz.sh
+fi
+# The sanitiser build runs the part of the suite that reads outside input and
+# serves HTTP (README: "Hardening"); the full suite under ASan does not fit CI.
+if [[ "${GPULENS_SKIP_ASAN:-}" != "1" && "$preset" != "asan" ]]; then
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$(nproc)" --target gpulens_tests gpulens gpulens-serve
+  # Leak checks off: detached threads (signal relay, stdout pumps) outlive main
+  # by design; ASan's memory errors and UBSan stay fatal.
+  ASAN_OPTIONS=detect_leaks=0 ctest --preset asan -j "$(nproc)" --timeout 600 \
+    -R '^(InputLimits|ExitCodes|Hardened[A-Za-z]*|TraceReader|MarksTail|Config|CgroupParse|CgroupRuntimes/CgroupLayouts|ProcfsParse[A-Za-z]*|KubePods|ServerWebConfig|ServerYaml|ServerAuth|ServerParams|ServerHttp|HttpDeadline|RunChild)\.'
+fi
+

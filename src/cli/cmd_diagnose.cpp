@@ -30,10 +30,19 @@ int run_diagnose(const DiagnoseArgs& args) {
     }
     config = std::move(*loaded);
   }
-  if (args.window_s > 0) config.window.length_s = args.window_s;
+  if (args.window_s != 0) {
+    // CLI11's number checks let nan and inf through.
+    auto problem = duration_problem(args.window_s, "--window");
+    if (!(args.window_s > 0) || problem) {
+      std::fprintf(stderr, "gpulens diagnose: %s\n",
+                   problem ? problem->c_str() : "--window must be more than 0 s");
+      return kExitUsage;
+    }
+    config.window.length_s = args.window_s;
+  }
 
   auto source = open_source_or_explain(args.source);
-  if (!source) return kExitUsage;
+  if (!source) return exit_for_unopened_source(args.source);
   std::vector<std::vector<int>> groups;
   if (!args.job.empty()) groups.push_back(args.job);
   ReportBuilder builder(source->header(), config, groups);

@@ -91,7 +91,7 @@ nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s,
 
 int run_record(const RecordArgs& args) {
   auto source = open_source_or_explain(args.source);
-  if (!source) return kExitUsage;
+  if (!source) return exit_for_unopened_source(args.source);
   auto writer = TraceWriter::open(args.output, source->header());
   if (!writer) {
     std::fprintf(stderr, "gpulens record: %s\n", writer.error().message.c_str());

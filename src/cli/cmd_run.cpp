@@ -38,10 +38,17 @@ struct RunArgs {
   std::vector<std::string> command;
 };
 
-// Signals while the job runs. gpulens must outlive its job to give the verdict:
-// a signal from the terminal (Ctrl-C, Ctrl-\, hang-up) already went to the whole
-// foreground process group, the job included, so gpulens just keeps waiting; a
-// signal sent to gpulens alone (kill, a batch scheduler) is passed on to the job.
+// True when the job's group is its terminal's foreground group: a terminal
+// signal then reached the job itself and must not be sent twice.
+bool job_has_terminal(pid_t job) {
+  return ::isatty(STDIN_FILENO) != 0 && ::tcgetpgrp(STDIN_FILENO) == job;
+}
+
+// Signals while the job runs. gpulens must outlive its job to give the verdict.
+// The job runs in its own process group (the terminal's foreground one when
+// gpulens had the terminal): a signal from the terminal (Ctrl-C, Ctrl-\,
+// hang-up) goes to that group directly, so gpulens just keeps waiting; a signal
+// sent to gpulens (kill, a batch scheduler) is passed on to the job's whole group.
 // Once the job is over, a signal stops gpulens at once (it was writing the report).
 class SignalRelay {
  public:
@@ -61,7 +68,7 @@ class SignalRelay {
     std::lock_guard lock(mutex_);
     child_ = pid;
     // A signal that came while the job was being started may have missed it.
-    if (pending_ != 0) ::kill(pid, pending_);
+    if (pending_ != 0) ::kill(-pid, pending_);
   }
   void job_done() { done_.store(true); }
 
@@ -87,8 +94,8 @@ class SignalRelay {
       std::lock_guard lock(mutex_);
       if (child_ <= 0) {
         pending_ = sig;
-      } else if (info.si_code != SI_KERNEL) {
-        ::kill(child_, sig);
+      } else if (info.si_code != SI_KERNEL || !job_has_terminal(child_)) {
+        ::kill(-child_, sig);  // the job's process group: every process of it
       }
     }
   }

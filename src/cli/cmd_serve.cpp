@@ -3,10 +3,12 @@
 // dashboard. Secure by default: loopback only unless --listen says otherwise.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -114,17 +116,25 @@ int run_serve(ServeArgs& args) {
   }
 
   auto source = open_source_or_explain(args.source);
-  if (!source) return kExitUsage;
+  if (!source) return exit_for_unopened_source(args.source);
   const bool replay = !source->live();
   bool temporary_history = false;
+  std::string temporary_dir;
   if (!args.no_history) {
     if (!args.history.empty()) {
       store_options.path = args.history;
     } else if (replay) {
-      // A replay's old timestamps do not belong in the node's real history.
-      store_options.path = (std::filesystem::temp_directory_path() /
-                            ("gpulens-replay-" + std::to_string(getpid()) + ".db"))
-                               .string();
+      // A replay's old timestamps do not belong in the node's real history. A
+      // private directory (mkdtemp, 0700): a predictable name in /tmp let another
+      // user plant a symlink or their own -wal/-shm files there first.
+      std::string dir = (std::filesystem::temp_directory_path() / "gpulens-replay-XXXXXX").string();
+      if (::mkdtemp(dir.data()) == nullptr) {
+        std::fprintf(stderr, "gpulens serve: cannot create a temporary history directory: %s\n",
+                     std::strerror(errno));
+        return kExitFailure;
+      }
+      temporary_dir = dir;
+      store_options.path = dir + "/history.db";
       temporary_history = true;
     } else {
       store_options.path = store::default_history_path();
@@ -227,6 +237,7 @@ int run_serve(ServeArgs& args) {
     std::error_code ec;
     for (const char* suffix : {"", "-wal", "-shm"})
       std::filesystem::remove(store_options.path + suffix, ec);
+    std::filesystem::remove(temporary_dir, ec);
   }
   log_info("stopped");
   const auto snap = agent->snapshot();

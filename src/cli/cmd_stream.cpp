@@ -39,7 +39,7 @@ int run_stream(const StreamArgs& args) {
   fo.max_width = terminal_width();
   fo.utc = args.utc;
   auto source = open_source_or_explain(args.source);
-  if (!source) return kExitUsage;
+  if (!source) return exit_for_unopened_source(args.source);
   auto formatter = StreamFormatter::create(fo, source->header());
   if (!formatter) {
     std::fprintf(stderr, "gpulens stream: %s\n", formatter.error().message.c_str());

@@ -14,6 +14,15 @@ namespace gpulens::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;  // bad arguments, or no GPU/driver to read
+// The rule: 1 when a recording could not be read, whether its header or a later
+// line is at fault; 2 when the command line or a config file is wrong, or there
+// is no GPU to read. Every command that reads a recording follows it.
+
+// The exit code when open_source_or_explain() failed: a recording that cannot be
+// read is kExitFailure (like a bad line later on), no GPU to read is kExitUsage.
+inline int exit_for_unopened_source(const SourceOptions& options) {
+  return options.replay.empty() ? kExitUsage : kExitFailure;
+}
 
 // Adds --replay/--speed/--lenient (and, for live, --interval/--gpus/--no-gpm/
 // --no-procs/--procfs) to a subcommand, filling `options`.

@@ -5,13 +5,15 @@
 
 #include <array>
 
+#include "core/input_limits.hpp"
 #include "core/trace_reader.hpp"
 
 namespace gpulens {
 
 std::optional<Mark> parse_mark_line(const std::string& line, double now_s) {
-  const auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto parsed = parse_json_bounded(line);
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   const auto name = j.find("mark");
   if (name == j.end() || !name->is_string()) return std::nullopt;
   Mark mark = mark_from_json(j);
@@ -29,22 +31,36 @@ std::vector<Mark> MarksTail::poll(double now_s) {
       const ssize_t n = ::read(fd, buf.data(), buf.size());
       if (n <= 0) break;
       offset_ += n;
-      partial_.append(buf.data(), static_cast<std::size_t>(n));
+      take(std::string_view(buf.data(), static_cast<std::size_t>(n)), now_s, marks);
     }
   }
   ::close(fd);
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
-    const std::string line = partial_.substr(start, nl - start);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (auto mark = parse_mark_line(line, now_s)) {
-      marks.push_back(std::move(*mark));
-    } else {
+  return marks;
+}
+
+void MarksTail::take(std::string_view chunk, double now_s, std::vector<Mark>& marks) {
+  while (!chunk.empty()) {
+    const std::size_t nl = chunk.find('\n');
+    const std::string_view piece = chunk.substr(0, nl);
+    chunk = nl == std::string_view::npos ? std::string_view{} : chunk.substr(nl + 1);
+    if (!discarding_) partial_.append(piece);
+    if (partial_.size() > kMaxLineBytes) {
+      // A line past the limit is dropped as it arrives: memory stays bounded.
+      partial_.clear();
+      discarding_ = true;
       ++bad_lines_;
     }
+    if (nl == std::string_view::npos) return;
+    if (!discarding_ && partial_.find_first_not_of(" \t\r") != std::string::npos) {
+      if (auto mark = parse_mark_line(partial_, now_s)) {
+        marks.push_back(std::move(*mark));
+      } else {
+        ++bad_lines_;
+      }
+    }
+    partial_.clear();
+    discarding_ = false;
   }
-  partial_.erase(0, start);
-  return marks;
 }
 
 }  // namespace gpulens

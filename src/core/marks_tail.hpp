@@ -2,6 +2,7 @@
 // Follows a JSON-lines marks file that a workload appends to (GPULENS_MARKS), so
 // its phase and step marks land in the recording beside the samples.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/sample.hpp"
@@ -18,10 +19,13 @@ class MarksTail {
   const std::string& path() const { return path_; }
 
  private:
+  // Splits newly read bytes into lines; a line longer than kMaxLineBytes is dropped.
+  void take(std::string_view chunk, double now_s, std::vector<Mark>& marks);
   std::string path_;
   long long offset_ = 0;
   std::string partial_;
   std::size_t bad_lines_ = 0;
+  bool discarding_ = false;  // inside a line already counted as too long
 };
 
 // Parses one marks line; nullopt if it is not a mark.

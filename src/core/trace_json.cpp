@@ -1,6 +1,8 @@
 // JSON <-> model conversions for gpu-trace v1.
 #include <fmt/format.h>
 
+#include "core/input_limits.hpp"
+#include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
 
 namespace gpulens {
@@ -135,6 +137,10 @@ Result<TraceHeader> header_from_json(const json& j) {
   h.interval_s = opt_number<double>(j, "interval_s");
   if (const auto it = j.find("devices"); it != j.end()) {
     if (!it->is_array()) return Error{"the header's \"devices\" is not a list"};
+    if (it->size() > kMaxDevices) {
+      return Error{
+          fmt::format("the header lists {} devices (at most {})", it->size(), kMaxDevices)};
+    }
     for (const auto& dj : *it) {
       auto d = device_from_json(dj);
       if (!d) return d.error();
@@ -178,6 +184,10 @@ Result<Sample> sample_from_json(const json& j) {
     if (key == "procs") {
       if (value.is_null()) continue;
       if (!value.is_array()) return Error{"\"procs\" is not a list"};
+      if (value.size() > kMaxProcsPerSample) {
+        return Error{fmt::format("\"procs\" lists {} processes (at most {})", value.size(),
+                                 kMaxProcsPerSample)};
+      }
       std::vector<ProcessSample> procs;
       procs.reserve(value.size());
       for (const auto& pj : value) {

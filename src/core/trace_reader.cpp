@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+
+#include "core/input_limits.hpp"
 
 namespace gpulens {
 
@@ -19,15 +22,19 @@ Result<TraceReader> TraceReader::start(std::unique_ptr<std::istream> in, std::st
   reader.name_ = std::move(name);
   reader.options_ = options;
   std::string first;
-  if (!std::getline(*reader.in_, first)) {
+  const LineRead read = read_line_bounded(*reader.in_, first);
+  if (read == LineRead::End) {
     return Error{fmt::format("{}: empty (expected a gpu-trace header on line 1)", reader.name_)};
   }
-  reader.line_no_ = 1;
-  const auto j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Error{fmt::format("{}:1: the header is not valid JSON", reader.name_)};
+  if (read == LineRead::TooLong) {
+    return Error{
+        fmt::format("{}:1: the header is longer than {} bytes", reader.name_, kMaxLineBytes)};
   }
-  auto header = header_from_json(j);
+  reader.line_no_ = 1;
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  const auto j = parse_json_bounded(first);
+  if (!j) return Error{fmt::format("{}:1: the header is {}", reader.name_, j.error().message)};
+  auto header = header_from_json(*j);
   if (!header) return Error{fmt::format("{}:1: {}", reader.name_, header.error().message)};
   reader.header_ = std::move(*header);
   return reader;
@@ -80,41 +87,65 @@ bool replace_non_finite_tokens(std::string& line) {
 }  // namespace
 
 Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& line, bool last_line) {
-  auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded()) {
+  std::string problem;
+  auto j = parse_json_bounded(line);
+  if (!j && !json_nesting_exceeds(line)) {
     std::string patched = line;
     if (replace_non_finite_tokens(patched)) {
-      j = nlohmann::json::parse(patched, nullptr, false);
-      if (!j.is_discarded() && !warned_non_finite_) {
+      j = parse_json_bounded(patched);
+      if (j && !warned_non_finite_) {
         warned_non_finite_ = true;
         warnings_.push_back(
             fmt::format("{}:{}: NaN/Infinity read as not measured", name_, line_no_));
       }
     }
   }
-  std::string problem;
-  if (j.is_discarded()) {
-    if (last_line) {
+  if (!j) {
+    if (last_line && !json_nesting_exceeds(line)) {
       // A recording cut off by a crash: keep everything before it.
       warnings_.push_back(fmt::format("{}:{}: truncated last line skipped", name_, line_no_));
       return std::optional<TraceEvent>{};
     }
-    problem = "not valid JSON";
-  } else if (!j.is_object()) {
+    problem = j.error().message;
+  } else if (!j->is_object()) {
     problem = "not a JSON object";
-  } else if (j.contains("mark")) {
-    if (!j["mark"].is_string() || !j.contains("t") || !j["t"].is_number()) {
+  } else if (j->contains("mark")) {
+    if (!(*j)["mark"].is_string() || !j->contains("t") || !(*j)["t"].is_number()) {
       problem = "a mark needs a string \"mark\" and a numeric \"t\"";
     } else {
-      return std::optional<TraceEvent>{mark_from_json(j)};
+      return std::optional<TraceEvent>{mark_from_json(*j)};
     }
-  } else if (j.contains("gpu")) {
-    auto sample = sample_from_json(j);
-    if (sample) return std::optional<TraceEvent>{std::move(*sample)};
-    problem = sample.error().message;
+  } else if (j->contains("gpu")) {
+    auto sample = sample_from_json(*j);
+    if (sample) {
+      if (auto unknown = check_gpu(sample->gpu); !unknown.empty()) {
+        problem = std::move(unknown);
+      } else {
+        return std::optional<TraceEvent>{std::move(*sample)};
+      }
+    } else {
+      problem = sample.error().message;
+    }
   } else {
     problem = "neither a sample (no \"gpu\") nor a mark (no \"mark\")";
   }
+  return skip_or_fail(problem);
+}
+
+std::string TraceReader::check_gpu(int gpu) const {
+  const auto& devices = header_.devices;
+  if (devices.empty()) {
+    // A header that lists no devices: any index a header could describe.
+    if (gpu >= 0 && static_cast<std::size_t>(gpu) < kMaxDevices) return {};
+    return fmt::format("GPU {} is outside 0..{}", gpu, kMaxDevices - 1);
+  }
+  const bool described = std::any_of(devices.begin(), devices.end(),
+                                     [gpu](const DeviceInfo& d) { return d.index == gpu; });
+  if (described) return {};
+  return fmt::format("a sample for GPU {}, which the header does not describe", gpu);
+}
+
+Result<std::optional<TraceEvent>> TraceReader::skip_or_fail(const std::string& problem) {
   if (options_.lenient) {
     ++skipped_;
     return std::optional<TraceEvent>{};
@@ -124,8 +155,16 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
 
 Result<std::optional<TraceEvent>> TraceReader::next() {
   std::string line;
-  while (std::getline(*in_, line)) {
+  while (true) {
+    const LineRead read = read_line_bounded(*in_, line);
+    if (read == LineRead::End) break;
     ++line_no_;
+    if (read == LineRead::TooLong) {
+      skip_line(*in_);
+      auto skipped = skip_or_fail(fmt::format("longer than {} bytes", kMaxLineBytes));
+      if (!skipped) return skipped;
+      continue;
+    }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const bool last_line = in_->peek() == std::char_traits<char>::eof();
@@ -133,7 +172,8 @@ Result<std::optional<TraceEvent>> TraceReader::next() {
     if (!event) return event;
     if (event->has_value()) return event;
   }
-  if (options_.lenient && skipped_ > 0 && warnings_.empty()) {
+  if (options_.lenient && skipped_ > 0 && !reported_skipped_) {
+    reported_skipped_ = true;
     warnings_.push_back(fmt::format("{}: {} malformed line(s) skipped", name_, skipped_));
   }
   return std::optional<TraceEvent>{};

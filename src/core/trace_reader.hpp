@@ -43,6 +43,10 @@ class TraceReader {
   static Result<TraceReader> start(std::unique_ptr<std::istream> in, std::string name,
                                    TraceReadOptions options);
   Result<std::optional<TraceEvent>> parse_line(const std::string& line, bool last_line);
+  // Empty when the header describes `gpu`, else the reason the sample is refused.
+  std::string check_gpu(int gpu) const;
+  // A bad line: an error naming file and line, or (lenient) counted and skipped.
+  Result<std::optional<TraceEvent>> skip_or_fail(const std::string& problem);
   std::unique_ptr<std::istream> in_;
   std::string name_;
   TraceReadOptions options_;
@@ -50,6 +54,7 @@ class TraceReader {
   std::size_t line_no_ = 0;
   std::size_t skipped_ = 0;
   bool warned_non_finite_ = false;
+  bool reported_skipped_ = false;
   std::vector<std::string> warnings_;
 };
 

@@ -44,4 +44,14 @@ Result<DiagnosisConfig> parse_diagnosis_config(std::string_view text,
 // "90s", "10m", "1.5h", "250ms" or a bare number of seconds.
 std::optional<double> parse_duration_s(std::string_view text);
 
+// Limits on config values (docs/reliability.md): a window of `inf` never drops a
+// sample, so every duration a config gives is finite and at most 30 days.
+inline constexpr double kMaxConfigDurationS = 30.0 * 86400;
+inline constexpr std::size_t kMaxCustomRules = 1000;
+// Why a duration of `seconds` for `key` is refused; nullopt when it is fine.
+std::optional<std::string> duration_problem(double seconds, std::string_view key);
+// Why a rule parameter is refused: keys ending _s (seconds) or _h (hours) are
+// durations, bucket_s and lookback_s more than 0; nullopt when it is fine.
+std::optional<std::string> param_problem(std::string_view key, double value);
+
 }  // namespace gpulens

@@ -186,9 +186,11 @@ void DiagnosisEngine::regroup() {
   std::vector<GpuJobKeys> keys;
   for (const auto& [gpu, s] : slots_) keys.push_back(s->keys);
   groups_ = group_gpus(keys, config_.job_grouping, explicit_groups_);
-  for (auto& [gpu, s] : slots_) {
-    for (const auto& g : groups_) {
-      if (std::find(g.begin(), g.end(), gpu) != g.end()) s->status.job = g;
+  // One pass over the groups, one map lookup per member: no search of every group
+  // for every GPU (cubic in the number of GPUs before).
+  for (const auto& g : groups_) {
+    for (int gpu : g) {
+      if (const auto it = slots_.find(gpu); it != slots_.end()) it->second->status.job = g;
     }
   }
   groups_dirty_ = false;

@@ -51,6 +51,9 @@ std::optional<double> parse_duration_param(std::string_view text) {
     scale = 7 * 86400;
   else
     return std::nullopt;
+  // Beyond ~317 years a duration is a mistake, and step=1e23 overflowed the
+  // millisecond arithmetic of the history query to a negative step.
+  if (*value * scale > kMaxParamSeconds) return std::nullopt;
   return *value * scale;
 }
 
@@ -64,7 +67,7 @@ std::optional<double> parse_time_param(std::string_view text, double now) {
   }
   std::string_view rest;
   const auto t = parse_number(text, rest);
-  if (!t || !rest.empty()) return std::nullopt;
+  if (!t || !rest.empty() || *t > kMaxParamSeconds) return std::nullopt;
   return *t;
 }
 

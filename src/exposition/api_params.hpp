@@ -10,7 +10,11 @@
 
 namespace gpulens::server {
 
-// "90", "90s", "250ms", "15m", "6h", "7d", "2w": seconds, finite and >= 0.
+// The largest duration or Unix time a parameter may give (year 2286): anything
+// the history can hold, and far from where milliseconds overflow 64 bits.
+inline constexpr double kMaxParamSeconds = 1e10;
+
+// "90", "90s", "250ms", "15m", "6h", "7d", "2w": seconds, finite, 0 to kMaxParamSeconds.
 std::optional<double> parse_duration_param(std::string_view text);
 
 // A point in time: Unix seconds ("1732200000.5"), "now", or a duration before

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <thread>
 
 #include "agent/log.hpp"
 #include "http/guarded_server.hpp"
@@ -118,7 +119,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
     }
     s->server_ = std::move(ssl);
   } else {
-    s->server_ = std::make_unique<GuardedServer>(std::move(limits));
+    s->server_ = std::make_unique<GuardedServer>(
+        std::move(limits), static_cast<std::size_t>(std::max(1, s->options_.threads)));
   }
   if (!s->context_.history_path.empty()) {
     s->reader_ = std::make_unique<store::HistoryReader>(s->context_.history_path,
@@ -152,7 +154,12 @@ void HttpServer::setup() {
     const std::string length_text = req.get_header_value("Content-Length");
     const auto length = content_length(length_text);
     if (chunked || (length && *length > 0)) res.set_header("Connection", "close");
-    if (!length_text.empty() && !length) {
+    // Two Content-Length fields (or one beside Transfer-Encoding) leave the
+    // request's end in doubt between this server and any proxy before it.
+    const bool ambiguous =
+        req.get_header_value_count("Content-Length") > 1 || (chunked && !length_text.empty());
+    if (ambiguous || (!length_text.empty() && !length)) {
+      res.set_header("Connection", "close");
       res.status = 400;
       res.set_content("{\"error\":\"bad Content-Length\"}\n", "application/json");
       return httplib::Server::HandlerResponse::Handled;
@@ -267,11 +274,20 @@ Status HttpServer::bind() {
 }
 
 void HttpServer::serve() {
-  server_->listen_after_bind();
+  serving_ = true;
+  if (!stop_requested_) server_->listen_after_bind();
+  serving_ = false;
 }
 
 void HttpServer::stop() {
-  if (server_) server_->stop();
+  if (!server_) return;
+  // cpp-httplib's stop() does nothing until its accept loop runs: a stop that
+  // comes between serve()'s start and that loop (--exit-at-end on a short
+  // replay) would be lost and serve() would never return. So the request is
+  // remembered, and a serve() already on its way is waited for.
+  stop_requested_ = true;
+  while (serving_ && !server_->is_running()) std::this_thread::sleep_for(kStopPoll);
+  server_->stop();
 }
 
 std::string HttpServer::url() const {

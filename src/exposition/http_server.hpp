@@ -102,6 +102,9 @@ class HttpServer {
   std::shared_ptr<BasicAuth> auth_;
   std::map<std::pair<std::string, int>, std::uint64_t> counts_;
   std::atomic<double> last_scrape_s_{0};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> serving_{false};
+  static constexpr std::chrono::milliseconds kStopPoll{1};
 
   friend void register_routes(HttpServer& server);
 };

@@ -88,6 +88,8 @@ std::optional<std::pair<std::string, std::string>> parse_basic_authorization(
 }
 
 bool verify_password(const std::string& password, const std::string& hash) {
+  // crypt_r reads a C string: "secret\0anything" would pass as "secret".
+  if (password.find('\0') != std::string::npos) return false;
   // crypt_data is about 32 KiB: too large for an HTTP worker's stack.
   auto data = std::make_unique<crypt_data>();
   std::memset(data.get(), 0, sizeof(crypt_data));

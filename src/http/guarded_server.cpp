@@ -2,17 +2,22 @@
 
 namespace gpulens::server {
 
-bool GuardedServer::process_and_close_socket(socket_t sock) {
-  // The clock starts when a worker takes the connection: time spent queued
-  // behind busy workers is not the client's.
-  const auto deadline = Clock::now() + limits_.request_timeout;
-  PlainTransport transport(sock);
-  const bool linger = serve_connection(
-      transport, limits_, deadline, svr_sock_,
+GuardedServer::GuardedServer(ConnectionLimits limits, std::size_t workers)
+    : limits_(std::move(limits)) {
+  gate_ = std::make_unique<ConnectionGate>(
+      limits_, workers, svr_sock_,
       [this](httplib::Stream& stream, bool close_connection, bool& connection_closed) {
         return process_request(stream, close_connection, connection_closed, nullptr);
       });
-  finish_connection(transport, linger);
+}
+
+// The gate's threads call process_request: they end before the server goes.
+GuardedServer::~GuardedServer() {
+  gate_.reset();
+}
+
+bool GuardedServer::process_and_close_socket(socket_t sock) {
+  gate_->adopt(sock);
   return true;
 }
 

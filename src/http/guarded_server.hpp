@@ -13,8 +13,10 @@
 // process_and_close_socket and process_request, then move the check. The rest of
 // src/http uses only httplib's public types (Stream, Request, Response).
 #include <functional>
+#include <memory>
 #include <string_view>
 
+#include "http/connection_gate.hpp"
 #include "http/http.hpp"
 #include "http/http_connection.hpp"
 
@@ -27,14 +29,19 @@ static_assert(std::string_view(CPPHTTPLIB_VERSION).starts_with("0.11."),
 
 namespace gpulens::server {
 
+// Plain HTTP: cpp-httplib's accept loop hands each connection to
+// process_and_close_socket on its thread pool; the override passes it on to a
+// ConnectionGate at once, whose own workers answer only complete requests.
 class GuardedServer final : public httplib::Server {
  public:
-  explicit GuardedServer(ConnectionLimits limits) : limits_(std::move(limits)) {}
+  GuardedServer(ConnectionLimits limits, std::size_t workers);
+  ~GuardedServer() override;
 
  private:
   bool process_and_close_socket(socket_t sock) override;
 
   ConnectionLimits limits_;
+  std::unique_ptr<ConnectionGate> gate_;
 };
 
 class GuardedSslServer final : public httplib::SSLServer {

@@ -52,8 +52,16 @@ class ConnectionStream final : public httplib::Stream {
  public:
   enum class Head { Complete, Truncated, None, TimedOut, TooLarge };
 
-  ConnectionStream(Transport& transport, const ConnectionLimits& limits)
-      : t_(transport), limits_(limits) {}
+  ConnectionStream(Transport& transport, const ConnectionLimits& limits, std::string buffered = {})
+      : t_(transport), limits_(limits), buf_(std::move(buffered)) {}
+
+  // Bytes read but not consumed (a pipelined next request): handed back to the gate.
+  std::string take_unread() {
+    std::string rest = buf_.substr(pos_);
+    buf_.clear();
+    pos_ = 0;
+    return rest;
+  }
 
   void begin(Clock::time_point deadline) {
     deadline_ = deadline;
@@ -226,6 +234,36 @@ HeadVerdict check_head(std::string_view head) {
     head.remove_prefix(line);
   }
   return HeadVerdict::Ok;
+}
+
+AfterRequest serve_one_request(Transport& transport, const ConnectionLimits& limits,
+                               Clock::time_point deadline, ConnectionState& state,
+                               const ProcessRequest& process) {
+  ConnectionStream stream(transport, limits, std::move(state.buffered));
+  stream.begin(deadline);
+  HeadVerdict verdict = HeadVerdict::Ok;
+  const auto head = stream.read_head(verdict);
+  if (head == ConnectionStream::Head::None) return AfterRequest::Close;
+  if (head == ConnectionStream::Head::TimedOut) {
+    stream.refuse(408, "Request Timeout", "the request did not arrive in time\n");
+    return AfterRequest::Close;
+  }
+  if (head == ConnectionStream::Head::TooLarge) {
+    if (verdict == HeadVerdict::UriTooLong)
+      stream.refuse(414, "URI Too Long", "request line too long\n");
+    else
+      stream.refuse(431, "Request Header Fields Too Large", "request header fields too large\n");
+    return AfterRequest::CloseLinger;
+  }
+  ++state.served;
+  const bool last =
+      state.served >= limits.keep_alive_max || head == ConnectionStream::Head::Truncated;
+  bool closed = false;
+  const bool ok = process(stream, last, closed);
+  if (stream.says_close() && stream.status() >= 400) return AfterRequest::CloseLinger;
+  if (!ok || closed || last || stream.says_close() || stream.broken()) return AfterRequest::Close;
+  state.buffered = stream.take_unread();
+  return AfterRequest::KeepAlive;
 }
 
 bool serve_connection(Transport& transport, const ConnectionLimits& limits,

@@ -53,6 +53,22 @@ bool serve_connection(Transport& transport, const ConnectionLimits& limits,
                       Clock::time_point first_deadline, const std::atomic<int>& listening,
                       const ProcessRequest& process);
 
+// What a connection carries between requests when the gate (connection_gate.hpp)
+// waits for its next request instead of a worker thread.
+struct ConnectionState {
+  std::string buffered;    // bytes read and not yet consumed
+  std::size_t served = 0;  // requests answered on it
+};
+
+enum class AfterRequest { KeepAlive, Close, CloseLinger };
+
+// One request on a connection whose head is in `state.buffered` (or will not
+// come: a time-out answers 408, a close 400): parses, answers, and says whether
+// the connection stays open for another one.
+AfterRequest serve_one_request(Transport& transport, const ConnectionLimits& limits,
+                               Clock::time_point deadline, ConnectionState& state,
+                               const ProcessRequest& process);
+
 // Closes the connection. Closing with the client's bytes unread makes the kernel
 // answer with a reset, which can discard the answer before the client reads it:
 // so what has arrived is read first, and when lingering the connection is

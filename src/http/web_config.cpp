@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -91,6 +93,56 @@ Result<TlsConfig> parse_tls(const std::string& name, const YamlNode& node,
   return tls;
 }
 
+// RFC 9110 token characters: what a header field name may hold.
+bool is_token(std::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isalnum(u) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  });
+}
+
+// A field value: visible characters, spaces and tabs; never CR, LF or NUL, which
+// would end the header and start another one of the config's choosing.
+bool is_field_value(std::string_view value) {
+  return std::none_of(value.begin(), value.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
+}
+
+// Headers that frame the answer: the server sets them, a second copy from the
+// config would make the answer ambiguous (two Content-Lengths).
+bool is_framing_header(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* h : {"content-length", "transfer-encoding", "connection", "keep-alive",
+                        "content-type", "upgrade", "trailer", "te", "www-authenticate"}) {
+    if (lower == h) return true;
+  }
+  return false;
+}
+
+Status check_header(const std::string& name, const YamlNode& n, const std::string& header,
+                    const std::string& value) {
+  if (!is_token(header)) {
+    return Error{fmt::format("{}: '{}' is not a header name (letters, digits and !#$%&'*+-.^_`|~)",
+                             at(name, n), header)};
+  }
+  if (is_framing_header(header)) {
+    return Error{fmt::format("{}: the server sets '{}' itself; it cannot come from the config",
+                             at(name, n), header)};
+  }
+  if (!is_field_value(value)) {
+    return Error{
+        fmt::format("{}: the value of '{}' holds a control character (a line break "
+                    "would start another header)",
+                    at(name, n), header)};
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<WebConfig> parse_web_config(std::string_view text, const std::string& name,
@@ -110,7 +162,12 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
       if (n.is_null) continue;
       if (!n.is_map)
         return Error{fmt::format("{}: basic_auth_users must be a section", at(name, n))};
+      if (n.entries.size() > kMaxWebUsers) {
+        return Error{fmt::format("{}: {} users (at most {} in one file)", at(name, n),
+                                 n.entries.size(), kMaxWebUsers)};
+      }
       for (const auto& [user, h] : n.entries) {
+        if (user.empty()) return Error{fmt::format("{}: a user name cannot be empty", at(name, h))};
         auto hash = scalar(name, h, user);
         if (!hash) return hash.error();
         if (!(hash->starts_with("$2a$") || hash->starts_with("$2b$") ||
@@ -122,18 +179,23 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
         }
         if (user.find(':') != std::string::npos)
           return Error{fmt::format("{}: a user name cannot contain ':'", at(name, h))};
-        config.users[user] = *hash;
+        config.users.emplace_hint(config.users.end(), user, *hash);
       }
     } else if (key == "http_server_config") {
       if (n.is_null) continue;
+      if (!n.is_map)
+        return Error{fmt::format("{}: http_server_config must be a section", at(name, n))};
       for (const auto& [sub, s] : n.entries) {
         if (sub == "http2") continue;  // HTTP/1.1 only; accepted so shared files load
         if (sub != "headers") {
           return unknown_key(name, s, sub, "http_server_config", "headers, http2");
         }
+        if (!s.is_map && !s.is_null)
+          return Error{fmt::format("{}: headers must be a section", at(name, s))};
         for (const auto& [header, value] : s.entries) {
           auto v = scalar(name, value, header);
           if (!v) return v.error();
+          if (auto ok = check_header(name, value, header, *v); !ok) return ok.error();
           config.headers.emplace_back(header, *v);
         }
       }

@@ -21,6 +21,10 @@
 
 namespace gpulens::server {
 
+// Users in one web config (docs/reliability.md): loading stays linear, and a
+// file that names more is a mistake, not a user list.
+inline constexpr std::size_t kMaxWebUsers = 10000;
+
 enum class ClientAuth { None, VerifyIfGiven, RequireAndVerify };
 
 struct TlsConfig {

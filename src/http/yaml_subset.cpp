@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 namespace gpulens::server {
 namespace {
 
@@ -93,8 +95,13 @@ Result<std::string> unquote(std::string_view v, const std::string& where) {
 }
 
 Result<YamlNode> parse_block(const std::vector<Line>& lines, std::size_t& i, int indent,
-                             const std::string& name) {
+                             const std::string& name, int depth) {
+  if (depth > kMaxYamlDepth) {
+    return Error{fmt::format("{}:{}: nested deeper than {} levels", name,
+                             i < lines.size() ? lines[i].number : 0, kMaxYamlDepth)};
+  }
   YamlNode node;
+  std::unordered_set<std::string> seen;
   node.is_map = true;
   node.line = i < lines.size() ? lines[i].number : 0;
   while (i < lines.size() && lines[i].indent >= indent) {
@@ -103,15 +110,15 @@ Result<YamlNode> parse_block(const std::vector<Line>& lines, std::size_t& i, int
     if (l.indent != indent) {
       return Error{fmt::format("{}: unexpected indentation", where)};
     }
-    for (const auto& [k, v] : node.entries) {
-      if (k == l.key) return Error{fmt::format("{}: '{}' is given twice", where, l.key)};
+    if (!seen.insert(l.key).second) {
+      return Error{fmt::format("{}: '{}' is given twice", where, l.key)};
     }
     ++i;
     YamlNode child;
     child.line = l.number;
     if (l.value.empty()) {
       if (i < lines.size() && lines[i].indent > indent) {
-        auto sub = parse_block(lines, i, lines[i].indent, name);
+        auto sub = parse_block(lines, i, lines[i].indent, name, depth + 1);
         if (!sub) return sub.error();
         child = std::move(*sub);
         child.line = l.number;
@@ -132,6 +139,13 @@ Result<YamlNode> parse_block(const std::vector<Line>& lines, std::size_t& i, int
 }
 
 }  // namespace
+
+YamlNode::YamlNode() = default;
+YamlNode::~YamlNode() = default;
+YamlNode::YamlNode(const YamlNode&) = default;
+YamlNode::YamlNode(YamlNode&&) noexcept = default;
+YamlNode& YamlNode::operator=(const YamlNode&) = default;
+YamlNode& YamlNode::operator=(YamlNode&&) noexcept = default;
 
 const YamlNode* YamlNode::find(std::string_view key) const {
   for (const auto& [k, v] : entries) {
@@ -183,7 +197,7 @@ Result<YamlNode> parse_yaml_subset(std::string_view text, const std::string& nam
   if (lines.front().indent != 0)
     return Error{
         fmt::format("{}:{}: the first key must not be indented", name, lines.front().number)};
-  auto root = parse_block(lines, i, 0, name);
+  auto root = parse_block(lines, i, 0, name, 1);
   if (!root) return root.error();
   if (i != lines.size())
     return Error{fmt::format("{}:{}: unexpected indentation", name, lines[i].number)};

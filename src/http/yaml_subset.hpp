@@ -13,7 +13,20 @@
 
 namespace gpulens::server {
 
+// Levels of nested mappings (web configs use 3); deeper is refused before the
+// reader recurses further.
+inline constexpr int kMaxYamlDepth = 16;
+
 struct YamlNode {
+  // Declared here and defaulted in the .cpp: `entries` holds YamlNodes, and
+  // clang (the fuzz build) needs the type complete before these are made.
+  YamlNode();
+  ~YamlNode();
+  YamlNode(const YamlNode&);
+  YamlNode(YamlNode&&) noexcept;
+  YamlNode& operator=(const YamlNode&);
+  YamlNode& operator=(YamlNode&&) noexcept;
+
   int line = 0;
   bool is_map = false;
   bool is_null = false;

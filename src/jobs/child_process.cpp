@@ -1,6 +1,7 @@
 #include "jobs/child_process.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +96,27 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
+template <typename F>
+void with_ttou_blocked(F&& f) {
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  pthread_sigmask(SIG_BLOCK, &ttou, &old);
+  f();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// stdin when it is a terminal whose foreground group is ours; else -1.
+int foreground_terminal() {
+  if (::isatty(STDIN_FILENO) == 0) return -1;
+  return ::tcgetpgrp(STDIN_FILENO) == ::getpgrp() ? STDIN_FILENO : -1;
+}
+
+// Makes gpulens' group the terminal's foreground again once the job is over.
+void take_back_terminal(int tty) {
+  if (tty >= 0) with_ttou_blocked([tty] { ::tcsetpgrp(tty, ::getpgrp()); });
+}
+
 }  // namespace
 
 int exit_code_for_exec_errno(int err) {
@@ -118,9 +140,22 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     return Error{std::string("cannot create a pipe: ") + std::strerror(errno)};
   }
+  // The terminal we hand to the job, as a shell's job control does: only when
+  // gpulens itself is the terminal's foreground job.
+  const int tty = foreground_terminal();
   const pid_t pid = ::fork();
   if (pid < 0) return Error{std::string("cannot fork: ") + std::strerror(errno)};
   if (pid == 0) {
+    // Its own process group, so that a signal for the job reaches every process
+    // of it (`bash -c 'sleep 30; ...'`: the sleep too), and the terminal's
+    // foreground, so that Ctrl-C and reads from the terminal go to the job.
+    // SIGTTOU is blocked while a background group takes the terminal.
+    sigset_t ttou;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, nullptr);
+    ::setpgid(0, 0);
+    if (tty >= 0) ::tcsetpgrp(tty, ::getpid());
     // The job starts as a fresh process would: no blocked signals (gpulens blocks
     // SIGINT/SIGTERM for its sigwait thread) and default SIGPIPE (gpulens ignores it).
     sigset_t none;
@@ -133,6 +168,10 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
     [[maybe_unused]] const auto w = ::write(err_pipe[1], &err, sizeof err);
     ::_exit(exit_code_for_exec_errno(err));
   }
+  // Both sides set the group (and the terminal's foreground), as shells do: no
+  // matter which runs first, the job is in its group before it can be signalled.
+  ::setpgid(pid, pid);
+  if (tty >= 0) with_ttou_blocked([&] { ::tcsetpgrp(tty, pid); });
   ::close(err_pipe[1]);
   if (out_pipe[1] >= 0) ::close(out_pipe[1]);
   // The error pipe closes on a successful exec (CLOEXEC): EOF means the job runs.
@@ -147,11 +186,13 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (out_pipe[0] >= 0) ::close(out_pipe[0]);
+    take_back_terminal(tty);
     if (exec_errno != nullptr) *exec_errno = err;
     return Error{"cannot run '" + options.argv[0] + "': " + std::strerror(err)};
   }
   ChildProcess child;
   child.pid_ = pid;
+  child.tty_ = tty;
   if (out_pipe[0] >= 0) {
     auto pump = std::make_shared<Pump>();
     pump->fd = out_pipe[0];
@@ -170,6 +211,7 @@ ChildExit ChildProcess::wait(double drain_s) {
     if (errno != EINTR) return exit;
   }
   reaped_ = true;
+  take_back_terminal(tty_);
   if (WIFEXITED(status)) exit.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
   if (pump_) {
@@ -180,14 +222,18 @@ ChildExit ChildProcess::wait(double drain_s) {
 }
 
 void ChildProcess::kill(int sig) const {
-  if (pid_ > 0 && !reaped_) ::kill(pid_, sig);
+  if (pid_ > 0 && !reaped_) ::kill(-pid_, sig);  // the job's whole process group
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept
-    : pid_(std::exchange(o.pid_, -1)), reaped_(o.reaped_), pump_(std::move(o.pump_)) {}
+    : pid_(std::exchange(o.pid_, -1)),
+      tty_(std::exchange(o.tty_, -1)),
+      reaped_(o.reaped_),
+      pump_(std::move(o.pump_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
   pid_ = std::exchange(o.pid_, -1);
+  tty_ = std::exchange(o.tty_, -1);
   reaped_ = o.reaped_;
   pump_ = std::move(o.pump_);
   return *this;

@@ -1,7 +1,9 @@
 #pragma once
 // Runs the job that `gpulens run` wraps: the child inherits stdin, stdout and
-// stderr untouched and stays in our process group (so Ctrl-C from the terminal
-// reaches it directly); its exit status becomes ours. With a stdout line
+// stderr untouched and runs in its own process group, made the terminal's
+// foreground group when gpulens was (so Ctrl-C from the terminal reaches every
+// process of the job, as under a shell's job control); signals gpulens passes on
+// go to that whole group. Its exit status becomes ours. With a stdout line
 // callback, stdout goes through a pipe that a reader thread copies to ours as it
 // arrives, so a child writing megabytes never blocks on us.
 #include <sys/types.h>
@@ -43,7 +45,7 @@ class ChildProcess {
   // Blocks until the child ends, then gives its stdout reader up to `drain_s` to
   // copy what is left (a background grandchild may keep the pipe open for longer).
   ChildExit wait(double drain_s = 2.0);
-  // Sends a signal to the child (not to the group); no-op once it was reaped.
+  // Sends a signal to the job's process group; no-op once the child was reaped.
   void kill(int sig) const;
 
   ChildProcess(ChildProcess&&) noexcept;
@@ -54,6 +56,7 @@ class ChildProcess {
   struct Pump;
   ChildProcess() = default;
   pid_t pid_ = -1;
+  int tty_ = -1;  // the terminal handed to the job, taken back after wait()
   bool reaped_ = false;
   std::shared_ptr<Pump> pump_;
 };

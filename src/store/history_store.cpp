@@ -1,9 +1,14 @@
 #include "store/history_store.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +46,38 @@ std::size_t metric_column_count(const ColumnMap& map) {
 
 }  // namespace
 
+Status claim_history_file(const std::string& path) {
+  // O_NOFOLLOW: a symlink planted at the path (another user's, in /tmp) is
+  // refused, never followed; a new file is created 0600 whatever the umask.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Error{fmt::format("cannot open the history {}: {}", path,
+                             errno == ELOOP ? "it is a symbolic link" : std::strerror(errno))};
+  }
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  Status status = ok_status();
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    status = Error{fmt::format("the history {} is not a regular file", path)};
+  } else if (st.st_uid != ::geteuid()) {
+    status = Error{fmt::format("the history {} belongs to another user (uid {})", path, st.st_uid)};
+  } else if ((st.st_mode & 077) != 0) {
+    ::fchmod(fd, 0600);  // it may hold command lines
+  }
+  ::close(fd);
+  if (!status) return status;
+  // SQLite opens PATH-wal and PATH-shm by name: the same rules for those.
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    struct stat ss {};
+    if (::lstat(side.c_str(), &ss) != 0) continue;  // absent: SQLite creates it like the file
+    if (!S_ISREG(ss.st_mode) || ss.st_uid != ::geteuid()) {
+      return Error{fmt::format("refusing {}: not a regular file of this user", side)};
+    }
+  }
+  return ok_status();
+}
+
 HistoryStore::HistoryStore(Database db, StoreOptions options, ColumnMap columns)
     : db_(std::move(db)), options_(std::move(options)), columns_(std::move(columns)) {}
 
@@ -50,12 +87,16 @@ Result<HistoryStore> HistoryStore::open(const StoreOptions& options) {
   const auto parent = std::filesystem::path(options.path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
+    const bool existed = std::filesystem::exists(parent, ec);
     std::filesystem::create_directories(parent, ec);
     if (ec) {
       return Error{
           fmt::format("cannot create the history directory {}: {}", parent.string(), ec.message())};
     }
+    // The history holds command lines: a directory made for it is private.
+    if (!existed) ::chmod(parent.c_str(), 0700);
   }
+  if (auto s = claim_history_file(options.path); !s) return s.error();
   auto db = Database::open(options.path, /*read_only=*/false, /*create=*/true);
   if (!db) return db.error();
   // auto_vacuum only takes effect before the first table exists; later it is a

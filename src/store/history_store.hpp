@@ -34,6 +34,11 @@ struct StoreStats {
   std::optional<double> newest_t;
 };
 
+// Opens (creating 0600) the history file at `path` before SQLite does: refuses a
+// symbolic link, a file of another user and -wal/-shm files that are either,
+// and takes group/other access away from an existing file.
+Status claim_history_file(const std::string& path);
+
 class HistoryStore {
  public:
   // Opens or creates the file, migrates the schema and sets WAL mode.

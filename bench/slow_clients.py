@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Scrape latency of `gpulens serve` while slow and idle clients hold connections.
+
+Starts the agent on a recording (no history), opens SLOW connections that send a
+request head one byte every --drip seconds and never finish it (slowloris), and
+IDLE connections that send nothing, then scrapes /metrics --scrapes times, one
+after another, each with a 30 s limit. Prints scrapes answered, p50, p99 and max
+latency in ms. Run it against two binaries to compare (docs/reliability.md):
+
+  bench/slow_clients.py --gpulens build/debug/gpulens --slow 200 --idle 16
+"""
+import argparse
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_up(port, deadline):
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def scrape(port, limit_s):
+    t0 = time.perf_counter()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
+        s.settimeout(limit_s)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        ok = data.startswith(b"HTTP/1.1 200")
+    except OSError:
+        ok = False
+    return ok, (time.perf_counter() - t0) * 1000.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpulens", default="build/debug/gpulens")
+    ap.add_argument("--trace", default="examples/calibration-h100.trace.jsonl")
+    ap.add_argument("--slow", type=int, default=200)
+    ap.add_argument("--idle", type=int, default=16)
+    ap.add_argument("--drip", type=float, default=1.0)
+    ap.add_argument("--scrapes", type=int, default=40)
+    ap.add_argument("--limit", type=float, default=30.0)
+    ap.add_argument("--concurrent", type=int, default=1,
+                    help="scrapes sent at once in each round (1,000: the connection-flood row)")
+    a = ap.parse_args()
+
+    port = free_port()
+    agent = subprocess.Popen(
+        [a.gpulens, "serve", "--replay", a.trace, "--speed", "1", "--no-history",
+         "--listen", f"127.0.0.1:{port}", "--log-level", "error"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if not wait_up(port, time.time() + 30):
+            print("the agent did not start", file=sys.stderr)
+            return 1
+        stop = threading.Event()
+        socks = []
+
+        def slow_client():
+            head = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 10000
+            while not stop.is_set():
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                except OSError:
+                    time.sleep(0.2)
+                    continue
+                try:
+                    for b in head:
+                        if stop.is_set():
+                            break
+                        s.send(bytes([b]))
+                        time.sleep(a.drip)
+                except OSError:
+                    pass  # refused or timed out by the server: come back, as an attacker would
+                s.close()
+
+        def idle_client():
+            while not stop.is_set():
+                try:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                    socks.append(s)
+                    s.settimeout(60)
+                    s.recv(1)  # until the server closes it
+                    s.close()
+                except OSError:
+                    time.sleep(0.2)
+
+        threads = [threading.Thread(target=slow_client, daemon=True) for _ in range(a.slow)]
+        threads += [threading.Thread(target=idle_client, daemon=True) for _ in range(a.idle)]
+        for t in threads:
+            t.start()
+        time.sleep(3)  # let them take their places
+        results = []
+        for _ in range(a.scrapes):
+            if a.concurrent == 1:
+                results.append(scrape(port, a.limit))
+                continue
+            batch = [None] * a.concurrent
+            def one(i):
+                batch[i] = scrape(port, a.limit)
+            ts = [threading.Thread(target=one, args=(i,)) for i in range(a.concurrent)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            results.extend(batch)
+        stop.set()
+        lat = sorted(ms for ok, ms in results if ok)
+        answered = len(lat)
+        def pct(p):
+            return lat[min(len(lat) - 1, int(round(p / 100.0 * (len(lat) - 1))))] if lat else float("nan")
+        print(f"slow={a.slow} idle={a.idle} scrapes={len(results)} answered={answered} "
+              f"p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} max_ms={(lat[-1] if lat else float('nan')):.1f}")
+        if lat:
+            print(f"mean_ms={statistics.mean(lat):.1f}")
+        return 0
+    finally:
+        agent.terminate()
+        try:
+            agent.wait(10)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+#pragma once
+// Bounds on what gpulens accepts from files and sockets it did not write itself.
+// Each reader of outside input checks these before it allocates by a size the
+// input chose; docs/reliability.md lists them with the reason for each value.
+#include <cstddef>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "core/result.hpp"
+
+namespace gpulens {
+
+// Arrays and objects inside one JSON line (a sample, a mark, a header). The
+// JSON library copies, prints and frees values recursively, so an input nesting
+// tens of thousands of levels would overflow the stack. Real lines nest 3 deep.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+// One line of a recording or marks file: a sample of 4,096 processes with
+// long command lines fits in about 2 MiB.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{8} << 20;
+// Devices in a header (8 GPUs × 7 MIG instances is 56; 1,024 leaves room).
+inline constexpr std::size_t kMaxDevices = 1024;
+// Processes listed in one sample (NVML's own tools show at most a few hundred).
+inline constexpr std::size_t kMaxProcsPerSample = 4096;
+
+// True when `text` nests arrays/objects deeper than `max_depth` (brackets inside
+// strings do not count). One pass, no recursion: safe on any input.
+bool json_nesting_exceeds(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
+
+// nlohmann::json::parse that refuses nesting deeper than kMaxJsonDepth before a
+// value is built. The error says why ("not valid JSON", "nested deeper than 64").
+Result<nlohmann::json> parse_json_bounded(std::string_view text);
+
+enum class LineRead { Line, TooLong, End };
+
+// std::getline with a bound: reads one line (without '\n') into `line`. When the
+// line passes `max_bytes` it stops at once and returns TooLong, leaving the rest
+// of the line unread (skip_line() discards it); memory stays bounded on any input.
+LineRead read_line_bounded(std::istream& in, std::string& line,
+                           std::size_t max_bytes = kMaxLineBytes);
+// Discards input up to and including the next '\n' without storing it.
+void skip_line(std::istream& in);
+
+}  // namespace gpulens

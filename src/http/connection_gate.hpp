@@ -1,0 +1,80 @@
+#pragma once
+// Waits for requests without holding worker threads. cpp-httplib gives each
+// connection a worker from accept to close, so eight clients that send a byte
+// a second (or nothing at all) took all eight workers and every scrape waited
+// behind them for the whole request deadline. Here one thread watches every
+// open connection with epoll and reads what arrives, each connection within its
+// own deadline; only a connection whose request head is complete (or that broke
+// a limit and must be answered) goes to a worker, which answers that one request
+// and hands the connection back. Idle and slow clients cost a descriptor and a
+// buffer, never a worker.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "http/http_connection.hpp"
+
+namespace gpulens::server {
+
+class ConnectionGate {
+ public:
+  // `listening` is cpp-httplib's listening socket: -1 once the server stops.
+  ConnectionGate(const ConnectionLimits& limits, std::size_t workers,
+                 const std::atomic<int>& listening, ProcessRequest process);
+  ~ConnectionGate();
+  ConnectionGate(const ConnectionGate&) = delete;
+  ConnectionGate& operator=(const ConnectionGate&) = delete;
+
+  // Takes an accepted plain connection; returns at once.
+  void adopt(int fd);
+
+  // Connections open at most (oldest waiting ones are closed beyond it).
+  static constexpr std::size_t kMaxOpen = 4096;
+
+ private:
+  struct Conn {
+    std::unique_ptr<PlainTransport> transport;
+    ConnectionState state;
+    Clock::time_point deadline;          // give up waiting (idle: close; partial head: 408)
+    Clock::time_point request_deadline;  // the whole request, from its first byte
+    Clock::time_point since;             // when it started waiting
+    bool idle = true;                    // no byte of the next request yet
+    bool timed_out = false;              // dispatched because `deadline` passed
+  };
+
+  void start_threads();
+  void loop();
+  void work();
+  void watch(std::unique_ptr<Conn> conn);  // any thread: back to the epoll thread
+  void on_readable(int fd);
+  void dispatch(int fd);
+  void expire();
+  void evict_oldest();
+  void close_all();
+
+  const ConnectionLimits& limits_;
+  std::size_t workers_;
+  const std::atomic<int>& listening_;
+  ProcessRequest process_;
+
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::once_flag started_;
+  std::atomic<bool> stopping_{false};
+  std::thread poller_;
+  std::vector<std::thread> threads_;
+
+  std::map<int, std::unique_ptr<Conn>> waiting_;  // epoll thread only
+
+  std::mutex mutex_;
+  std::condition_variable ready_cv_;
+  std::deque<std::unique_ptr<Conn>> ready_;     // heads complete: for the workers
+  std::deque<std::unique_ptr<Conn>> incoming_;  // adopted or handed back: for epoll
+};
+
+}  // namespace gpulens::server
