@@ -174,7 +174,7 @@ def main():
         price = os.path.join(tmp, "gpulens.toml")
         open(price, "w").write('[diagnosis]\nprice_per_gpu_hour = 2.5\ncurrency = "USD"\n')
         node0 = os.path.join(tmp, "node-000.trace.jsonl")
-        for name, extra in (("native", []), ("dcgm", ["--compat", "dcgm"]),
+        for name, extra in (("native", []), ("native_and_dcgm", ["--compat", "dcgm"]),
                             ("process_metrics", ["--process-metrics"])):
             per_gpu, other = series_per_gpu(a.gpulens, node0, kube, tmp, extra)
             results[f"series_per_gpu_{name}"] = per_gpu
@@ -218,7 +218,6 @@ receivers:
         open(os.path.join(tmp, "prometheus.yml"), "w").write(f"""
 global:
   scrape_interval: {a.scrape_interval}
-  scrape_timeout: 10s
   evaluation_interval: {a.rule_interval or '30s'}
   external_labels: {{cluster: sim}}
 rule_files: {json.dumps(rules)}
@@ -226,6 +225,8 @@ alerting:
   alertmanagers:
     - static_configs: [{{targets: ['127.0.0.1:{am_port}']}}]
 scrape_configs:
+  - job_name: prometheus
+    static_configs: [{{targets: ['127.0.0.1:{prom_port}']}}]
   - job_name: gpulens
     static_configs:
       - targets: {json.dumps(targets)}
@@ -239,7 +240,11 @@ scrape_configs:
                       f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn", "--web.enable-lifecycle"],
                      os.path.join(tmp, "prometheus.log"))
         purl = f"http://127.0.0.1:{prom_port}"
-        wait_for("Prometheus ready", lambda: get(purl + "/-/ready") is not None, 120)
+        def prom_ready():
+            if prom.poll() is not None:
+                raise SystemExit("FAIL: Prometheus exited: " + open(os.path.join(tmp, "prometheus.log")).read()[-2000:])
+            return get(purl + "/-/ready") is not None
+        wait_for("Prometheus ready", prom_ready, 120)
 
         # The stalled node joins the scrape config once Prometheus runs.
         _, surl = start_agent(a.gpulens, os.path.join(tmp, "agent-stalled.log"),
@@ -286,6 +291,16 @@ scrape_configs:
             results["scrape_samples"] = len(durations)
             results["scrape_p50_ms"] = round(1000 * statistics.median(durations), 2)
             results["scrape_p99_ms"] = round(1000 * durations[min(len(durations) - 1, int(0.99 * len(durations)))], 2)
+        agent_rss = []
+        for p in PROCS:
+            try:
+                st = open(f"/proc/{p.pid}/status").read()
+                if "gpulens" in open(f"/proc/{p.pid}/cmdline").read():
+                    agent_rss.append(int(re.search(r"VmRSS:\s+(\d+)", st).group(1)) / 1024)
+            except (OSError, AttributeError):
+                pass
+        if agent_rss:
+            results["agent_rss_mib_mean"] = round(statistics.mean(agent_rss), 1)
         results["series_in_head"] = int(float(q("prometheus_tsdb_head_series")[0]["value"][1])) if q("prometheus_tsdb_head_series") else None
         status = open(f"/proc/{prom.pid}/status").read()
         results["prometheus_rss_mib"] = round(int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024, 1)
