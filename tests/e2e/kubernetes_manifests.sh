@@ -2,16 +2,22 @@
 # deploy/kubernetes: every object validates against the Kubernetes API schema and
 # the prometheus-operator CRD schemas (npm: kubernetes-models, installed in
 # deploy/check by scripts/setup.sh), the kustomization lists files that exist,
-# and the DaemonSet keeps what docs/fleet.md promises (hostPID, read-only root,
+# the PrometheusRule is the current deploy/prometheus rules, and the DaemonSet keeps what docs/fleet.md promises (hostPID, read-only root,
 # health probes, the agent_* relabelings). Exit 77 (skipped) without node or
 # without the installed packages.
 set -euo pipefail
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed" >&2; exit 77; }
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed (Debian: nodejs)" >&2; exit 77; }
 [[ -d "$repo/deploy/check/node_modules/kubernetes-models" ]] ||
   { echo "SKIP: deploy/check/node_modules missing (scripts/setup.sh runs npm ci there)" >&2; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed" >&2; exit 77; }
 k8s="$repo/deploy/kubernetes"
+# The PrometheusRule is the rule files of deploy/prometheus, regenerated.
+fresh=$(mktemp)
+trap 'rm -f "$fresh"' EXIT
+python3 "$k8s/make_prometheusrule.py" "$fresh"
+cmp -s "$fresh" "$k8s/base/prometheusrule.yaml" ||
+  { echo "FAIL: base/prometheusrule.yaml is stale: run deploy/kubernetes/make_prometheusrule.py" >&2; exit 1; }
 node "$repo/deploy/check/check-kubernetes.mjs" "$k8s"/base/*.yaml "$k8s"/podmonitor.yaml
 python3 - "$k8s" <<'PY'
 import os, sys, yaml
