@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev libcrypt-dev
-  prometheus chromium python3 curl
+  prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
@@ -16,11 +16,24 @@ if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   packages+=("${extra[@]}")
 fi
 
+# deploy/check: the schema checkers of deploy/ (npm, pinned by package-lock.json).
+install_deploy_check() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/deploy/check"
+  if [[ ! -d "$dir/node_modules/kubernetes-models" ]] && command -v npm >/dev/null; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+      echo "gpulens setup: npm ci in deploy/check failed; its tests will be skipped" >&2
+  elif ! command -v npm >/dev/null; then
+    echo "gpulens setup: npm missing (Debian: apt-get install npm); deploy/ schema tests will be skipped" >&2
+  fi
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
+  install_deploy_check
   exit 0
 fi
 
@@ -29,3 +42,4 @@ if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
 echo "gpulens setup: installing ${missing[*]}" >&2
 "${sudo[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_deploy_check

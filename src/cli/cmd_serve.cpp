@@ -45,6 +45,7 @@ struct ServeArgs {
   std::string log_level = "info";
   std::string request_timeout = "15s";
   std::string kube_log_dir = "/var/log";
+  bool kube_log_dir_given = false;
   bool exit_at_end = false;
   bool hash_password = false;
 };
@@ -114,6 +115,8 @@ int run_serve(ServeArgs& args) {
     }
     diagnosis = std::move(*loaded);
   }
+  args.server.exposition.price_per_gpu_hour = diagnosis.price_per_gpu_hour;
+  args.server.exposition.currency = diagnosis.currency;
 
   auto source = open_source_or_explain(args.source);
   if (!source) return exit_for_unopened_source(args.source);
@@ -154,8 +157,9 @@ int run_serve(ServeArgs& args) {
   agent_options.diagnosis = diagnosis;
   agent_options.hostname = args.hostname;
   agent_options.keep_cmdline = args.source.cmdline;
-  // A recording's processes ran on another machine: this node's pods do not name them.
-  if (!replay) agent_options.kube_log_dir = args.kube_log_dir;
+  // A recording's processes ran on another machine: this node's pods do not name
+  // them, unless the user hands over that machine's (or a made-up) kubelet log tree.
+  if (!replay || args.kube_log_dir_given) agent_options.kube_log_dir = args.kube_log_dir;
   agent_options.source_description =
       replay ? fmt::format("replay of {} at {}", args.source.replay,
                            args.source.speed == 0 ? std::string("full speed")
@@ -285,8 +289,10 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str();
   cmd->add_option("--kube-log-dir", args->kube_log_dir,
                   "Where the kubelet's containers/ and pods/ log directories are: they name "
-                  "the pods, namespaces and containers of GPU processes ('' for none)")
-      ->capture_default_str();
+                  "the pods, namespaces and containers of GPU processes ('' for none; "
+                  "with --replay only when given)")
+      ->capture_default_str()
+      ->each([args](const std::string&) { args->kube_log_dir_given = true; });
   cmd->add_option("--threads", args->server.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -162,12 +162,39 @@ const std::array<DeviceFact, 6> kDeviceFacts{{
 
 }  // namespace
 
-std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
+std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
+  if (!snap.kube.kubernetes || !gpu.sample || !gpu.sample->procs) return std::nullopt;
+  std::optional<KubeRef> only;
+  for (const auto& p : *gpu.sample->procs) {
+    auto ref = kube_of_process(snap, p);
+    if (!ref) continue;
+    if (!only) {
+      only = std::move(*ref);
+    } else if (only->namespace_name != ref->namespace_name || only->pod != ref->pod) {
+      return std::nullopt;  // shared (time-slicing, MPS): no one pod to name
+    } else if (only->container.empty()) {
+      only->container = ref->container;
+    }
+  }
+  return only;
+}
+
+std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
   std::string labels;
   append_label(labels, "gpu", std::to_string(gpu.device.index));
   append_label(labels, "uuid", gpu.device.uuid);
   append_label(labels, "model", gpu.device.name);
   append_label(labels, "hostname", snap.hostname);
+  return labels;
+}
+
+std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
+  std::string labels = gpu_identity_labels(snap, gpu);
+  if (const auto pod = single_pod_of_gpu(snap, gpu)) {
+    append_label(labels, "namespace", pod->namespace_name);
+    append_label(labels, "pod", pod->pod);
+    if (!pod->container.empty()) append_label(labels, "container", pod->container);
+  }
   return labels;
 }
 
@@ -217,6 +244,18 @@ void render_gpu_metrics(std::string& out, const LiveSnapshot& snap) {
       w.sample("gpulens_clock_event_reason_active", labels[i], "reason", r.id,
                (bits & r.bit) != 0 ? 1 : 0);
     }
+  }
+  // Allocation (Modal's first utilization) needs only "is anything running":
+  // a count per GPU, not a series per process.
+  bool procs_header = false;
+  for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
+    const auto& s = snap.gpus[i].sample;
+    if (!s || !s->procs) continue;  // processes not sampled: absent, not 0
+    if (!procs_header) {
+      w.family("gpulens_gpu_processes", "gauge", "Processes holding a context on the GPU");
+      procs_header = true;
+    }
+    w.sample("gpulens_gpu_processes", labels[i], static_cast<double>(s->procs->size()));
   }
   for (const auto& fact : kDeviceFacts) {
     bool any = false;
@@ -289,6 +328,18 @@ void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap) {
   }
 }
 
+void render_price_metrics(std::string& out, const LiveSnapshot& snap,
+                          const ExpositionOptions& options) {
+  if (!options.price_per_gpu_hour) return;
+  PromWriter w(out);
+  w.family("gpulens_gpu_price_per_hour", "gauge",
+           "What one GPU-hour costs (price_per_gpu_hour of the config; label currency)");
+  std::string l;
+  append_label(l, "hostname", snap.hostname);
+  append_label(l, "currency", options.currency);
+  w.sample("gpulens_gpu_price_per_hour", l, *options.price_per_gpu_hour);
+}
+
 std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& options,
                            const SelfStats& self) {
   std::string out;
@@ -296,6 +347,7 @@ std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& op
   if (options.native) {
     render_gpu_metrics(out, snap);
     render_diagnosis_metrics(out, snap);
+    render_price_metrics(out, snap, options);
     if (options.process_metrics) render_process_metrics(out, snap);
   }
   if (options.dcgm) render_dcgm_metrics(out, snap);

@@ -16,6 +16,10 @@ struct ExpositionOptions {
   bool native = true;
   bool dcgm = false;             // also dcgm-exporter's names
   bool process_metrics = false;  // per-process series (opt-in: cardinality)
+  // From the diagnosis config: exported as a gauge so that PromQL turns idle
+  // GPU-seconds into money without a copy of the price in every rule file.
+  std::optional<double> price_per_gpu_hour;
+  std::string currency = "$";
 };
 
 struct HttpCount {
@@ -44,7 +48,17 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap);
 void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self);
 void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap);
 
-// The gpu/uuid/model/hostname labels of a GPU, rendered.
+// The gpu/uuid/model/hostname labels of a GPU, rendered, and namespace/pod/
+// container when exactly one pod holds the GPU (docs/fleet.md: the target-label clash).
 std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu);
+// Without the pod labels: for series that carry each process's own pod labels.
+std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu);
+
+// The one pod whose processes run on the GPU; nullopt with none or several.
+std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
+
+// The price gauge (gpulens_gpu_price_per_hour); nothing without a price.
+void render_price_metrics(std::string& out, const LiveSnapshot& snap,
+                          const ExpositionOptions& options);
 
 }  // namespace gpulens::server

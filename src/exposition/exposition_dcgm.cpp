@@ -3,6 +3,7 @@
 // MHz, energy in mJ), so that existing dcgm dashboards and alert rules work.
 #include <cstdint>
 
+#include "diagnosis/suggestions.hpp"
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
 
@@ -90,9 +91,14 @@ std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
   append_label(l, "UUID", g.device.uuid);
   append_label(l, "device", "nvidia" + std::to_string(g.device.index));
   append_label(l, "modelName", g.device.name);
-  if (const auto it = g.device.extra.find("pci_bus_id");
-      it != g.device.extra.end() && it->is_string())
-    append_label(l, "pci_bus_id", it->get<std::string>());
+  // The NVML probe stores it as x_pci_bus_id (the trace format's prefix for
+  // extras); older recordings may carry it unprefixed.
+  for (const char* key : {"x_pci_bus_id", "pci_bus_id"}) {
+    if (const auto it = g.device.extra.find(key); it != g.device.extra.end() && it->is_string()) {
+      append_label(l, "pci_bus_id", it->get<std::string>());
+      break;
+    }
+  }
   append_label(l, "Hostname", snap.hostname);
   append_label(l, "DCGM_FI_DRIVER_VERSION", snap.driver);
   if (snap.kube.kubernetes) {
@@ -137,12 +143,49 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
            });
     }
   }
+  // NVML's PCIe throughput fields: dcgm-exporter declares them counters but
+  // their value is KB/s over NVML's short window; the same reading, in its units.
+  each("DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "counter",
+       "Total number of bytes transmitted through PCIe TX (in KB) via NVML.",
+       [](const GpuLive& g) -> std::optional<double> {
+         if (!g.sample) return std::nullopt;
+         const auto v = g.sample->values.get(Metric::PcieTxMibs);
+         if (!v) return std::nullopt;
+         return *v * 1024.0;
+       });
+  each("DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "counter",
+       "Total number of bytes received through PCIe RX (in KB) via NVML.",
+       [](const GpuLive& g) -> std::optional<double> {
+         if (!g.sample) return std::nullopt;
+         const auto v = g.sample->values.get(Metric::PcieRxMibs);
+         if (!v) return std::nullopt;
+         return *v * 1024.0;
+       });
+  each("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).",
+       [](const GpuLive& g) -> std::optional<double> {
+         const auto it = g.device.extra.find("x_fb_reserved_mib");
+         if (it == g.device.extra.end() || !it->is_number()) return std::nullopt;
+         return it->get<double>();
+       });
   each("DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power management limit (in W).",
        [](const GpuLive& g) { return g.device.power_limit_w; });
-  each("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.",
-       [](const GpuLive& g) -> std::optional<double> {
-         return static_cast<double>(g.last_xid.value_or(0));
-       });
+  // The last XID with its code and meaning as labels (err_code, err_msg), as
+  // dcgm-exporter writes them; 0 without them until a GPU reports one.
+  bool xid_header = false;
+  for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
+    if (!xid_header) {
+      w.family("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
+      xid_header = true;
+    }
+    const auto& xid = snap.gpus[i].last_xid;
+    std::string l = labels[i];
+    if (xid) {
+      append_label(l, "err_code", std::to_string(*xid));
+      const auto meaning = xid_meaning(static_cast<long>(*xid));
+      append_label(l, "err_msg", meaning.empty() ? "Unknown Error" : meaning);
+    }
+    w.sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid.value_or(0)));
+  }
 }
 
 }  // namespace gpulens::server

@@ -16,7 +16,7 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
   std::vector<Row> rows;
   for (const auto& g : snap.gpus) {
     if (!g.sample || !g.sample->procs) continue;
-    const std::string base = gpu_labels(snap, g);
+    const std::string base = gpu_identity_labels(snap, g);
     for (const auto& p : *g.sample->procs) {
       std::string l = base;
       append_label(l, "pid", std::to_string(p.pid));

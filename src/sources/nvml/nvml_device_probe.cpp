@@ -151,6 +151,8 @@ void probe_static(const NvmlApi& api, DeviceSlot& slot) {
     memory.version = nvml::kMemoryV2Version;
     if (slot.ok(api.deviceGetMemoryInfo_v2(dev, &memory))) {
       info.mem_total_mib = static_cast<double>(memory.total) / (1024.0 * 1024.0);
+      // Held by the driver and firmware, never usable: dcgm's FB_RESERVED.
+      info.extra["x_fb_reserved_mib"] = static_cast<double>(memory.reserved) / (1024.0 * 1024.0);
     }
   }
   unsigned milliwatts = 0;

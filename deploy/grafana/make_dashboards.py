@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Writes the gpulens dashboards (dashboards/*.json, Grafana provisioning JSON)
+from the panel lists below: one place to read every query. Run after editing:
+  python3 deploy/grafana/make_dashboards.py
+tests/e2e/grafana_dashboards.sh checks that the JSON is what this script writes,
+that it type-checks against Grafana's dashboard schema (@grafana/schema), and
+tools/fleet/fleet_sim.py that every target returns data from a real Prometheus.
+"""
+import json
+import os
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def var_datasource():
+    return {"name": "datasource", "label": "Prometheus", "type": "datasource", "query": "prometheus",
+            "hide": 0, "refresh": 1}
+
+
+def var_query(name, label, query, multi=False, include_all=False, all_value=None):
+    v = {"name": name, "label": label, "type": "query", "datasource": DS,
+         "query": {"query": query, "refId": "var"}, "refresh": 2, "sort": 1,
+         "multi": multi, "includeAll": include_all, "hide": 0}
+    if all_value is not None:
+        v["allValue"] = all_value
+    return v
+
+
+class Board:
+    def __init__(self, uid, title, description, variables):
+        self.uid, self.title, self.description, self.variables = uid, title, description, variables
+        self.panels = []
+        self.y = 0
+        self.x = 0
+        self.row_h = 0
+
+    def panel(self, kind, title, description, targets, w=12, h=8, unit=None, options=None,
+              field_extra=None, min_=None, max_=None):
+        if self.x + w > 24:
+            self.x, self.y = 0, self.y + self.row_h
+            self.row_h = 0
+        defaults = {}
+        if unit:
+            defaults["unit"] = unit
+        if min_ is not None:
+            defaults["min"] = min_
+        if max_ is not None:
+            defaults["max"] = max_
+        if field_extra:
+            defaults.update(field_extra)
+        p = {"id": len(self.panels) + 1, "type": kind, "title": title, "description": description,
+             "datasource": DS, "gridPos": {"x": self.x, "y": self.y, "w": w, "h": h},
+             "fieldConfig": {"defaults": defaults, "overrides": []}, "options": options or {},
+             "targets": [dict({"datasource": DS, "refId": chr(ord("A") + i)}, **t)
+                         for i, t in enumerate(targets)]}
+        self.panels.append(p)
+        self.x += w
+        self.row_h = max(self.row_h, h)
+
+    def json(self):
+        return {"uid": self.uid, "title": self.title, "description": self.description,
+                "tags": ["gpulens", "gpu"], "timezone": "browser", "editable": True,
+                "graphTooltip": 1, "schemaVersion": 39, "version": 1, "refresh": "30s",
+                "time": {"from": "now-6h", "to": "now"},
+                "templating": {"list": self.variables}, "annotations": {"list": []},
+                "links": [{"title": "gpulens dashboards", "type": "dashboards", "tags": ["gpulens"],
+                           "asDropdown": True, "icon": "external link", "includeVars": True,
+                           "keepTime": True, "targetBlank": False, "tooltip": "", "url": ""}],
+                "panels": self.panels}
+
+
+def t(expr, legend=None, instant=False, fmt=None):
+    d = {"expr": expr, "range": not instant, "instant": instant}
+    if legend:
+        d["legendFormat"] = legend
+    if fmt:
+        d["format"] = fmt
+    return d
+
+
+C = 'cluster=~"$cluster"'
+CLUSTER = var_query("cluster", "Cluster", "label_values(gpulens_gpu_info, cluster)", True, True, ".*")
+
+
+def fleet():
+    b = Board("gpulens-fleet", "gpulens / Fleet",
+              "Where the fleet's GPU-seconds go: paid, allocated, kernel-active, SM-active, "
+              "tensor-active; what the unused part costs, by namespace and pod.",
+              [var_datasource(), CLUSTER])
+    b.panel("bargauge", "Funnel: share of paid GPU-seconds",
+            "Allocated: a process holds the GPU. Kernel-active: NVML utilization. SM-active and "
+            "tensor-active: GPM. Each over every GPU paid for.",
+            [t(f'sum(cluster:gpulens_funnel_allocated:ratio{{{C}}})', "allocated", True),
+             t(f'sum(cluster:gpulens_funnel_kernel_active:ratio{{{C}}})', "kernel-active", True),
+             t(f'sum(cluster:gpulens_funnel_sm_active:ratio{{{C}}})', "SM-active", True),
+             t(f'sum(cluster:gpulens_funnel_tensor_active:ratio{{{C}}})', "tensor-active", True)],
+            w=12, unit="percentunit", min_=0, max_=1,
+            options={"orientation": "horizontal", "displayMode": "gradient"})
+    b.panel("stat", "GPUs", "GPUs reporting, and how many a process holds.",
+            [t(f'sum(cluster:gpulens_gpus:count{{{C}}})', "paid", True),
+             t(f'sum(cluster:gpulens_allocated_gpus:sum{{{C}}})', "allocated", True)], w=6)
+    b.panel("stat", "Unallocated, per hour", "Price of the GPUs no process holds.",
+            [t(f'sum by (currency) (cluster:gpulens_unallocated_money_per_hour:sum{{{C}}})', "{{currency}}", True)],
+            w=6, options={"colorMode": "value"})
+    b.panel("timeseries", "Funnel over time", "The funnel's stages as GPUs' worth of work.",
+            [t(f'sum(cluster:gpulens_allocated_gpus:sum{{{C}}})', "allocated"),
+             t(f'sum(cluster:gpulens_kernel_active_gpus:sum{{{C}}})', "kernel-active"),
+             t(f'sum(cluster:gpulens_sm_active_gpus:sum{{{C}}})', "SM-active"),
+             t(f'sum(cluster:gpulens_tensor_active_gpus:sum{{{C}}})', "tensor-active")], w=12)
+    b.panel("timeseries", "Money wasted per hour, by namespace",
+            "Price x the share of allocated SM time no warp used, summed over a namespace's GPUs.",
+            [t(f'sum by (namespace, currency) (cluster_namespace:gpulens_wasted_money_per_hour:sum{{{C}}})',
+               "{{namespace}} ({{currency}})")], w=12)
+    b.panel("bargauge", "Money wasted over the last day, by namespace",
+            "The per-hour waste averaged over 24 h, times 24.",
+            [t(f'sort_desc(sum by (namespace, currency) (cluster_namespace:gpulens_wasted_money:1d{{{C}}}))',
+               "{{namespace}} ({{currency}})", True)], w=12, options={"orientation": "horizontal"})
+    b.panel("table", "Top wasting pods", "Pods holding GPUs whose SMs sit unused, most money first.",
+            [t(f'topk(10, sum by (namespace, pod, currency) (gpu:gpulens_wasted_money_per_hour:sum{{{C},pod!=""}}))',
+               None, True, "table")], w=12)
+    b.panel("timeseries", "State shares", "Share of GPUs in each diagnosed state.",
+            [t(f'sum by (state) (cluster_state:gpulens_gpus:share{{{C}}})', "{{state}}")],
+            w=12, unit="percentunit", field_extra={"custom": {"stacking": {"mode": "normal"}, "fillOpacity": 60}})
+    b.panel("timeseries", "Efficiency by namespace", "SM activity over utilization of each namespace's GPUs.",
+            [t(f'cluster_namespace:gpulens_efficiency:ratio{{{C}}}', "{{namespace}}")],
+            w=12, unit="percentunit", min_=0)
+    b.panel("table", "Nodes", "Each node's GPUs, allocated and SM-active GPUs' worth.",
+            [t(f'sum by (hostname) (cluster_node:gpulens_gpus:count{{{C}}})', None, True, "table"),
+             t(f'sum by (hostname) (cluster_node:gpulens_allocated_gpus:sum{{{C}}})', None, True, "table"),
+             t(f'sum by (hostname) (cluster_node:gpulens_sm_active_gpus:sum{{{C}}})', None, True, "table")],
+            w=12, options={"showHeader": True})
+    b.panel("table", "Firing agent alerts", "gpulens_alert_firing across the fleet.",
+            [t(f'sum by (hostname, gpu, rule, severity, namespace, pod) (gpulens_alert_firing{{{C}}})',
+               None, True, "table")], w=24)
+    return b
+
+
+def node():
+    host = var_query("hostname", "Node", f'label_values(gpulens_gpu_info{{{C}}}, hostname)')
+    b = Board("gpulens-node", "gpulens / Node", "One node's GPUs side by side.",
+              [var_datasource(), CLUSTER, host])
+    H = f'{C},hostname="$hostname"'
+    b.panel("timeseries", "Utilization (NVML) by GPU", "Share of time a kernel ran.",
+            [t(f'gpulens_gpu_utilization_ratio{{{H}}}', "GPU {{gpu}}")], unit="percentunit", min_=0, max_=1)
+    b.panel("timeseries", "SM activity by GPU", "Share of cycles an SM had a warp (GPM).",
+            [t(f'gpulens_sm_active_ratio{{{H}}}', "GPU {{gpu}}")], unit="percentunit", min_=0, max_=1)
+    b.panel("state-timeline", "Diagnosed state", "Each GPU's state over the agent's window.",
+            [t(f'max by (gpu, state) (gpulens_diagnosis_state{{{H}}}) == 1', "GPU {{gpu}} {{state}}")], w=24)
+    b.panel("timeseries", "Power", "Board power draw.",
+            [t(f'gpulens_power_watts{{{H}}}', "GPU {{gpu}}")], unit="watt")
+    b.panel("timeseries", "Device memory used", "",
+            [t(f'gpulens_memory_used_bytes{{{H}}}', "GPU {{gpu}}")], unit="bytes")
+    b.panel("stat", "Processes per GPU", "Processes holding a context (0: free).",
+            [t(f'gpulens_gpu_processes{{{H}}}', "GPU {{gpu}}", True)], w=12)
+    b.panel("stat", "Node funnel", "Allocated, SM-active GPUs' worth over GPUs.",
+            [t(f'cluster_node:gpulens_allocated_gpus:sum{{{H}}} / cluster_node:gpulens_gpus:count{{{H}}}', "allocated", True),
+             t(f'cluster_node:gpulens_sm_active_gpus:sum{{{H}}} / cluster_node:gpulens_gpus:count{{{H}}}', "SM-active", True)],
+            w=12, unit="percentunit")
+    b.panel("timeseries", "Temperature", "", [t(f'gpulens_temperature_celsius{{{H}}}', "GPU {{gpu}}")], unit="celsius")
+    b.panel("timeseries", "Host CPU busy", "Whole host: a starved input pipeline shows here.",
+            [t(f'gpulens_host_cpu_busy_ratio{{{H}}}', "CPU")], unit="percentunit", min_=0, max_=1)
+    return b
+
+
+def gpu():
+    host = var_query("hostname", "Node", f'label_values(gpulens_gpu_info{{{C}}}, hostname)')
+    g = var_query("gpu", "GPU", f'label_values(gpulens_gpu_info{{{C},hostname="$hostname"}}, gpu)')
+    b = Board("gpulens-gpu", "gpulens / GPU", "One GPU: the classic number beside what the SMs did.",
+              [var_datasource(), CLUSTER, host, g])
+    G = f'{C},hostname="$hostname",gpu="$gpu"'
+    b.panel("timeseries", "Utilization beside SM activity",
+            "Utilization counts a kernel on one SM as busy; SM activity says how many SMs worked.",
+            [t(f'gpulens_gpu_utilization_ratio{{{G}}}', "utilization (NVML)"),
+             t(f'gpulens_sm_active_ratio{{{G}}}', "SM active (GPM)"),
+             t(f'gpulens_sm_occupancy_ratio{{{G}}}', "SM occupancy (GPM)")],
+            w=24, unit="percentunit", min_=0, max_=1)
+    b.panel("timeseries", "Tensor pipes", "", [t(f'gpulens_tensor_active_ratio{{{G}}}', "tensor active")],
+            unit="percentunit", min_=0, max_=1)
+    b.panel("timeseries", "DRAM bandwidth", "Share of peak DRAM bandwidth used.",
+            [t(f'gpulens_dram_active_ratio{{{G}}}', "DRAM active")], unit="percentunit", min_=0, max_=1)
+    b.panel("state-timeline", "State band", "The diagnosed state over time.",
+            [t(f'max by (state) (gpulens_diagnosis_state{{{G}}}) == 1', "{{state}}")], w=24, h=5)
+    b.panel("table", "Alerts", "Agent alerts firing on this GPU.",
+            [t(f'gpulens_alert_firing{{{G}}}', None, True, "table")], w=12)
+    b.panel("stat", "Processes", "Processes on the GPU, and the pod when one pod holds it.",
+            [t(f'max by (namespace, pod) (gpulens_gpu_processes{{{G}}})', "{{namespace}}/{{pod}}", True)], w=12)
+    b.panel("timeseries", "PCIe and NVLink", "",
+            [t(f'gpulens_pcie_throughput_bytes_per_second{{{G}}}', "PCIe {{direction}}")], unit="Bps")
+    b.panel("timeseries", "Clocks and power", "",
+            [t(f'gpulens_sm_clock_hertz{{{G}}}', "SM clock"), t(f'gpulens_power_watts{{{G}}}', "power (W)")])
+    return b
+
+
+if __name__ == "__main__":
+    for board in (fleet(), node(), gpu()):
+        path = os.path.join(HERE, "dashboards", board.uid + ".json")
+        with open(path, "w") as f:
+            json.dump(board.json(), f, indent=2)
+            f.write("\n")
