@@ -137,7 +137,9 @@ def print_tables(rows, confusion, markdown):
             print(f"{e:<{width}} " + " ".join(f"{confusion[e][g] or '':>8}" for g in states))
     right = sum(1 for r in rows if r[6].startswith("right") or r[6] == "known miss, now right")
     known = sum(1 for r in rows if r[6] == "known miss")
-    print(f"\n{right} right, {known} known misses, {len(rows) - right - known} wrong, of {len(rows)}")
+    missing = sum(1 for r in rows if r[6] == "missing")
+    print(f"\n{right} right, {known} known misses, {len(rows) - right - known - missing} wrong, "
+          f"{missing} not recorded, of {len(rows)}")
 
 
 def main(argv):

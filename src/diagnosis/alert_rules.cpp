@@ -72,6 +72,11 @@ class LowEfficiency final : public AlertRule {
   }
 };
 
+// A hang: a kernel stays resident (on 1 SM or all of them: NCCL runs one block
+// per channel, and a rank of a hung collective may hold dozens of SMs) while
+// nothing it could be doing shows: no FP or tensor pipe, no DRAM, no PCIe or
+// NVLink traffic, power low, and every counter flat. Spinning on a flag reads
+// as SM activity, so the SM share says nothing about a hang; doing nothing does.
 class Stalled final : public AlertRule {
  public:
   using AlertRule::AlertRule;
@@ -79,30 +84,51 @@ class Stalled final : public AlertRule {
     const auto& w = in.window;
     const auto u = w.get(Metric::GpuUtil);
     const auto s = w.get(Metric::SmActive);
-    if (!u || !s) return RuleVerdict::Hold;
+    const auto pipes = pipe_max(w);
+    const auto dram = w.max.get(Metric::DramActive);
+    // Without SM activity and at least one of pipes or DRAM there is no telling
+    // a spin from work.
+    if (!u || !s || (!pipes && !dram)) return RuleVerdict::Hold;
     const bool resident = *u >= settings_.param("util_min");
-    const bool quiet_sms = *s < settings_.param("sm_active_max");
+    const bool no_math = !pipes || *pipes < settings_.param("pipe_active_max");
+    const bool no_dram = !dram || *dram < settings_.param("dram_active_max");
+    const auto power = power_share(in);
+    const bool low_power = !power || *power < settings_.param("power_share_max");
     const bool still = range(w, Metric::SmActive) <= settings_.param("sm_active_range_max") &&
                        range(w, Metric::MemUsedMib) <= settings_.param("memory_range_max_mib") &&
                        link_share(w, in.hw) < settings_.param("link_share_max");
-    const auto power = power_share(in);
-    const bool low_power = !power || *power < settings_.param("power_share_max");
-    if (resident && quiet_sms && low_power) return still ? RuleVerdict::Fire : RuleVerdict::Hold;
+    if (resident && no_math && no_dram && low_power) {
+      return still ? RuleVerdict::Fire : RuleVerdict::Hold;
+    }
     return RuleVerdict::Clear;
   }
   AlertText describe(const RuleInput& in) const override {
     const auto& w = in.window;
     AlertText text;
+    std::string sms;
+    if (const auto s = w.get(Metric::SmActive); s && in.hw.sm_count) {
+      sms = fmt::format(" on about {:.0f} of {} SMs", std::max(1.0, *s / 100 * *in.hw.sm_count),
+                        *in.hw.sm_count);
+    }
     text.message = fmt::format(
-        "GPU {} looks stalled: a kernel is resident ({:.0f} % utilization) but only {:.1f} % "
-        "SM activity, nothing changes and power is near idle, for {} or more.",
-        in.gpu, w.get(Metric::GpuUtil).value_or(0), w.get(Metric::SmActive).value_or(0),
+        "GPU {} looks hung: a kernel is resident ({:.0f} % utilization, {:.1f} % SM "
+        "activity{}) but no math pipe, DRAM or link works, power is low and nothing has "
+        "changed for {} or more.",
+        in.gpu, w.get(Metric::GpuUtil).value_or(0), w.get(Metric::SmActive).value_or(0), sms,
         duration_text(settings_.for_s));
     text.evidence = {
         ev("gpu_util", w.get(Metric::GpuUtil), ">=", settings_.param("util_min"), "%"),
-        ev("sm_active", w.get(Metric::SmActive), "<", settings_.param("sm_active_max"), "%"),
+        ev("sm_active", w.get(Metric::SmActive), {}, {}, "%", "warps resident, spinning or not"),
         ev("sm_active_range", range(w, Metric::SmActive),
            "<=", settings_.param("sm_active_range_max"), "points")};
+    if (const auto p = pipe_max(w)) {
+      text.evidence.push_back(ev("pipe_active_max", *p, "<", settings_.param("pipe_active_max"),
+                                 "%", "busiest tensor/FP16/FP32/FP64 pipe, window maximum"));
+    }
+    if (const auto d = w.max.get(Metric::DramActive)) {
+      text.evidence.push_back(ev("dram_active_max", *d, "<", settings_.param("dram_active_max"),
+                                 "%", "window maximum"));
+    }
     if (const auto p = power_share(in)) {
       text.evidence.push_back(ev("power_share", *p, "<", settings_.param("power_share_max"),
                                  "ratio", "board power over its limit"));
@@ -112,6 +138,14 @@ class Stalled final : public AlertRule {
   }
 
  private:
+  static std::optional<double> pipe_max(const WindowStats& w) {
+    std::optional<double> out;
+    for (Metric m :
+         {Metric::TensorActive, Metric::Fp16Active, Metric::Fp32Active, Metric::Fp64Active}) {
+      if (const auto v = w.max.get(m)) out = std::max(out.value_or(0.0), *v);
+    }
+    return out;
+  }
   static double range(const WindowStats& w, Metric m) {
     if (!w.min.has(m)) return 0.0;
     return w.max.value_or(m, 0) - w.min.value_or(m, 0);

@@ -50,6 +50,7 @@ void AlertTracker::emit_firing(Track& tr, const RuleSettings& rule, int gpu, dou
   tr.fired_at = t;
   tr.severity = rule.severity;
   tr.message = text.message;
+  tr.fixes = text.fixes;
   tr.count = 1;
   AlertEvent e;
   e.kind = AlertEvent::Kind::Firing;
@@ -121,7 +122,8 @@ std::vector<ActiveAlert> AlertTracker::firing(int gpu) const {
   for (const auto& [key, tr] : tracks_) {
     if (gpu >= 0 && key.gpu != gpu) continue;
     if (tr.phase != Phase::Firing && tr.phase != Phase::Clearing) continue;
-    out.push_back({key.rule, key.gpu, tr.severity, tr.since, tr.fired_at, tr.message, tr.count});
+    out.push_back(
+        {key.rule, key.gpu, tr.severity, tr.since, tr.fired_at, tr.message, tr.count, tr.fixes});
   }
   return out;
 }

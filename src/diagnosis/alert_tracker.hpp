@@ -40,6 +40,7 @@ struct ActiveAlert {
   double fired_at = 0;
   std::string message;
   int count = 1;
+  std::vector<std::string> fixes;  // the fixes of its firing event
 };
 
 class AlertTracker {
@@ -101,6 +102,7 @@ class AlertTracker {
     bool resolve_now = false;
     Severity severity = Severity::Warning;
     std::string message;
+    std::vector<std::string> fixes;
     int count = 0;
   };
 

@@ -98,6 +98,13 @@ class Classifier {
     if (f.mem_held_mib && hw_.mem_total_mib && *hw_.mem_total_mib > 0) {
       f.mem_held_share = *f.mem_held_mib / *hw_.mem_total_mib;
     }
+    if (w_.samples > 0) f.kernel_sample_share = w_.kernel_sample_share;
+    if (f.pcie_share) {
+      f.pcie_saturated = *f.pcie_share >= th_.pcie_saturated_share_min;
+      f.copies_host_limited = !f.pcie_saturated && *f.pcie_share >= th_.pcie_copy_share_min &&
+                              w_.procs.top_cpu_pct &&
+                              *w_.procs.top_cpu_pct >= th_.host_copy_cpu_pct_min;
+    }
   }
 
   void decide() {
@@ -116,7 +123,8 @@ class Classifier {
       cannot("processes not sampled: memory held counted from device memory in use");
 
     const double util = kernel_util_;
-    if (util < th_.idle_util_max) {
+    // Copy engines at work are GPU work even when utilization reads ~0.
+    if (util < th_.idle_util_max && !(f.pcie_share && *f.pcie_share >= th_.pcie_copy_share_min)) {
       decide_idle(util);
       return;
     }
@@ -141,7 +149,22 @@ class Classifier {
     const StateFacts& f = out_.facts;
     add(ev("gpu_util", util, "<", th_.idle_util_max, "%"));
     if (f.sm_active) add(ev("sm_active", f.sm_active, "<", th_.idle_util_max, "%"));
-    double conf = margin(util, th_.idle_util_max, th_.idle_util_max);
+    decide_idle_memory(margin(util, th_.idle_util_max, th_.idle_util_max));
+  }
+
+  // Kernels showed in only a few of the window's samples and almost no SM
+  // worked in them: blips on an idle GPU, not a launch-bound job.
+  void decide_blips(double util, double ratio) {
+    const StateFacts& f = out_.facts;
+    add(ev("kernel_sample_share", f.kernel_sample_share, "<", th_.launch_kernel_share_min, "ratio",
+           "kernels in only a few samples: blips on an idle GPU"));
+    add(ev("gpu_util", util, {}, {}, "%"));
+    add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
+    decide_idle_memory(margin(f.kernel_sample_share.value_or(0), th_.launch_kernel_share_min, 0.5));
+  }
+
+  void decide_idle_memory(double conf) {
+    const StateFacts& f = out_.facts;
     if (f.mem_held_share && *f.mem_held_share >= th_.idle_memory_share_min) {
       add(ev("memory_held_share", *f.mem_held_share, ">=", th_.idle_memory_share_min, "ratio",
              fmt::format("{:.1f} GiB held", *f.mem_held_mib / 1024.0)));
@@ -180,7 +203,7 @@ class Classifier {
     const StateFacts& f = out_.facts;
     if (!f.pcie_share || ratio >= th_.busy_ratio_min) return false;
     const char* key = f.pcie_host_to_device ? "pcie_rx_mibs" : "pcie_tx_mibs";
-    if (*f.pcie_share >= th_.pcie_saturated_share_min) {
+    if (f.pcie_saturated) {
       add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", hw_.pcie_basis));
       add(ev("pcie_link_share", *f.pcie_share, ">=", th_.pcie_saturated_share_min, "ratio"));
       add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
@@ -188,15 +211,28 @@ class Classifier {
                                         margin(ratio, th_.busy_ratio_min, 0.3)));
       return true;
     }
+    // Idle SMs with copy traffic: the time is copy time, not kernel time, at
+    // any link share (never launch_bound).
     if (*f.pcie_share >= th_.pcie_copy_share_min && ratio < th_.launch_ratio_max) {
       add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", hw_.pcie_basis));
       add(ev("pcie_link_share", *f.pcie_share, ">=", th_.pcie_copy_share_min, "ratio",
-             "copies dominate but the link is not saturated (pageable memory?)"));
+             "copies run while the SMs are idle: copy time, not kernel time"));
       add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
-      set(GpuState::PcieBound, std::min(0.7, margin(*f.pcie_share, th_.pcie_copy_share_min, 0.25)));
+      copy_cpu_context();
+      set(GpuState::PcieBound, std::min(0.8, margin(*f.pcie_share, th_.pcie_copy_share_min, 0.1)));
       return true;
     }
     return false;
+  }
+
+  // Why copies run below the link's rate: a process at a full CPU core stages them.
+  void copy_cpu_context() {
+    if (!w_.procs.top_cpu_pct) return;
+    const bool limited = out_.facts.copies_host_limited;
+    add(ev("process_cpu_pct", w_.procs.top_cpu_pct, limited ? ">=" : "<", th_.host_copy_cpu_pct_min,
+           "%",
+           fmt::format("{} (pid {}){}", w_.procs.top_cpu_name, w_.procs.top_cpu_pid,
+                       limited ? ": the host stages the copies (pageable memory)" : "")));
   }
 
   bool check_nvlink(double ratio) {
@@ -259,8 +295,16 @@ class Classifier {
              "kernels are large when they run"));
       set(GpuState::HostBound, std::min(util_conf, margin(ratio, th_.busy_ratio_min, 0.3)));
     } else if (ratio < th_.launch_ratio_max) {
+      if (out_.facts.kernel_sample_share &&
+          *out_.facts.kernel_sample_share < th_.launch_kernel_share_min) {
+        out_.evidence.clear();
+        decide_blips(util, ratio);
+        return;
+      }
       add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio",
              "almost no SM works while kernels run"));
+      add(ev("kernel_sample_share", out_.facts.kernel_sample_share,
+             ">=", th_.launch_kernel_share_min, "ratio"));
       set(GpuState::LaunchBound, std::min(util_conf, margin(ratio, th_.launch_ratio_max, 0.3)));
     } else {
       // Kernels of middling width with gaps between them: the gaps cost more.
@@ -291,6 +335,11 @@ class Classifier {
 
   // Host CPU figures support (never decide) a host-side verdict.
   void host_cpu_context() {
+    if (out_.facts.copies_host_limited) {
+      add(ev("pcie_link_share", out_.facts.pcie_share, "<", th_.pcie_saturated_share_min, "ratio",
+             "copies below the link's rate while a process keeps a core busy: host-staged "
+             "(pageable) copies"));
+    }
     if (w_.procs.top_cpu_pct) {
       add(ev("process_cpu_pct", w_.procs.top_cpu_pct, {}, {}, "%",
              fmt::format("{} (pid {}); 100 = one full core", w_.procs.top_cpu_name,

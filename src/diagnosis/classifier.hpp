@@ -32,6 +32,13 @@ struct StateFacts {
   std::optional<double> peer_sm_active;
   std::optional<double> mem_held_mib;
   std::optional<double> mem_held_share;
+  std::optional<double> kernel_sample_share;  // share of samples with a kernel resident
+  // Copy traffic on PCIe at or above the saturated line (pcie_saturated_share_min).
+  bool pcie_saturated = false;
+  // Copy traffic below the saturated line while a process of the GPU keeps a CPU
+  // core busy (host_copy_cpu_pct_min): copies staged by the host, the signature
+  // of pageable memory. The fix is pinned memory, whatever the state.
+  bool copies_host_limited = false;
 };
 
 struct StateFinding {

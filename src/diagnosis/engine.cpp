@@ -59,6 +59,13 @@ std::optional<long> integer_field(const nlohmann::json& fields, const char* key)
   return std::nullopt;
 }
 
+// Appends the fixes not already in `out` (two critical alerts may share one).
+void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {
+  for (const auto& f : more) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+}
+
 bool is_phase_mark(const std::string& name) {
   return (name.size() > 6 && name.ends_with(":start")) ||
          (name.size() > 4 && name.ends_with(":end"));
@@ -123,6 +130,9 @@ void DiagnosisEngine::on_tick(const Tick& tick) {
 }
 
 void DiagnosisEngine::handle_mark(const Mark& mark) {
+  // `gpulens run` marks its job's start: from then on the GPU's processes are
+  // the user's own job, and the fixes speak of it (not of a process to end).
+  if (mark.name == "job_start") fix_.in_job = true;
   if (is_phase_mark(mark.name)) {
     if (config_.reset_on_phase_marks) {
       for (auto& [gpu, s] : slots_) s->window.reset();
@@ -258,8 +268,12 @@ std::string DiagnosisEngine::summary(int gpu) const {
 
 std::vector<std::string> DiagnosisEngine::fixes(int gpu) const {
   const GpuStatus& st = status(gpu);
-  auto out = fixes_for_state(st.state, st.window, limits(gpu), fix_);
-  for (auto& f : fixes_for_throttle(st.throttle)) out.push_back(std::move(f));
+  std::vector<std::string> out;
+  for (const auto& a : firing(gpu)) {
+    if (a.severity == Severity::Critical) append_unique(out, a.fixes);
+  }
+  append_unique(out, fixes_for_state(st.state, st.window, limits(gpu), fix_));
+  append_unique(out, fixes_for_throttle(st.throttle));
   return out;
 }
 

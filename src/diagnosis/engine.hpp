@@ -61,7 +61,8 @@ class DiagnosisEngine {
   const HardwareLimits& limits(int gpu) const;
   GpuBrief brief(int gpu) const;
   std::string summary(int gpu) const;
-  // Fixes for the current state and throttling.
+  // Fixes for the current state and throttling, led by those of the critical
+  // alerts firing on the GPU (a hang's fix comes before any tuning advice).
   std::vector<std::string> fixes(int gpu) const;
 
   // Firing and resolved events since the last call.

@@ -28,6 +28,22 @@ std::string process_label(const std::string& name, std::uint32_t pid) {
 
 }  // namespace
 
+std::string host_limited_copies_fix(const StateFacts& f, const WindowStats& window) {
+  const std::string who =
+      window.procs.top_cpu_pct
+          ? fmt::format("{} at {:.0f} % of a CPU core",
+                        process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
+                        *window.procs.top_cpu_pct)
+          : std::string("a process at a full CPU core");
+  return fmt::format(
+      "Copies run at {}{} while {} stages them: pageable host memory. Copy from pinned memory "
+      "(DataLoader pin_memory=True, tensor.pin_memory()) with non_blocking=True, and batch many "
+      "small copies into one.",
+      gbytes_s(f.pcie_mibs.value_or(0)),
+      f.pcie_share ? fmt::format(" ({:.0f} % of the link)", *f.pcie_share * 100) : std::string(),
+      who);
+}
+
 std::string cost_per_hour_text(const FixContext& ctx) {
   if (!ctx.price_per_gpu_hour || *ctx.price_per_gpu_hour <= 0) return {};
   return fmt::format("{}{:.2f} per hour", ctx.currency, *ctx.price_per_gpu_hour);
@@ -120,6 +136,19 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       out.push_back("Nothing runs: if this GPU is not needed, release it or schedule work on it.");
       break;
     case GpuState::IdleHoldingMemory: {
+      if (ctx.in_job) {
+        // The job's own memory: ending it is not the advice; freeing what it
+        // holds between its kernels, or ending it once its GPU work is done, is.
+        out.push_back(fmt::format(
+            "Your job holds {:.1f} GiB between its kernels without running any: free what it no "
+            "longer needs (del the tensors, then torch.cuda.empty_cache()), and release the GPU "
+            "once its GPU work is done instead of keeping the process alive.",
+            f.mem_held_mib.value_or(0) / 1024.0));
+        out.push_back(
+            "If the job waits on something else (input, a checkpoint upload, another job), "
+            "overlap that wait with GPU work or run it before taking the GPU.");
+        break;
+      }
       const auto who = process_label(window.procs.top_mem_name, window.procs.top_mem_pid);
       std::string cost = cost_per_hour_text(ctx);
       out.push_back(fmt::format("{} holds {:.1f} GiB without running kernels: end it or free the "
@@ -133,13 +162,25 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       break;
     }
     case GpuState::ComputeBound:
-      out.push_back(
-          "The SMs are busy. Next: mixed precision (bf16/fp16, FP8 on Hopper) so the "
-          "tensor cores do the math, and fused kernels (torch.compile) to cut work.");
-      if (f.tensor_active && *f.tensor_active < 20) {
+      if (f.tensor_active && *f.tensor_active >= kTensorBusyPct) {
+        // The tensor cores already do the math: precision advice would tell the
+        // job what it does. What is left is doing less work per result.
+        out.push_back(fmt::format(
+            "The SMs are busy and the tensor pipes work ({}): the math already runs on tensor "
+            "cores. Gains now come from less work per step: fused kernels (torch.compile, "
+            "FlashAttention), fewer recomputations, a larger batch per launch.",
+            pct(f.tensor_active)));
+      } else if (f.tensor_active) {
+        out.push_back(fmt::format(
+            "Tensor pipes are mostly idle ({}) while the SMs are busy: the math runs on CUDA "
+            "cores. Use bf16/fp16 autocast or TF32 (torch.backends.cuda.matmul.allow_tf32 = "
+            "True) so the tensor cores do it.",
+            pct(f.tensor_active)));
+        out.push_back("Then fuse kernels (torch.compile) to cut the work itself.");
+      } else {
         out.push_back(
-            "Tensor pipes are mostly idle: the math runs on CUDA cores. Use bf16/fp16 "
-            "or TF32 (torch.backends.cuda.matmul.allow_tf32 = True).");
+            "The SMs are busy. Next: mixed precision (bf16/fp16, FP8 on Hopper) so the "
+            "tensor cores do the math, and fused kernels (torch.compile) to cut work.");
       }
       break;
     case GpuState::MemoryBound:
@@ -159,17 +200,22 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
           "not PCIe or the CPU interconnect.");
       break;
     case GpuState::PcieBound:
+      if (f.copies_host_limited) out.push_back(host_limited_copies_fix(f, window));
       out.push_back("Keep data on the GPU between steps; copy once, not every iteration.");
-      out.push_back(
-          "Use pinned host memory (DataLoader pin_memory=True, "
-          "tensor.pin_memory()) with non_blocking=True copies.");
+      if (!f.copies_host_limited) {
+        out.push_back(
+            "Use pinned host memory (DataLoader pin_memory=True, "
+            "tensor.pin_memory()) with non_blocking=True copies.");
+      }
       out.push_back(
           "Batch transfers into fewer, larger copies and overlap them with compute "
           "on a separate CUDA stream.");
       break;
     case GpuState::HostBound: {
       const bool one_core = window.procs.top_cpu_pct && *window.procs.top_cpu_pct >= 90;
-      if (one_core) {
+      if (f.copies_host_limited) {
+        out.push_back(host_limited_copies_fix(f, window));
+      } else if (one_core) {
         out.push_back(fmt::format(
             "{} uses a full CPU core ({:.0f} %): the input pipeline is single-threaded. Move "
             "preprocessing into DataLoader workers (num_workers > 0).",
@@ -257,10 +303,15 @@ std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFindi
   }
   if (rule == "stalled") {
     return {
-        "A kernel spins while nothing progresses: the signature of a hung collective "
-        "(NCCL) or a deadlock. Dump the stacks (py-spy dump --pid PID) of every rank.",
-        "Set NCCL_DEBUG=INFO and a collective timeout (torch.distributed "
-        "init_process_group(timeout=...)) so that a hang becomes an error."};
+        "Confirm the hang: a kernel spins while nothing progresses, the signature of a hung "
+        "collective (NCCL) or a deadlock. Dump the Python stacks of every rank (py-spy dump "
+        "--pid PID): ranks stuck in different collectives, or one rank elsewhere, name the "
+        "culprit.",
+        "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=COLL) to log each collective, and set a "
+        "process-group timeout (torch.distributed.init_process_group(timeout=...)) with "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 so that a hang becomes an error.",
+        "For a custom kernel, attach cuda-gdb -p PID and `info cuda kernels` to see where its "
+        "warps wait."};
   }
   if (rule == "memory_growth") {
     return {

@@ -16,7 +16,14 @@ struct FixContext {
   std::optional<double> price_per_gpu_hour;
   std::string currency = "$";
   std::optional<int> cpu_count;  // host cores, to read host_cpu_pct as cores
+  // Inside `gpulens run` (a job_start mark was seen): the processes on the GPU
+  // are the user's own job, not an abandoned process to end.
+  bool in_job = false;
 };
+
+// Tensor pipes at or above this (%) are busy: the job already runs its math on
+// tensor cores (bf16/fp16/TF32), so mixed precision is not advice for it.
+inline constexpr double kTensorBusyPct = 20.0;
 
 // "A kernel runs 100 % of the time but only about 1 of 132 SMs is busy."
 std::string describe_state(const StateFinding& finding, const HardwareLimits& hw);
@@ -31,6 +38,10 @@ std::vector<std::string> fixes_for_throttle(const ThrottleFinding& throttle);
 std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFinding& finding,
                                          const WindowStats& window, const HardwareLimits& hw,
                                          const FixContext& ctx);
+
+// The fix for copies staged by the host (StateFacts::copies_host_limited):
+// pinned memory and non-blocking copies.
+std::string host_limited_copies_fix(const StateFacts& facts, const WindowStats& window);
 
 // "about $2.49 per hour" or "" when no price is known.
 std::string cost_per_hour_text(const FixContext& ctx);

@@ -24,15 +24,27 @@ struct Thresholds {
   // sm_active / gpu_util below which the SMs are nearly idle during kernel time
   // (Packet.ai's "efficiency is low" line).
   double launch_ratio_max = 0.3;
+  // launch_bound needs kernels in at least this share of the window's samples:
+  // tiny kernels launched back to back show in nearly every 100 ms sample, while
+  // a few blips on an idle GPU (a health check, a timer) are idle, not launch-bound.
+  double launch_kernel_share_min = 0.5;
   // Utilization (%) below which the GPU waits a substantial share (>= 30 %) of
   // the time: a host-side bottleneck when kernels are large.
   double host_util_max = 70.0;
   // dram_active as a share of the practical DRAM peak at which DRAM is the limit.
   double memory_bound_share_min = 0.75;
-  // PCIe traffic as a share of the link's bandwidth: saturated, or dominant
-  // while no SM works (pageable copies rarely reach half the link).
+  // PCIe traffic as a share of the link's bandwidth: saturated, or copy time
+  // while no SM works. Utilization counts a copy engine at work as busy, so
+  // PCIe traffic with idle SMs is copy time, not kernel time, at any link share:
+  // pageable copies staged by one CPU core reach only 5-15 % of a Gen5 link, 64 KiB
+  // copies less. 2 % (1.3 GB/s on Gen5 x16) is far above the few MiB/s of
+  // driver chatter on an idle GPU.
   double pcie_saturated_share_min = 0.6;
-  double pcie_copy_share_min = 0.25;
+  double pcie_copy_share_min = 0.02;
+  // Host-limited copies: copy traffic below the saturated line while a process
+  // of the GPU uses at least this much CPU (%, 100 = one core): the driver
+  // stages pageable memory through a pinned buffer with one core memcpy-ing.
+  double host_copy_cpu_pct_min = 90.0;
   // NVLink traffic as a share of the links' bandwidth that counts as heavy
   // (NCCL collectives reach 70-80 % on large messages, less on small ones).
   double nvlink_busy_share_min = 0.3;

@@ -92,6 +92,16 @@ ThrottleFinding throttle_of(std::uint64_t reasons) {
   return t;
 }
 
+// A critical alert that fired during at least this share of a phase or run
+// leads its fixes: a hang or a lost GPU matters more than any tuning.
+constexpr double kCriticalOverlapMin = 0.25;
+
+void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {
+  for (const auto& f : more) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+}
+
 bool is_suffixed(const std::string& name, std::string_view suffix) {
   return name.size() > suffix.size() && name.ends_with(suffix);
 }
@@ -174,20 +184,34 @@ struct ReportBuilder::Impl {
       }
       ps.means = acc.means.means();
       ps.efficiency = efficiency_score(ps.means);
+      ps.fixes = critical_fixes(gpu, p.start, t_end);
       if (const auto& snap = acc.last[state_index(ps.state)]) {
         ps.summary = describe_state(snap->finding, engine.limits(gpu));
-        ps.fixes =
-            fixes_for_state(snap->finding, snap->window, engine.limits(gpu), engine.fix_context());
+        append_unique(ps.fixes, fixes_for_state(snap->finding, snap->window, engine.limits(gpu),
+                                                engine.fix_context()));
       }
-      if (throttled) {
-        for (auto& f : fixes_for_throttle(throttle_of(acc.reasons))) ps.fixes.push_back(f);
-      }
+      if (throttled) append_unique(ps.fixes, fixes_for_throttle(throttle_of(acc.reasons)));
       ps.fields = p.start_fields.is_object() ? p.start_fields : nlohmann::json::object();
       if (end_fields.is_object()) {
         for (auto it = end_fields.begin(); it != end_fields.end(); ++it) ps.fields[it.key()] = *it;
       }
       phases.push_back(std::move(ps));
     }
+  }
+
+  // Fixes of the critical alerts on `gpu` whose condition held during at least
+  // kCriticalOverlapMin of [from_t, to_t] (from the condition's start, `since`).
+  std::vector<std::string> critical_fixes(int gpu, double from_t, double to_t) const {
+    std::vector<std::string> out;
+    const double span = to_t - from_t;
+    if (span <= 0) return out;
+    for (const auto& a : alerts) {
+      if (a.gpu != gpu || a.severity != Severity::Critical) continue;
+      const double from = std::max(from_t, a.since);
+      const double to = std::min(to_t, a.resolved_at.value_or(to_t));
+      if (to - from >= kCriticalOverlapMin * span) append_unique(out, a.fixes);
+    }
+    return out;
   }
 
   void extend_run(const GpuStatus& st, double t, double dt) {
@@ -221,10 +245,12 @@ struct ReportBuilder::Impl {
     out.summary = describe_state(r.last->finding, hw);
     out.evidence = r.last->finding.evidence;
     out.cannot_tell = r.last->finding.cannot_tell;
-    out.fixes = fixes_for_state(r.last->finding, r.last->window, hw, engine.fix_context());
+    out.fixes = critical_fixes(out.gpu, out.start, out.end);
+    append_unique(out.fixes,
+                  fixes_for_state(r.last->finding, r.last->window, hw, engine.fix_context()));
     if (out.throttled_share >= 0.5) {
       out.throttle_cause = clock_reasons_text(r.reasons);
-      for (auto& f : fixes_for_throttle(throttle_of(r.reasons))) out.fixes.push_back(f);
+      append_unique(out.fixes, fixes_for_throttle(throttle_of(r.reasons)));
     }
     timeline.push_back(std::move(out));
     r.last.reset();

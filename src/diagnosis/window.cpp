@@ -7,11 +7,15 @@
 #include <vector>
 
 #include "core/clock_reasons.hpp"
+#include "core/gpm_interval.hpp"
 
 namespace gpulens {
 namespace {
 
 constexpr double kMargin = 2.0;  // points: counter jitter that must not bridge two levels
+// Utilization is an integer percent and SM activity reads ~0.001 % at rest: a
+// sample at or above 1 % in either had a kernel resident.
+constexpr double kKernelFloorPct = 1.0;
 
 std::optional<double> link_share_pct(const MetricValues& v, Metric rx, Metric tx,
                                      std::optional<double> capacity) {
@@ -91,7 +95,14 @@ void SampleWindow::push(const Sample& sample) {
   } else if (stats_.procs.known && sample.t - procs_t_ > std::max(10.0, 2 * settings_.length_s)) {
     stats_.procs = ProcessSummary{};
   }
-  entries_.push_back({sample.t, sample.values});
+  Entry entry{sample.t, sample.values, false};
+  if (gpm_interval_empty(sample)) {
+    Sample cleaned = sample;
+    drop_empty_gpm_interval(cleaned);
+    entry.values = cleaned.values;
+    entry.empty_gpm = true;
+  }
+  entries_.push_back(std::move(entry));
   const double oldest_kept = sample.t - settings_.length_s;
   while (entries_.size() > 1 && entries_.front().t <= oldest_kept) entries_.pop_front();
   cut_at_level_shift();
@@ -151,6 +162,8 @@ void SampleWindow::recompute() {
   s.max = {};
   s.throttle_share = 0;
   s.throttle_reasons = 0;
+  s.kernel_sample_share = 0;
+  s.empty_gpm_intervals = 0;
   if (entries_.empty()) return;
   s.start = entries_.front().t;
   s.end = entries_.back().t;
@@ -162,7 +175,18 @@ void SampleWindow::recompute() {
   std::array<Range, kMetricCount> ranges;
   std::size_t reason_samples = 0;
   std::size_t throttled_samples = 0;
+  std::size_t judged_samples = 0;
+  std::size_t kernel_samples = 0;
   for (const auto& e : entries_) {
+    if (e.empty_gpm) ++s.empty_gpm_intervals;
+    const auto util = e.values.get(Metric::GpuUtil);
+    const auto sm = e.values.get(Metric::SmActive);
+    if (util || sm) {
+      ++judged_samples;
+      if (util.value_or(0) >= kKernelFloorPct || sm.value_or(0) >= kKernelFloorPct) {
+        ++kernel_samples;
+      }
+    }
     for (std::size_t m = 0; m < kMetricCount; ++m) {
       if (const auto v = e.values.get(static_cast<Metric>(m))) ranges[m].add(*v);
     }
@@ -181,6 +205,10 @@ void SampleWindow::recompute() {
     s.mean.set(metric, ranges[m].mean());
     s.min.set(metric, ranges[m].lo);
     s.max.set(metric, ranges[m].hi);
+  }
+  if (judged_samples > 0) {
+    s.kernel_sample_share =
+        static_cast<double>(kernel_samples) / static_cast<double>(judged_samples);
   }
   if (reason_samples > 0) {
     s.throttle_share = static_cast<double>(throttled_samples) / static_cast<double>(reason_samples);

@@ -44,8 +44,13 @@ struct WindowStats {
   MetricValues min;
   MetricValues max;
   MetricValues last;
-  double throttle_share = 0;           // share of samples with a power/thermal reason
-  std::uint64_t throttle_reasons = 0;  // those reasons, OR-ed over the window
+  // Share of samples in which a kernel ran (utilization or SM activity at or
+  // above the counters' 1 % floor): tells tiny kernels launched back to back
+  // (nearly every sample) from a few blips on an idle GPU.
+  double kernel_sample_share = 0;
+  std::size_t empty_gpm_intervals = 0;  // samples whose GPM interval came back empty
+  double throttle_share = 0;            // share of samples with a power/thermal reason
+  std::uint64_t throttle_reasons = 0;   // those reasons, OR-ed over the window
   ProcessSummary procs;
 
   std::optional<double> get(Metric m) const { return mean.get(m); }
@@ -56,7 +61,8 @@ class SampleWindow {
   SampleWindow(WindowSettings settings, HardwareLimits limits);
 
   // Adds a sample (same GPU, non-decreasing t), evicts old ones, restarts the
-  // window at a level shift, and recomputes stats().
+  // window at a level shift, and recomputes stats(). The GPM metrics of an empty
+  // GPM interval (core/gpm_interval.hpp) are ignored: they are not zeros.
   void push(const Sample& sample);
   // Forgets everything: a phase mark says the workload changed.
   void reset();
@@ -71,6 +77,7 @@ class SampleWindow {
   struct Entry {
     double t;
     MetricValues values;
+    bool empty_gpm = false;
   };
   // Signature components the level-shift test compares, in points.
   static constexpr std::size_t kSignature = 6;

@@ -164,10 +164,15 @@ TEST(Alerts, LowEfficiencyAloneAtModerateUtilization) {
   EXPECT_TRUE(only(events, "high_util_low_activity").empty());
 }
 
-// A kernel spinning on 8 of 132 SMs: resident, nearly no SM work, power near idle.
+// A kernel spinning on 8 of 132 SMs: resident, no pipe or DRAM work, power near idle.
 void spin8(Sample& s, double) {
   s.values.set(Metric::GpuUtil, 100);
   s.values.set(Metric::SmActive, 8.0 / 132 * 100);
+  s.values.set(Metric::TensorActive, 0);
+  s.values.set(Metric::Fp32Active, 0);
+  s.values.set(Metric::Fp16Active, 0);
+  s.values.set(Metric::Fp64Active, 0);
+  s.values.set(Metric::DramActive, 0.001);
   s.values.set(Metric::PowerW, 143);
   s.values.set(Metric::MemUsedMib, 4000);
   s.values.set(Metric::PcieRxMibs, 2);

@@ -51,7 +51,7 @@ nvlink_links = 12
 [alerts.stalled]
 for = "2m"
 severity = "warning"
-sm_active_max = 5
+pipe_active_max = 0.1
 [alerts.memory_growth]
 enabled = false
 )",
@@ -65,7 +65,7 @@ enabled = false
   EXPECT_EQ(*cfg->hardware.nvlink_links, 12);
   EXPECT_EQ(cfg->rule("stalled").for_s, 120);
   EXPECT_EQ(cfg->rule("stalled").severity, Severity::Warning);
-  EXPECT_EQ(cfg->rule("stalled").param("sm_active_max"), 5);
+  EXPECT_EQ(cfg->rule("stalled").param("pipe_active_max"), 0.1);
   EXPECT_FALSE(cfg->rule("memory_growth").enabled);
 }
 
@@ -81,10 +81,14 @@ TEST(Config, DurationsInEveryForm) {
 }
 
 TEST(Config, ErrorsNameFileLineAndWhatWouldWork) {
-  const auto typo = error_of("[alerts.stalled]\nsm_activ_max = 3\n");
+  const auto typo = error_of("[alerts.stalled]\npipe_activ_max = 3\n");
   EXPECT_NE(typo.find("alerts.toml:2:"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("unknown key 'sm_activ_max'"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("sm_active_max"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("unknown key 'pipe_activ_max'"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("pipe_active_max"), std::string::npos) << typo;
+  // The SM share says nothing about a hang (a hung collective may hold any
+  // number of SMs): the stalled rule no longer has an SM threshold.
+  EXPECT_NE(error_of("[alerts.stalled]\nsm_active_max = 10\n").find("unknown key"),
+            std::string::npos);
 
   EXPECT_NE(error_of("[alerts.stalld]\n").find("unknown alert rule"), std::string::npos);
   EXPECT_NE(error_of("[alert]\n").find("unknown section [alert]"), std::string::npos);

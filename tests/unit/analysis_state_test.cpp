@@ -145,7 +145,9 @@ TEST(States, PageableCopiesDominateWithLowerConfidence) {
   const auto f =
       classify({{Metric::GpuUtil, 100}, {Metric::SmActive, 0}, {Metric::PcieRxMibs, 20000}});
   EXPECT_EQ(f.state, GpuState::PcieBound);
-  EXPECT_LE(f.confidence, 0.7);
+  // Copy time for sure (SMs idle), but below the link's rate the limit may lie
+  // on the host side: never high-certainty beyond 0.8.
+  EXPECT_LE(f.confidence, 0.8);
 }
 
 TEST(States, InterconnectBound) {

@@ -261,3 +261,35 @@ TEST_F(NvmlCollectorTest, DriverWithoutGpmSaysSo) {
 
 }  // namespace
 }  // namespace gpulens::test
+
+namespace gpulens::test {
+namespace {
+
+// An interval the driver had no GPM data for (every metric 0, DRAM missing)
+// is not emitted as zeros: the older baseline is kept and the next interval
+// covers both, for up to 2 s.
+TEST_F(NvmlCollectorTest, EmptyGpmIntervalKeepsTheBaseline) {
+  auto c = open();
+  ASSERT_EQ(tick(*c, 0, 1.0).get(Metric::SmActive), 88.5);
+  const auto normal = fake.gpus[0].gpm;
+  auto empty = normal;
+  for (auto& [id, m] : empty) {
+    if (m.ret == kOk) m.value = 0;
+  }
+  empty[nvml::kGpmDramBwUtil] = {Return::Unknown, 0};
+  fake.gpus[0].gpm = empty;
+  const Sample skipped = tick(*c, 0, 0.1);
+  EXPECT_FALSE(skipped.get(Metric::SmActive));
+  EXPECT_FALSE(skipped.get(Metric::PcieRxMibs));
+  EXPECT_EQ(skipped.get(Metric::GpuUtil), 97.0);  // classic metrics are unaffected
+  fake.gpus[0].gpm = normal;
+  EXPECT_EQ(tick(*c, 0, 0.1).get(Metric::SmActive), 88.5);
+  // A GPU whose GPM stays empty beyond 2 s is reported as it reads.
+  fake.gpus[0].gpm = empty;
+  std::optional<double> sm;
+  for (int i = 0; i < 4 && !sm; ++i) sm = tick(*c, 0, 1.0).get(Metric::SmActive);
+  EXPECT_EQ(sm, 0.0);
+}
+
+}  // namespace
+}  // namespace gpulens::test

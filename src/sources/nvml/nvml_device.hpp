@@ -57,6 +57,7 @@ struct GpmStream {
   std::array<unsigned, kMaxMetrics> ids{};
   std::array<Metric, kMaxMetrics> keys{};
   unsigned count = 0;
+  std::uint64_t empty_intervals = 0;  // intervals the driver had no GPM data for
 };
 
 struct EnergyState {
@@ -156,6 +157,10 @@ void release_gpm(const NvmlApi& api, DeviceSlot& slot);
 // strict 100 ms dropped every other GPM reading at 10 Hz on the H100.
 inline constexpr double kGpmMinInterval_s = 0.1;
 inline constexpr double kGpmJitterTolerance_s = 0.005;
+// An empty GPM interval (every metric 0, DRAM missing: core/gpm_interval.hpp)
+// keeps the older baseline so that the next interval covers it, for up to this
+// long; past it the zeros are emitted (and the diagnosis drops them).
+inline constexpr double kGpmMaxEmptySpan_s = 2.0;
 
 // nvml_processes.cpp
 // Measured on an H100 under load, nvmlDeviceGetProcessUtilization costs ~2 ms of CPU,

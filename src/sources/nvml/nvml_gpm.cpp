@@ -78,6 +78,26 @@ Return take_sample(const NvmlApi& api, nvml::Device dev, const GpmStream& s, nvm
   return api.gpmMigSampleGet(dev, static_cast<unsigned>(s.gpu_instance), into);
 }
 
+// The signature of an interval the driver had no data for: SM activity and
+// every other metric that answered read exactly 0 while DRAM bandwidth did not
+// answer (core/gpm_interval.hpp judges recorded samples the same way).
+bool empty_interval(const GpmStream& s) {
+  bool sm_zero = false;
+  bool dram_missing = false;
+  for (unsigned i = 0; i < s.count; ++i) {
+    const nvml::GpmMetric& m = s.request->metrics[i];
+    const bool ok = m.nvmlReturn == Return::Success;
+    if (s.keys[i] == Metric::DramActive) {
+      dram_missing = !ok;
+      continue;
+    }
+    if (!ok) continue;
+    if (m.value != 0.0) return false;
+    if (s.keys[i] == Metric::SmActive) sm_zero = true;
+  }
+  return sm_zero && dram_missing;
+}
+
 // Takes a newer sample and computes every requested metric since the older one.
 // nullopt: nothing computed this time (first sample, or under 100 ms, less scheduling
 // jitter, since the last one: a shorter interval would read garbage).
@@ -102,6 +122,12 @@ std::optional<Return> step(const NvmlApi& api, DeviceSlot& slot, GpmStream& s, d
     request.metrics[i].nvmlReturn = Return::Unknown;
   }
   const Return got = api.gpmMetricsGet(&request);
+  // About one interval in a thousand comes back empty: keep the older baseline
+  // so that the next interval spans this one, instead of emitting zeros.
+  if (got == Return::Success && empty_interval(s) && now - s.prev_t <= kGpmMaxEmptySpan_s) {
+    ++s.empty_intervals;
+    return std::nullopt;
+  }
   // The newer sample becomes the baseline whether or not the computation worked.
   std::swap(s.prev, s.cur);
   s.prev_t = now;
