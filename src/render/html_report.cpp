@@ -155,15 +155,19 @@ void states(std::string& out, const Verdict& v) {
   }
   out +=
       "</div><div class=\"scroll\"><table><tr><th>state</th><th "
-      "class=\"n\">time</th><th>meaning</th></tr>";
+      "class=\"n\">of all the time</th><th class=\"n\">of the steady state</th>"
+      "<th>meaning</th></tr>";
+  const double steady = 1.0 - v.edges_share;
   for (const auto& r : rows) {
     if (r.share < 0.005) continue;
     const std::string name =
         r.is_state ? chip(r.state)
                    : fmt::format("<span class=\"chip\" style=\"background:{}\">{}</span>", r.color,
                                  escape(r.name));
-    out += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>", name,
-                       format_pct(r.share), escape(r.meaning));
+    out += fmt::format(
+        "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>", name,
+        format_pct(r.share), r.is_state && steady > 0 ? format_pct(r.share / steady) : "–",
+        escape(r.meaning));
   }
   out += "</table></div>";
   if (v.throttled_share >= 0.05) {

@@ -86,19 +86,25 @@ void funnel(std::string& out, const Verdict& v) {
 
 void states(std::string& out, const Verdict& v) {
   if (v.states.empty() && v.edges_share <= 0) return;
-  out += "\n  What the GPUs were doing (share of time)\n";
+  // Two columns: the share of all the time (adds up to 100 % with start-up and
+  // tear-down) and the share of the steady state the headline quotes.
+  const double steady = 1.0 - v.edges_share;
+  const bool apart = v.edges_share >= 0.005 && steady > 0;
+  out += fmt::format("\n  What the GPUs were doing (share of time{})\n",
+                     apart ? "; of the steady state" : "");
   for (const auto& s : v.states) {
     if (s.share < 0.005) continue;  // rounds to 0 %: noise in a summary
-    out += fmt::format("    {:<24} {:>6}  {}\n", state_words(s.state), format_pct(s.share, 0),
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", state_words(s.state), format_pct(s.share, 0),
+                       apart ? format_pct(s.share / steady, 0) : std::string(),
                        state_meaning(s.state));
   }
   if (v.startup_share >= 0.005) {
-    out += fmt::format("    {:<24} {:>6}  {}\n", "start-up", format_pct(v.startup_share, 0),
-                       "no GPU work yet (imports, loading, compiling): not waste of the job");
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "start-up", format_pct(v.startup_share, 0),
+                       "", "no GPU work yet (imports, loading, compiling): not waste of the job");
   }
   if (v.teardown_share >= 0.005) {
-    out += fmt::format("    {:<24} {:>6}  {}\n", "tear-down", format_pct(v.teardown_share, 0),
-                       "no GPU work after the last (saving, exiting): not waste of the job");
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "tear-down", format_pct(v.teardown_share, 0),
+                       "", "no GPU work after the last (saving, exiting): not waste of the job");
   }
   if (v.throttled_share >= 0.05) {
     out += fmt::format("    throttled {} of the time (clocks held down by power or heat)\n",

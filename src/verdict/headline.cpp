@@ -187,8 +187,9 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
           fmt::format("{} ({}, {} of the GPU time)", parts.empty() ? "Tear-down" : " and tear-down",
                       format_duration(after), pct(v.teardown_share));
     }
-    out.push_back(
-        {"edges", parts + " ran no GPU work: reported apart, not counted as waste.", std::nullopt});
+    out.push_back({"edges",
+                   parts + " ran no sustained GPU work: reported apart, not counted as waste.",
+                   std::nullopt});
   }
   return out;
 }

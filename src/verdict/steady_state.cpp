@@ -37,10 +37,13 @@ SteadyState find_steady_state(const DiagnosisReport& report, bool edges_apart) {
     span.gpu = gpu;
     span.start = runs.front()->start;
     span.end = runs.back()->end;
-    for (const auto* r : runs) {
-      if (!is_work_state(r->state)) continue;
-      if (!span.work_start) span.work_start = r->start;
-      span.work_end = r->end;
+    for (const double min_s : {kSustainedWorkS, 0.0}) {
+      for (const auto* r : runs) {
+        if (!is_work_state(r->state) || r->end - r->start < min_s) continue;
+        if (!span.work_start) span.work_start = r->start;
+        span.work_end = r->end;
+      }
+      if (span.work_start) break;  // only short work: the short runs are the work
     }
     for (const auto* r : runs) {
       const double secs = std::max(0.0, r->end - r->start);
@@ -49,9 +52,9 @@ SteadyState find_steady_state(const DiagnosisReport& report, bool edges_apart) {
       // A GPU that never worked has no start-up: all of its idle time is the job's.
       if (!edges_apart) {
         out.steady.add(r->state, secs);
-      } else if (span.work_start && r->end <= *span.work_start) {
+      } else if (span.work_start && r->end <= *span.work_start + 1e-9) {
         span.startup_s += secs;
-      } else if (span.work_end && r->start >= *span.work_end) {
+      } else if (span.work_end && r->start >= *span.work_end - 1e-9) {
         span.teardown_s += secs;
       } else {
         out.steady.add(r->state, secs);

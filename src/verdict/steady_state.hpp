@@ -15,6 +15,11 @@ namespace gpulens {
 // A state in which the GPU does work (not idle, not unknown).
 bool is_work_state(GpuState state);
 
+// Work that starts the steady state lasts at least this long: a second of
+// kernels while a job loads (a CUDA context's first kernels, the previous job's
+// last ones in the first window) is start-up, not the job's work.
+inline constexpr double kSustainedWorkS = 3.0;
+
 struct GpuSpan {
   int gpu = 0;
   double start = 0;  // the GPU's first timeline second

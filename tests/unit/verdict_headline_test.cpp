@@ -308,6 +308,18 @@ TEST(VerdictFixes, StartUpAndTearDownAreNoFindings) {
   EXPECT_EQ(fixes[0].text, "Fuse kernels.");  // one GPU: no name
 }
 
+TEST(VerdictFixes, ASecondOfKernelsWhileTheJobLoadsIsStartUp) {
+  DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 1.1, GpuState::HostBound, "Feed the GPU."));
+  r.timeline.push_back(run(0, 1.1, 10, GpuState::Idle, "Nothing runs: release it."));
+  r.timeline.push_back(run(0, 10, 50, GpuState::HostBound, "Feed the GPU."));
+  const SteadyState steady = find_steady_state(r);
+  ASSERT_TRUE(steady.any_work());
+  EXPECT_DOUBLE_EQ(*steady.start, 10);
+  EXPECT_DOUBLE_EQ(steady.startup_s, 10);
+  EXPECT_DOUBLE_EQ(steady.steady.seconds[state_index(GpuState::HostBound)], 40);
+}
+
 TEST(VerdictFixes, AGpuThatNeverWorkedHasNoStartUp) {
   DiagnosisReport r;
   r.timeline.push_back(run(0, 0, 60, GpuState::IdleHoldingMemory, "Free the memory."));
