@@ -161,7 +161,7 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
     if (a.rule != "stalled") continue;
     const double until = a.resolved_at.value_or(v.end.value_or(a.fired_at));
     out.push_back({"hang",
-                   fmt::format("GPU {} looks hung from {} for {}: {}", a.gpu, at(v, a.since),
+                   fmt::format("Hang from {} for {}: {}", at(v, a.since),
                                format_duration(std::max(0.0, until - a.since)), a.message),
                    a.gpu});
   }
