@@ -163,9 +163,10 @@ std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs
     while (taken[i] < f.fixes.size()) {
       const std::string& text = f.fixes[taken[i]++];
       if (tensor_busy && advises_precision(text)) continue;  // the job already does it
-      const bool seen = std::any_of(out.begin(), out.end(), [&](const RankedFix& r) {
-        return r.about == order[i].first && r.text.ends_with(text);
-      });
+      // The same advice from two findings (a hang's fix leads the runs it
+      // overlaps, too) is given once, where it ranks first.
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const RankedFix& r) { return r.text.ends_with(text); });
       if (!seen) return text;
     }
     return std::nullopt;

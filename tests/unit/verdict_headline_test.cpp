@@ -294,6 +294,21 @@ TEST(VerdictFixes, FollowTheHeadlineAndNameTheirGpus) {
   EXPECT_TRUE(idle_named);
 }
 
+TEST(VerdictFixes, TheSameAdviceFromTwoFindingsIsGivenOnce) {
+  DiagnosisReport r;
+  auto hung = run(0, 0, 100, GpuState::SmUnderused, "Confirm the hang.");
+  hung.fixes.push_back("Launch more blocks.");
+  r.timeline.push_back(hung);
+  r.alerts.push_back(alert("stalled", Severity::Critical, 10, "Confirm the hang."));
+  FixInputs in;
+  in.end = 100;
+  const auto fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].text, "Confirm the hang.");
+  EXPECT_EQ(fixes[0].about, "alert:stalled");
+  EXPECT_EQ(fixes[1].text, "Launch more blocks.");
+}
+
 TEST(VerdictFixes, StartUpAndTearDownAreNoFindings) {
   DiagnosisReport r;
   r.timeline.push_back(run(0, 0, 15, GpuState::Idle, "Nothing runs: release it."));
