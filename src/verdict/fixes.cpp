@@ -153,7 +153,7 @@ std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs
                  severity_weight(a.severity), a.fixes);
   }
 
-  const bool tensor_busy = in.steady_tensor_pct && *in.steady_tensor_pct >= kTensorBusyPct;
+  const bool tensor_busy = in.steady_tensor_pct && *in.steady_tensor_pct >= kSteadyTensorBusyPct;
   const auto order = findings.ordered();
   std::vector<RankedFix> out;
   std::vector<std::size_t> taken(order.size(), 0);

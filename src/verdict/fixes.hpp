@@ -16,7 +16,7 @@ namespace gpulens {
 
 // Tensor pipes busy at least this share of the steady state (%): the job's math
 // already runs on tensor cores, so mixed precision or TF32 is not advice for it.
-inline constexpr double kTensorBusyPct = 20.0;
+inline constexpr double kSteadyTensorBusyPct = 20.0;
 
 // What a fix is about, in the headline's order (lower first).
 enum class FixTier { OutOfMemory, Hang, Critical, Imbalance, Steady };
