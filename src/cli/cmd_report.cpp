@@ -140,6 +140,7 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "gpulens report: %s\n", options.error().message.c_str());
     return kExitUsage;
   }
+  options->edges_apart = !history;
   const Verdict verdict = build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, *format);

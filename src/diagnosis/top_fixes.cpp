@@ -1,22 +1,23 @@
 #include "diagnosis/top_fixes.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace gpulens {
 namespace {
 
 // How much a second in a state asks for a change. compute_bound is the healthy
-// case: its fixes (lower precision, fusing) are the next step, not a repair.
+// case: its fixes (fusing, less work per step) are the next step, not a repair.
 double state_weight(GpuState s) {
   switch (s) {
     case GpuState::Unknown:
       return 0.0;
     case GpuState::ComputeBound:
       return 0.25;
-    case GpuState::Idle:
-      return 0.5;  // often the job's own start-up and tear-down
     default:
       return 1.0;
   }
@@ -35,58 +36,180 @@ double severity_weight(Severity s) {
 }
 
 struct Finding {
+  FixTier tier = FixTier::Steady;
   double score = 0;
   double longest = -1;
   std::vector<std::string> fixes;  // from the longest occurrence
+  std::set<int> gpus;
   std::size_t first_seen = 0;
 };
 
-void add(std::map<std::string, Finding>& findings, const std::string& key, double seconds,
-         double weight, const std::vector<std::string>& fixes) {
-  if (weight <= 0 || fixes.empty()) return;
-  auto [it, inserted] = findings.try_emplace(key);
-  if (inserted) it->second.first_seen = findings.size();
-  it->second.score += seconds * weight;
-  if (seconds > it->second.longest) {
-    it->second.longest = seconds;
-    it->second.fixes = fixes;
-  }
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
 }
+
+std::string gpu_prefix(const std::set<int>& gpus) {
+  if (gpus.empty()) return {};
+  std::string list;
+  std::size_t i = 0;
+  for (int g : gpus) {
+    list += (i == 0 ? "" : i + 1 == gpus.size() ? " and " : ", ") + std::to_string(g);
+    ++i;
+  }
+  return fmt::format("{} {}: ", gpus.size() == 1 ? "GPU" : "GPUs", list);
+}
+
+class Findings {
+ public:
+  void add(const std::string& key, FixTier tier, int gpu, double seconds, double weight,
+           const std::vector<std::string>& fixes) {
+    if (weight <= 0 || fixes.empty()) return;
+    auto [it, inserted] = map_.try_emplace(key);
+    Finding& f = it->second;
+    if (inserted) f.first_seen = map_.size();
+    f.tier = std::min(f.tier, tier);
+    if (inserted) f.tier = tier;
+    f.score += seconds * weight;
+    if (gpu >= 0) f.gpus.insert(gpu);
+    if (seconds > f.longest) {
+      f.longest = seconds;
+      f.fixes = fixes;
+    }
+  }
+  std::vector<std::pair<std::string, const Finding*>> ordered() const {
+    std::vector<std::pair<std::string, const Finding*>> out;
+    for (const auto& [key, f] : map_) out.emplace_back(key, &f);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      if (a.second->tier != b.second->tier) return a.second->tier < b.second->tier;
+      if (a.second->score != b.second->score) return a.second->score > b.second->score;
+      return a.second->first_seen < b.second->first_seen;
+    });
+    return out;
+  }
+
+ private:
+  std::map<std::string, Finding> map_;
+};
 
 }  // namespace
 
-std::vector<std::string> top_fixes(const DiagnosisReport& report, double end, std::size_t count) {
-  std::map<std::string, Finding> findings;
+std::string_view fix_tier_id(FixTier tier) {
+  switch (tier) {
+    case FixTier::OutOfMemory:
+      return "out_of_memory";
+    case FixTier::Hang:
+      return "hang";
+    case FixTier::Critical:
+      return "critical";
+    case FixTier::Imbalance:
+      return "imbalance";
+    case FixTier::Steady:
+      break;
+  }
+  return "steady_state";
+}
+
+bool advises_precision(const std::string& fix) {
+  const std::string f = lower(fix);
+  for (const char* k : {"mixed precision", "bf16/fp16", "tf32", "fp8"}) {
+    if (f.find(k) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string out_of_memory_fix(const JobOutcome& o) {
+  return fmt::format(
+      "The job ran out of device memory{}: find what each step keeps alive (tensors kept in a "
+      "list, losses summed without .item(), a growing cache) with torch.cuda.memory_summary() "
+      "or a memory snapshot (torch.cuda.memory._record_memory_history()); if nothing leaks, "
+      "lower the batch size or use activation checkpointing.",
+      o.gpu ? fmt::format(" on GPU {}", *o.gpu) : std::string());
+}
+
+std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in) {
+  const bool oom = in.outcome != nullptr && in.outcome->out_of_memory;
+  Findings findings;
+  if (oom) {
+    // Leads its tier, before the alert that forecast it.
+    constexpr double kFirst = 1e12;
+    findings.add("out_of_memory", FixTier::OutOfMemory, in.outcome->gpu.value_or(-1), kFirst, 1.0,
+                 {out_of_memory_fix(*in.outcome)});
+  }
   for (const auto& run : report.timeline) {
-    add(findings, std::string(state_id(run.state)), run.end - run.start, state_weight(run.state),
-        run.fixes);
+    if (in.steady != nullptr && in.steady->in_edges(run.gpu, run.start, run.end)) continue;
+    const FixTier tier =
+        run.state == GpuState::WaitingOnPeer ? FixTier::Imbalance : FixTier::Steady;
+    findings.add("state:" + std::string(state_id(run.state)), tier, run.gpu, run.end - run.start,
+                 state_weight(run.state), run.fixes);
   }
   for (const auto& a : report.alerts) {
-    const double until = a.resolved_at.value_or(std::max(end, a.fired_at));
-    add(findings, "alert:" + a.rule, std::max(until - a.since, 1.0), severity_weight(a.severity),
-        a.fixes);
+    const double until = a.resolved_at.value_or(std::max(in.end, a.fired_at));
+    FixTier tier = a.severity == Severity::Critical ? FixTier::Critical : FixTier::Steady;
+    if (a.rule == "stalled") tier = FixTier::Hang;
+    // The alert that forecast the out-of-memory death explains it.
+    if (oom && a.rule == "memory_growth") tier = FixTier::OutOfMemory;
+    findings.add("alert:" + a.rule, tier, a.gpu, std::max(until - a.since, 1.0),
+                 severity_weight(a.severity), a.fixes);
   }
-  std::vector<const Finding*> order;
-  for (const auto& [_, f] : findings) order.push_back(&f);
-  std::stable_sort(order.begin(), order.end(), [](const Finding* a, const Finding* b) {
-    return a->score != b->score ? a->score > b->score : a->first_seen < b->first_seen;
-  });
-  // Seats by the D'Hondt rule: the next fix comes from the finding with the most
-  // weight per fix already taken, so a dominant bottleneck gets several fixes and
-  // a minor one still gets its first.
-  std::vector<std::string> out;
+
+  const bool tensor_busy = in.steady_tensor_pct && *in.steady_tensor_pct >= kSteadyTensorBusyPct;
+  const auto order = findings.ordered();
+  std::vector<RankedFix> out;
   std::vector<std::size_t> taken(order.size(), 0);
-  while (out.size() < count) {
+  // The next fix of a finding that is not already on the list, or none.
+  const auto next = [&](std::size_t i) -> std::optional<std::string> {
+    const Finding& f = *order[i].second;
+    while (taken[i] < f.fixes.size()) {
+      const std::string& text = f.fixes[taken[i]++];
+      if (tensor_busy && advises_precision(text)) continue;  // the job already does it
+      // The same advice from two findings (a hang's fix leads the runs it
+      // overlaps, too) is given once, where it ranks first.
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const RankedFix& r) { return r.text.ends_with(text); });
+      if (!seen) return text;
+    }
+    return std::nullopt;
+  };
+  const auto seat = [&](std::size_t i, const std::string& text) {
+    const Finding& f = *order[i].second;
+    RankedFix r;
+    r.text = (in.job_gpus > 1 ? gpu_prefix(f.gpus) : std::string()) + text;
+    r.about = order[i].first;
+    r.tier = f.tier;
+    r.gpus.assign(f.gpus.begin(), f.gpus.end());
+    out.push_back(std::move(r));
+  };
+  // What the headline leads with gets its first fix first, in the headline's order.
+  for (std::size_t i = 0; i < order.size() && out.size() < in.count; ++i) {
+    if (order[i].second->tier == FixTier::Steady) break;
+    if (auto text = next(i)) seat(i, *text);
+  }
+  // The remaining seats by the D'Hondt rule: the next fix comes from the finding
+  // with the most weight per fix already taken, so a dominant bottleneck gets
+  // several fixes and a minor one still gets its first. Earlier tiers win ties
+  // and come first on the list.
+  std::vector<bool> exhausted(order.size(), false);
+  while (out.size() < in.count) {
     std::optional<std::size_t> best;
+    double best_q = 0;
     for (std::size_t i = 0; i < order.size(); ++i) {
-      if (taken[i] >= order[i]->fixes.size()) continue;
-      const double q = order[i]->score / static_cast<double>(taken[i] + 1);
-      if (!best || q > order[*best]->score / static_cast<double>(taken[*best] + 1)) best = i;
+      if (exhausted[i] || taken[i] >= order[i].second->fixes.size()) continue;
+      const double q = order[i].second->score / static_cast<double>(taken[i] + 1);
+      if (!best || q > best_q) {
+        best = i;
+        best_q = q;
+      }
     }
     if (!best) break;
-    const auto& fix = order[*best]->fixes[taken[*best]++];
-    if (std::find(out.begin(), out.end(), fix) == out.end()) out.push_back(fix);
+    if (auto text = next(*best)) {
+      seat(*best, *text);
+    } else {
+      exhausted[*best] = true;
+    }
   }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedFix& a, const RankedFix& b) { return a.tier < b.tier; });
   return out;
 }
 

@@ -1,17 +1,53 @@
 #pragma once
-// The few fixes that matter most for a whole job: the diagnosis gives fixes per
-// state run and per alert; these are ranked by the GPU time they concern.
+// The few fixes that matter most for a whole job, in the order of the verdict's
+// headline: how the job died (out of memory), a hang, critical alerts, an
+// imbalance between the job's GPUs, then what its steady state asks for.
+// Start-up and tear-down are not findings (a job importing PyTorch is not an
+// idle GPU to release), and advice the job already follows is left out.
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "diagnosis/timeline.hpp"
+#include "verdict/outcome.hpp"
+#include "verdict/steady_state.hpp"
 
 namespace gpulens {
 
-// Fixes ranked by the GPU-seconds of the findings behind them (a healthy
-// compute_bound run counts for less than a bottleneck; a critical alert for
-// more than a warning), one per finding in turn, without repeats. `end` closes
-// alerts that were still firing.
-std::vector<std::string> top_fixes(const DiagnosisReport& report, double end, std::size_t count);
+// Tensor pipes busy at least this share of the steady state (%): the job's math
+// already runs on tensor cores, so mixed precision or TF32 is not advice for it.
+inline constexpr double kSteadyTensorBusyPct = 20.0;
+
+// What a fix is about, in the headline's order (lower first).
+enum class FixTier { OutOfMemory, Hang, Critical, Imbalance, Steady };
+
+struct RankedFix {
+  std::string text;   // with the GPUs named when the job has several ("GPU 1: ...")
+  std::string about;  // "out_of_memory", "alert:stalled", "state:idle"
+  FixTier tier = FixTier::Steady;
+  std::vector<int> gpus;  // the GPUs the finding was seen on
+};
+
+struct FixInputs {
+  double end = 0;  // closes alerts still firing
+  std::size_t count = 3;
+  const SteadyState* steady = nullptr;  // nullptr: every run counts
+  const JobOutcome* outcome = nullptr;
+  std::size_t job_gpus = 1;                 // > 1: fixes name their GPUs
+  std::optional<double> steady_tensor_pct;  // tensor activity over the steady state
+};
+
+std::string_view fix_tier_id(FixTier tier);  // "out_of_memory", "hang", ...
+
+// Within a tier, fixes are ranked by the GPU-seconds of the findings behind
+// them (a healthy compute_bound run counts for less than a bottleneck; a
+// critical alert for more than a warning).
+std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in);
+
+// The fix of a job that died out of memory, before any alert's.
+std::string out_of_memory_fix(const JobOutcome& outcome);
+
+// The fix advises lower precision (mixed precision, bf16/fp16, TF32).
+bool advises_precision(const std::string& fix);
 
 }  // namespace gpulens

@@ -21,6 +21,8 @@ h2{font-size:17px;margin:0 0 12px}
 h3{font-size:15px;margin:18px 0 8px}
 .lead{color:var(--muted);margin:0 0 16px}
 .hero{border-top:5px solid var(--state,#2563eb)}
+.then{margin:4px 0 12px;padding-left:20px;color:var(--muted)}
+.then li{margin:2px 0}
 .tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin-top:14px}
 .tile{background:#f8fafc;border:1px solid var(--line);border-radius:10px;padding:10px 14px}
 .tile .k{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}

@@ -7,6 +7,7 @@
 
 #include "render/format.hpp"
 #include "render/html_svg.hpp"
+#include "verdict/state_words.hpp"
 
 namespace gpulens::html {
 namespace {
@@ -85,15 +86,19 @@ std::string state_bar(const Verdict& v) {
       "role=\"img\" aria-label=\"Share of time per state\">",
       num(kW), num(kH));
   double x = 0;
-  for (const auto& s : v.states) {
-    const double w = s.share * kW;
+  const auto rect = [&](double share, std::string_view color, const std::string& name) {
+    const double w = share * kW;
+    if (w <= 0) return;
     out += fmt::format(
         "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: "
         "{}</title></rect>",
-        num(x), num(w + 0.5), num(kH), state_color(s.state), state_id(s.state),
-        format_pct(s.share));
+        num(x), num(w + 0.5), num(kH), color, escape(name), format_pct(share));
     x += w;
-  }
+  };
+  // Start-up first and tear-down last, where they happened.
+  rect(v.startup_share, kEdgesColor, "start-up");
+  for (const auto& s : v.states) rect(s.share, state_color(s.state), state_words(s.state));
+  rect(v.teardown_share, kEdgesColor, "tear-down");
   out += "</svg>";
   return out;
 }
@@ -107,8 +112,9 @@ std::string cost_bar(const Verdict& v) {
     const char* color;
   };
   const Part parts[] = {{"SMs at work", c.useful, "#22a06b"},
-                        {"inefficiency: kernels on idle SMs", c.inefficiency, "#e09b2d"},
-                        {"idle: no kernel running", c.idle, "#e5533c"}};
+                        {"inefficiency: working, SMs idle", c.inefficiency, "#e09b2d"},
+                        {"idle in the steady state", c.idle, "#e5533c"},
+                        {"start-up and tear-down", c.edges, kEdgesColor}};
   constexpr double kW = 1000, kH = 34;
   std::string out = fmt::format(
       "<svg class=\"chart costbar\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" "

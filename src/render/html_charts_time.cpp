@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "render/html_svg.hpp"
+#include "verdict/state_words.hpp"
 
 namespace gpulens::html {
 namespace {
@@ -189,9 +190,10 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
       rects.back().x1 = std::max(rects.back().x1, x1);
       continue;
     }
-    rects.push_back({x0, x1, run.state,
-                     fmt::format("{} {}–{}: {}", state_id(run.state), clock_label(run.start - s.t0),
-                                 clock_label(run.end - s.t0), run.summary)});
+    rects.push_back(
+        {x0, x1, run.state,
+         fmt::format("{} {}–{}: {}", state_words(run.state), clock_label(run.start - s.t0),
+                     clock_label(run.end - s.t0), run.summary)});
   }
   for (const auto& r : rects) {
     out += fmt::format(
@@ -218,7 +220,7 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
   for (double t : s.t) {
     while (r < runs.size() && runs[r]->end - s.t0 < t - 1e-9) ++r;
     const bool inside = r < runs.size() && runs[r]->start - s.t0 <= t + 1e-9;
-    states.push_back(inside ? std::string(state_id(runs[r]->state)) : std::string());
+    states.push_back(inside ? state_words(runs[r]->state) : std::string());
   }
   h["state"] = std::move(states);
   hover[id] = std::move(h);

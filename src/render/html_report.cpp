@@ -10,6 +10,7 @@
 #include "render/html_assets.hpp"
 #include "render/html_svg.hpp"
 #include "render/verdict_output.hpp"
+#include "verdict/state_words.hpp"
 
 namespace gpulens {
 namespace {
@@ -26,8 +27,8 @@ std::string utc_time(double t) {
 }
 
 std::string chip(GpuState s) {
-  return fmt::format("<span class=\"chip\" style=\"background:{}\">{}</span>", html::state_color(s),
-                     state_id(s));
+  return fmt::format("<span class=\"chip\" style=\"background:{}\" title=\"{}\">{}</span>",
+                     html::state_color(s), state_id(s), state_words(s));
 }
 
 std::string tile(std::string_view key, const std::string& value, const std::string& sub,
@@ -39,33 +40,32 @@ std::string tile(std::string_view key, const std::string& value, const std::stri
 }
 
 std::string headline(const Verdict& v) {
-  if (!v.measured) return "Nothing was measured";
-  const auto* sm = v.funnel.step("sm_active");
-  const auto* kernel = v.funnel.step("kernel_active");
-  std::string out;
-  if (sm && sm->share) {
-    out = fmt::format("The SMs worked {} of the GPU time paid for", format_pct(sm->share, 0));
-  } else if (kernel && kernel->share) {
-    out = fmt::format("A kernel ran {} of the GPU time paid for", format_pct(kernel->share, 0));
-  } else {
-    out = "The GPUs were sampled, but their activity was not measured";
-  }
-  if (!v.states.empty() && v.states.front().state != GpuState::Unknown) {
-    out += fmt::format(": mostly {}", state_id(v.states.front().state));
-  }
-  return out;
+  if (!v.measured && v.headline.empty()) return "Nothing was measured";
+  return v.headline.empty() ? std::string() : v.headline.front().text;
 }
 
 void hero(std::string& out, const Verdict& v) {
   const GpuState main = v.states.empty() ? GpuState::Unknown : v.states.front().state;
-  out += fmt::format("<section class=\"card hero\" style=\"--state:{}\">", html::state_color(main));
+  const bool alarm = !v.headline.empty() && v.headline.front().kind != "steady_state" &&
+                     v.headline.front().kind != "idle";
+  out += fmt::format("<section class=\"card hero\" style=\"--state:{}\">",
+                     alarm ? std::string_view("#dc2626") : html::state_color(main));
   out += "<div class=\"meta\">Verdict</div>";
   out += "<h1>" + escape(headline(v)) + "</h1>";
+  if (v.headline.size() > 1) {
+    out += "<ul class=\"then\">";
+    for (std::size_t i = 1; i < v.headline.size(); ++i) {
+      out += fmt::format("<li data-kind=\"{}\">{}</li>", v.headline[i].kind,
+                         escape(v.headline[i].text));
+    }
+    out += "</ul>";
+  }
   out += "<p class=\"lead\">";
   if (v.job.present && !v.job.command.empty()) {
     out += "<code>" + escape(v.job.command) + "</code> ";
     if (v.job.signal) {
-      out += fmt::format("<span class=\"exit-bad\">was killed by signal {}</span>", *v.job.signal);
+      out += fmt::format("<span class=\"exit-bad\">was killed by signal {} ({})</span>",
+                         *v.job.signal, signal_name(*v.job.signal));
     } else if (v.job.exit_code) {
       out += fmt::format("<span class=\"{}\">exited with code {}</span>",
                          *v.job.exit_code == 0 ? "exit-ok" : "exit-bad", *v.job.exit_code);
@@ -125,23 +125,49 @@ void funnel(std::string& out, const Verdict& v) {
 }
 
 void states(std::string& out, const Verdict& v) {
-  if (v.states.empty()) return;
+  if (v.states.empty() && v.edges_share <= 0) return;
   out += "<section class=\"card\"><h2>What the GPUs were doing</h2>";
   out += html::state_bar(v);
-  out += "<div class=\"legend\">";
+  struct Row {
+    std::string color, name, meaning;
+    GpuState state;
+    bool is_state;
+    double share;
+  };
+  std::vector<Row> rows;
   for (const auto& s : v.states) {
-    if (s.share < 0.005) continue;
+    rows.push_back({std::string(html::state_color(s.state)), state_words(s.state),
+                    std::string(state_meaning(s.state)), s.state, true, s.share});
+  }
+  rows.push_back({std::string(html::kEdgesColor), "start-up",
+                  "no GPU work yet (imports, loading, compiling): "
+                  "not waste of the job",
+                  GpuState::Unknown, false, v.startup_share});
+  rows.push_back({std::string(html::kEdgesColor), "tear-down",
+                  "no GPU work after the last (saving, "
+                  "exiting): not waste of the job",
+                  GpuState::Unknown, false, v.teardown_share});
+  out += "<div class=\"legend\">";
+  for (const auto& r : rows) {
+    if (r.share < 0.005) continue;
     out += fmt::format("<span title=\"{}\"><i style=\"background:{}\"></i><b>{}</b> {}</span>",
-                       escape(state_meaning(s.state)), html::state_color(s.state),
-                       state_id(s.state), format_pct(s.share, 0));
+                       escape(r.meaning), r.color, escape(r.name), format_pct(r.share, 0));
   }
   out +=
       "</div><div class=\"scroll\"><table><tr><th>state</th><th "
-      "class=\"n\">time</th><th>meaning</th></tr>";
-  for (const auto& s : v.states) {
-    if (s.share < 0.005) continue;
-    out += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>", chip(s.state),
-                       format_pct(s.share), escape(state_meaning(s.state)));
+      "class=\"n\">of all the time</th><th class=\"n\">of the steady state</th>"
+      "<th>meaning</th></tr>";
+  const double steady = 1.0 - v.edges_share;
+  for (const auto& r : rows) {
+    if (r.share < 0.005) continue;
+    const std::string name =
+        r.is_state ? chip(r.state)
+                   : fmt::format("<span class=\"chip\" style=\"background:{}\">{}</span>", r.color,
+                                 escape(r.name));
+    out += fmt::format(
+        "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>", name,
+        format_pct(r.share), r.is_state && steady > 0 ? format_pct(r.share / steady) : "–",
+        escape(r.meaning));
   }
   out += "</table></div>";
   if (v.throttled_share >= 0.05) {
@@ -236,7 +262,7 @@ void alerts(std::string& out, const Verdict& v) {
     out += fmt::format(
         "<div class=\"alert\"><span class=\"sev {0}\">{0}</span> <b>{1}</b> on GPU "
         "{2}, from +{3:.1f} s{4}{5}<div>{6}</div>",
-        severity_id(a.severity), escape(a.rule), a.gpu, a.fired_at - t0,
+        severity_id(a.severity), escape(rule_words(a.rule)), a.gpu, a.fired_at - t0,
         a.resolved_at ? fmt::format(" to +{:.1f} s", *a.resolved_at - t0)
                       : std::string(", still firing at the end"),
         a.count > 1 ? fmt::format(" ({} times)", a.count) : "", escape(a.message));
@@ -268,9 +294,11 @@ void cost(std::string& out, const Verdict& v) {
   out += html::cost_bar(v);
   out += fmt::format(
       "<div class=\"legend\"><span><i style=\"background:#22a06b\"></i>SMs at work <b>{}</b></span>"
-      "<span><i style=\"background:#e09b2d\"></i>inefficiency: kernels on idle SMs <b>{}</b></span>"
-      "<span><i style=\"background:#e5533c\"></i>idle: no kernel running <b>{}</b></span></div>",
-      money(c.useful), money(c.inefficiency), money(c.idle));
+      "<span><i style=\"background:#e09b2d\"></i>inefficiency: working, SMs idle <b>{}</b></span>"
+      "<span><i style=\"background:#e5533c\"></i>idle in the steady state <b>{}</b></span>"
+      "<span><i style=\"background:{}\"></i>start-up and tear-down, not waste <b>{}</b></span>"
+      "</div>",
+      money(c.useful), money(c.inefficiency), money(c.idle), html::kEdgesColor, money(c.edges));
   if (c.monthly_waste && *c.monthly_waste > 0) {
     out += fmt::format(
         "<div class=\"callout\">Running jobs like this one back to back would waste "

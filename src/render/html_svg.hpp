@@ -19,6 +19,8 @@ std::string escape(std::string_view text);
 std::string num(double x);
 
 std::string_view state_color(GpuState s);
+// Start-up and tear-down: grey, apart from the states' colours.
+inline constexpr const char* kEdgesColor = "#b8c0cc";
 
 // Relative time for axis labels: "0s", "45s", "2:30", "1:05:00".
 std::string clock_label(double seconds);

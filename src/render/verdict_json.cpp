@@ -39,7 +39,70 @@ ojson job_json(const Verdict& v) {
   o["signal"] = j.signal ? ojson(*j.signal) : ojson(nullptr);
   o["start"] = when(j.start);
   o["end"] = when(j.end);
+  const JobOutcome& out = v.outcome;
+  ojson end;
+  end["end"] = job_end_id(out.end);
+  end["exit_code"] = out.exit_code ? ojson(*out.exit_code) : ojson(nullptr);
+  end["signal"] = out.signal ? ojson(*out.signal) : ojson(nullptr);
+  end["signal_name"] = out.signal ? ojson(signal_name(*out.signal)) : ojson(nullptr);
+  end["died"] = out.died();
+  end["out_of_memory"] = out.out_of_memory;
+  end["gpu"] = out.gpu ? ojson(*out.gpu) : ojson(nullptr);
+  end["memory_peak_mib"] = out.memory_peak_mib ? ojson(*out.memory_peak_mib) : ojson(nullptr);
+  end["memory_total_mib"] = out.memory_total_mib ? ojson(*out.memory_total_mib) : ojson(nullptr);
+  end["lookback_s"] = kOomLookbackS;
+  o["outcome"] = std::move(end);
   return o;
+}
+
+ojson headline_json(const Verdict& v) {
+  ojson out = ojson::array();
+  for (const auto& h : v.headline) {
+    out.push_back(
+        {{"kind", h.kind}, {"text", h.text}, {"gpu", h.gpu ? ojson(*h.gpu) : ojson(nullptr)}});
+  }
+  return out;
+}
+
+ojson steady_json(const Verdict& v) {
+  const SteadyState& s = v.steady;
+  ojson o;
+  o["start"] = when(s.start);
+  o["end"] = when(s.end);
+  o["seconds"] = s.start ? ojson(round_to(*s.end - *s.start, 3)) : ojson(nullptr);
+  o["startup_share"] = ratio(v.startup_share);
+  o["teardown_share"] = ratio(v.teardown_share);
+  o["sm_active"] = ratio(v.steady_usage.sm.ratio());
+  o["tensor_active"] = ratio(v.steady_usage.tensor.ratio());
+  ojson gpus = ojson::array();
+  for (const auto& g : s.gpus) {
+    gpus.push_back({{"gpu", g.gpu},
+                    {"work_start", when(g.work_start)},
+                    {"work_end", when(g.work_end)},
+                    {"startup_s", round_to(g.startup_s, 3)},
+                    {"teardown_s", round_to(g.teardown_s, 3)}});
+  }
+  o["gpus"] = std::move(gpus);
+  ojson imbalance = ojson::array();
+  for (const auto& im : v.imbalance) {
+    imbalance.push_back({{"gpu", im.gpu},
+                         {"peer", im.peer ? ojson(*im.peer) : ojson(nullptr)},
+                         {"waiting_s", round_to(im.waiting_s, 3)},
+                         {"share", ratio(im.share)},
+                         {"sm_active", ratio(im.sm_active)},
+                         {"peer_sm_active", ratio(im.peer_sm_active)}});
+  }
+  o["imbalance"] = std::move(imbalance);
+  return o;
+}
+
+ojson fixes_json(const Verdict& v) {
+  ojson out = ojson::array();
+  for (const auto& f : v.ranked_fixes) {
+    out.push_back(
+        {{"text", f.text}, {"about", f.about}, {"tier", fix_tier_id(f.tier)}, {"gpus", f.gpus}});
+  }
+  return out;
 }
 
 ojson usage_funnel(const GpuUsage& u) {
@@ -92,6 +155,7 @@ ojson cost_json(const Cost& c) {
   o["price_source"] = text_or_null(c.price_source);
   o["gpu_hours"] = fine(c.gpu_hours);
   o["total"] = fine(c.total);
+  o["edges"] = fine(c.edges);
   o["idle"] = fine(c.idle);
   o["inefficiency"] = fine(c.inefficiency);
   o["useful"] = fine(c.useful);
@@ -171,6 +235,8 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
   o["format"] = "gpulens-report";
   o["version"] = kReportJsonVersion;
   o["host"] = text_or_null(v.host);
+  o["headline"] = v.headline.empty() ? ojson(nullptr) : ojson(v.headline.front().text);
+  o["headline_items"] = headline_json(v);
   o["job"] = job_json(v);
   o["measured"] = v.measured;
   o["not_measured"] = text_or_null(v.not_measured);
@@ -203,9 +269,11 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
                       {"gpu_hours", fine(s.gpu_hours)}});
   }
   o["states"] = std::move(states);
+  o["steady_state"] = steady_json(v);
   o["throttled_share"] = ratio(v.throttled_share);
   o["alerts"] = alerts_json(v);
   o["fixes"] = v.fixes;
+  o["fix_details"] = fixes_json(v);
   o["cost"] = cost_json(v.cost);
   o["mfu"] = mfu_json(v);
   o["phases"] = phases_json(v);

@@ -12,7 +12,7 @@ namespace gpulens {
 
 std::string verdict_to_text(const Verdict& v);
 
-inline constexpr int kReportJsonVersion = 1;
+inline constexpr int kReportJsonVersion = 2;  // 2: headline, job.outcome, steady_state
 nlohmann::ordered_json verdict_to_json(const Verdict& v);
 
 struct HtmlOptions {

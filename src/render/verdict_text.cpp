@@ -8,6 +8,7 @@
 
 #include "render/format.hpp"
 #include "render/verdict_output.hpp"
+#include "verdict/state_words.hpp"
 
 namespace gpulens {
 namespace {
@@ -46,7 +47,8 @@ std::string gpus_line(const Verdict& v) {
 void headline(std::string& out, const Verdict& v) {
   const auto& job = v.job;
   if (job.present && !job.command.empty()) {
-    std::string how = job.signal      ? fmt::format("was killed by signal {}", *job.signal)
+    std::string how = job.signal      ? fmt::format("was killed by signal {} ({})", *job.signal,
+                                                    signal_name(*job.signal))
                       : job.exit_code ? fmt::format("exited with code {}", *job.exit_code)
                                       : std::string("ran");
     out +=
@@ -55,10 +57,11 @@ void headline(std::string& out, const Verdict& v) {
     out += fmt::format("gpulens: {}{}\n", v.host.empty() ? "recording" : "recording of " + v.host,
                        v.duration_s > 0 ? ", " + format_duration(v.duration_s) : "");
   }
-  if (!v.measured) {
-    out += "  nothing was measured: " + v.not_measured + "\n";
-    return;
+  // What matters most first: the headline, then the rest in the same order.
+  for (std::size_t i = 0; i < v.headline.size(); ++i) {
+    out += fmt::format("  {:<8} {}\n", i == 0 ? "verdict" : "", v.headline[i].text);
   }
+  if (!v.measured) return;
   out += fmt::format("  GPUs     {}\n", gpus_line(v));
   std::string energy;
   if (v.energy_kwh) energy = fmt::format(", {:.3g} kWh ({})", *v.energy_kwh, v.energy_basis);
@@ -75,15 +78,33 @@ void funnel(std::string& out, const Verdict& v) {
     out += fmt::format("    {:<14} {:>6}  {:>8} GPU-h  {}\n", s.label, format_pct(s.share),
                        format_gpu_hours(*s.gpu_hours), bar(s.share));
   }
+  for (const auto& s : v.funnel.steps) {
+    out += fmt::format("    {}: {}{}\n", s.label, s.meaning,
+                       s.id == "allocated" ? ", judged from " + s.basis : std::string());
+  }
 }
 
 void states(std::string& out, const Verdict& v) {
-  if (v.states.empty()) return;
-  out += "\n  What the GPUs were doing (share of time)\n";
+  if (v.states.empty() && v.edges_share <= 0) return;
+  // Two columns: the share of all the time (adds up to 100 % with start-up and
+  // tear-down) and the share of the steady state the headline quotes.
+  const double steady = 1.0 - v.edges_share;
+  const bool apart = v.edges_share >= 0.005 && steady > 0;
+  out += fmt::format("\n  What the GPUs were doing (share of time{})\n",
+                     apart ? "; of the steady state" : "");
   for (const auto& s : v.states) {
     if (s.share < 0.005) continue;  // rounds to 0 %: noise in a summary
-    out += fmt::format("    {:<20} {:>6}  {}\n", state_id(s.state), format_pct(s.share, 0),
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", state_words(s.state), format_pct(s.share, 0),
+                       apart ? format_pct(s.share / steady, 0) : std::string(),
                        state_meaning(s.state));
+  }
+  if (v.startup_share >= 0.005) {
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "start-up", format_pct(v.startup_share, 0),
+                       "", "no GPU work yet (imports, loading, compiling): not waste of the job");
+  }
+  if (v.teardown_share >= 0.005) {
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "tear-down", format_pct(v.teardown_share, 0),
+                       "", "no GPU work after the last (saving, exiting): not waste of the job");
   }
   if (v.throttled_share >= 0.05) {
     out += fmt::format("    throttled {} of the time (clocks held down by power or heat)\n",
@@ -95,8 +116,8 @@ void alerts(std::string& out, const Verdict& v) {
   if (v.alerts.empty()) return;
   out += "\n  Alerts\n";
   for (const auto& a : v.alerts) {
-    out += fmt::format("    [{}] {} on GPU {} at {}{}{}: {}\n", severity_id(a.severity), a.rule,
-                       a.gpu, rel(a.fired_at, v),
+    out += fmt::format("    [{}] {} on GPU {} at {}{}{}: {}\n", severity_id(a.severity),
+                       rule_words(a.rule), a.gpu, rel(a.fired_at, v),
                        a.resolved_at ? ", resolved " + rel(*a.resolved_at, v) : ", still firing",
                        a.count > 1 ? fmt::format(" ({} times)", a.count) : "", a.message);
   }
@@ -116,24 +137,20 @@ void cost(std::string& out, const Verdict& v) {
   const auto money = [&](double x) { return format_money(x, c.currency); };
   out += fmt::format("\n  Cost at {} per GPU-hour ({}): {}\n", money(*c.price_per_gpu_hour),
                      c.price_source, money(*c.total));
-  if (c.idle) {
-    out += fmt::format("    {:<38} {:>9}  {}\n", "idle (no kernel running)", money(*c.idle),
-                       format_pct(*c.idle / std::max(*c.total, 1e-12), 0));
-  }
-  if (c.inefficiency) {
-    out += fmt::format("    {:<38} {:>9}  {}\n", "inefficiency (kernels on idle SMs)",
-                       money(*c.inefficiency),
-                       format_pct(*c.inefficiency / std::max(*c.total, 1e-12), 0));
-  }
-  if (c.useful) {
-    out += fmt::format("    {:<38} {:>9}  {}\n", "SMs at work", money(*c.useful),
-                       format_pct(*c.useful / std::max(*c.total, 1e-12), 0));
-  }
+  const auto line = [&](const char* label, std::optional<double> x) {
+    if (!x) return;
+    out += fmt::format("    {:<44} {:>9}  {}\n", label, money(*x),
+                       format_pct(*x / std::max(*c.total, 1e-12), 0));
+  };
+  if (c.edges && *c.edges > 0) line("start-up and tear-down (not waste)", c.edges);
+  line("idle in the steady state", c.idle);
+  line("inefficiency (working, SMs idle)", c.inefficiency);
+  line("SMs at work", c.useful);
   if (c.monthly_waste && *c.monthly_waste > 0) {
     out += fmt::format(
-        "    Running jobs like this back to back wastes about {} per month: "
-        "that is what the fixes can save.\n",
-        money(*c.monthly_waste));
+        "    Running jobs like this back to back wastes about {} per month (idle and "
+        "inefficiency, {} of the cost): that is what the fixes can save.\n",
+        money(*c.monthly_waste), format_pct(c.waste_share, 0));
   }
 }
 
@@ -178,7 +195,7 @@ void phases(std::string& out, const Verdict& v) {
   // One line per phase and GPU; the job's MFU goes on the phase's first line.
   const bool many = v.devices.size() > 1;
   out += "\n  Phases\n";
-  out += fmt::format("    {:<26} {:>7}  {:<24} {:>5} {:>5} {:>6}  {:>6} {:>8}\n", "phase", "length",
+  out += fmt::format("    {:<26} {:>7}  {:<30} {:>5} {:>5} {:>6}  {:>6} {:>8}\n", "phase", "length",
                      many ? "GPU: state" : "state", "util", "sm", "tensor", "MFU", "estimate");
   for (const auto& p : v.phases) {
     const std::size_t rows = std::max<std::size_t>(1, p.gpus.size());
@@ -187,8 +204,7 @@ void phases(std::string& out, const Verdict& v) {
       std::string util = "-", sm = "-", tensor = "-";
       if (i < p.gpus.size()) {
         const auto& g = p.gpus[i];
-        state =
-            (many ? fmt::format("{}: ", g.gpu) : std::string()) + std::string(state_id(g.state));
+        state = (many ? fmt::format("{}: ", g.gpu) : std::string()) + state_words(g.state);
         if (std::find(g.flags.begin(), g.flags.end(), "throttled") != g.flags.end()) {
           state += " +thr";
         }
@@ -201,7 +217,7 @@ void phases(std::string& out, const Verdict& v) {
         tensor = num(Metric::TensorActive);
       }
       const bool first = i == 0;
-      out += fmt::format("    {:<26} {:>7}  {:<24} {:>5} {:>5} {:>6}  {:>6} {:>8}\n",
+      out += fmt::format("    {:<26} {:>7}  {:<30} {:>5} {:>5} {:>6}  {:>6} {:>8}\n",
                          first ? p.name : "", first ? format_duration(p.end - p.start) : "", state,
                          util, sm, tensor, first && p.mfu ? format_pct(p.mfu) : "-",
                          first && p.estimate ? format_pct(p.estimate) : "-");

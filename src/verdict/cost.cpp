@@ -5,7 +5,7 @@
 namespace gpulens {
 
 Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, double duration_s,
-                  std::optional<double> kernel_share, std::optional<double> sm_share) {
+                  const CostShares& shares) {
   Cost c;
   c.price_per_gpu_hour = price_per_gpu_hour;
   c.gpu_hours = gpu_hours;
@@ -13,14 +13,17 @@ Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, do
   if (!price_per_gpu_hour) return c;
   const double price = *price_per_gpu_hour;
   c.total = gpu_hours * price;
-  if (kernel_share) {
-    const double kernel = std::clamp(*kernel_share, 0.0, 1.0);
-    c.idle = *c.total * (1.0 - kernel);
-    if (sm_share) {
-      // SM activity can read a little above utilization (the counters average over
-      // different intervals); the SMs cannot work longer than kernels run.
-      const double sm = std::clamp(*sm_share, 0.0, kernel);
-      c.inefficiency = *c.total * (kernel - sm);
+  const double edges = std::clamp(shares.edges, 0.0, 1.0);
+  c.edges = *c.total * edges;
+  if (shares.idle) {
+    const double idle = std::clamp(*shares.idle, 0.0, 1.0 - edges);
+    c.idle = *c.total * idle;
+    if (shares.sm_active) {
+      // The SMs work in the working states (a blip in an idle window is noise):
+      // they cannot work longer than those states last.
+      const double work = 1.0 - edges - idle;
+      const double sm = std::clamp(*shares.sm_active, 0.0, work);
+      c.inefficiency = *c.total * (work - sm);
       c.useful = *c.total * sm;
     }
     c.waste = *c.idle + c.inefficiency.value_or(0);

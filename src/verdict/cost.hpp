@@ -1,7 +1,10 @@
 #pragma once
-// What the GPU time cost, and where the money went: to time with no kernel
-// running (idle), to kernels that left the SMs idle (inefficiency), and to SMs
-// at work. Pure arithmetic over the funnel; docs/report.md gives the formulas.
+// What the GPU time cost, and where the money went: to the job's start-up and
+// tear-down (reported apart, not as waste), to idle time in its steady state,
+// to working time with the SMs idle (gaps between kernels, kernels on few SMs:
+// inefficiency), and to SMs at work. The idle and edge shares are the states'
+// (the same seconds as "What the GPUs were doing"), the SMs at work the funnel's
+// SM-active share; docs/report.md gives the formulas.
 #include <optional>
 #include <string>
 
@@ -19,8 +22,9 @@ struct Cost {
   double gpu_hours = 0;
   double duration_h = 0;
   std::optional<double> total;
-  std::optional<double> idle;          // paid while no kernel ran
-  std::optional<double> inefficiency;  // paid while kernels ran on idle SMs
+  std::optional<double> edges;         // start-up and tear-down: paid, not waste
+  std::optional<double> idle;          // idle states in the steady state
+  std::optional<double> inefficiency;  // working states, SMs idle
   std::optional<double> useful;        // paid while SMs worked
   std::optional<double> waste;         // idle + inefficiency
   std::optional<double> waste_share;   // waste / total
@@ -29,9 +33,15 @@ struct Cost {
   std::optional<double> monthly_cost;
 };
 
-// Shares are of paid GPU time (the funnel's kernel_active and sm_active). Without
-// sm_active, inefficiency is unknown and waste counts idle time only.
+// Shares of the paid GPU time.
+struct CostShares {
+  double edges = 0;                 // start-up and tear-down states
+  std::optional<double> idle;       // idle states in the steady state; nullopt: not diagnosed
+  std::optional<double> sm_active;  // the funnel's SM-active share
+};
+
+// Without sm_active, inefficiency is unknown and waste counts idle time only.
 Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, double duration_s,
-                  std::optional<double> kernel_share, std::optional<double> sm_share);
+                  const CostShares& shares);
 
 }  // namespace gpulens

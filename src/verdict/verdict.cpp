@@ -98,24 +98,92 @@ Trace job_trace(const Trace& trace, const std::vector<int>& gpus, const Verdict&
   return sub;
 }
 
+// The states as the timeline gives them, so that the states, the start-up and
+// tear-down and the cost split are shares of the same seconds.
 void collect_states(Verdict& v) {
-  StateShares sum;
   double throttled = 0;
+  double diagnosed = 0;
   for (const auto& g : v.diagnosis.gpus) {
-    for (std::size_t i = 0; i < sum.seconds.size(); ++i) sum.seconds[i] += g.shares.seconds[i];
     throttled += g.throttled_share * g.shares.total();
+    diagnosed += g.shares.total();
   }
-  const double total = sum.total();
+  if (diagnosed > 0) v.throttled_share = throttled / diagnosed;
+  const double total = v.steady.total_s;
   if (total <= 0) return;
-  v.throttled_share = throttled / total;
+  v.startup_share = v.steady.startup_s / total;
+  v.teardown_share = v.steady.teardown_s / total;
+  v.edges_share = v.startup_share + v.teardown_share;
   for (const auto s : all_states()) {
-    const double secs = sum.seconds[state_index(s)];
+    const double secs = v.steady.steady.seconds[state_index(s)];
     if (secs <= 0) continue;
     // Diagnosed seconds stand for the paid hours in the same proportion.
     v.states.push_back({s, secs / total, secs / total * v.gpu_hours});
   }
   std::stable_sort(v.states.begin(), v.states.end(),
                    [](const StateShare& a, const StateShare& b) { return a.share > b.share; });
+}
+
+// "... while GPU 0 of the same job is busy": the peer the diagnosis named.
+std::optional<int> peer_of(const TimelineRun& run) {
+  static const std::string kKey = " of the same job";
+  for (const std::string* text : {&run.summary}) {
+    const auto at = text->find(kKey);
+    if (at == std::string::npos) continue;
+    const auto gpu = text->rfind("GPU ", at);
+    if (gpu == std::string::npos) continue;
+    try {
+      return std::stoi(text->substr(gpu + 4, at - gpu - 4));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  for (const auto& e : run.evidence) {
+    const auto at = e.note.find(kKey);
+    if (e.note.starts_with("GPU ") && at != std::string::npos) {
+      try {
+        return std::stoi(e.note.substr(4, at - 4));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+const GpuUsage* usage_of(const std::vector<GpuUsage>& usage, int gpu) {
+  for (const auto& u : usage) {
+    if (u.gpu == gpu) return &u;
+  }
+  return nullptr;
+}
+
+// GPUs of the job that waited on another for a real share of the steady state.
+void find_imbalance(Verdict& v) {
+  if (v.devices.size() < 2) return;
+  std::map<int, Imbalance> by_gpu;
+  for (const auto& run : v.diagnosis.timeline) {
+    if (run.state != GpuState::WaitingOnPeer || v.steady.in_edges(run.gpu, run.start, run.end))
+      continue;
+    Imbalance& im = by_gpu[run.gpu];
+    im.gpu = run.gpu;
+    im.waiting_s += run.end - run.start;
+    if (!im.peer) im.peer = peer_of(run);
+  }
+  for (auto& [gpu, im] : by_gpu) {
+    const GpuSpan* span = v.steady.span(gpu);
+    const double steady =
+        span != nullptr && span->work_start ? *span->work_end - *span->work_start : v.duration_s;
+    im.share = steady > 0 ? im.waiting_s / steady : 0;
+    if (im.waiting_s < kImbalanceMinS || im.share < kImbalanceMinShare) continue;
+    if (const auto* u = usage_of(v.steady_by_gpu, gpu)) im.sm_active = u->sm.ratio();
+    if (im.peer) {
+      if (const auto* u = usage_of(v.steady_by_gpu, *im.peer)) im.peer_sm_active = u->sm.ratio();
+    }
+    v.imbalance.push_back(im);
+  }
+  std::stable_sort(
+      v.imbalance.begin(), v.imbalance.end(),
+      [](const Imbalance& a, const Imbalance& b) { return a.waiting_s > b.waiting_s; });
 }
 
 // Tensor activity at the peak clock, over several windows and all the job's GPUs.
@@ -241,13 +309,38 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
     v.energy_basis = v.total.energy_basis;
   }
   v.funnel = build_funnel(v.total, v.gpu_hours);
+  v.outcome = job_outcome(trace, v.job, gpus);
+  v.steady = find_steady_state(v.diagnosis, o.edges_apart);
+  if (v.steady.any_work()) {
+    UsageOptions steady = uo;
+    steady.from = *v.steady.start;
+    steady.to = *v.steady.end;
+    v.steady_by_gpu = measure_usage(trace, gpus, steady);
+    v.steady_usage = total_usage(v.steady_by_gpu);
+  }
   collect_states(v);
+  find_imbalance(v);
   v.alerts = v.diagnosis.alerts;
-  v.fixes = top_fixes(v.diagnosis, v.diagnosis.end.value_or(0), o.max_fixes);
-  const auto kernel = v.funnel.step("kernel_active");
+  FixInputs fi;
+  fi.end = v.diagnosis.end.value_or(0);
+  fi.count = o.max_fixes;
+  fi.steady = &v.steady;
+  fi.outcome = &v.outcome;
+  fi.job_gpus = v.devices.size();
+  if (const auto t = v.steady_usage.tensor.ratio()) fi.steady_tensor_pct = *t * 100;
+  v.ranked_fixes = rank_fixes(v.diagnosis, fi);
+  for (const auto& f : v.ranked_fixes) v.fixes.push_back(f.text);
   const auto sm = v.funnel.step("sm_active");
-  Cost cost = compute_cost(v.cost.price_per_gpu_hour, v.gpu_hours, v.duration_s,
-                           kernel ? kernel->share : std::nullopt, sm ? sm->share : std::nullopt);
+  CostShares shares;
+  shares.edges = v.edges_share;
+  if (v.steady.total_s > 0) {
+    shares.idle = 0;
+    for (const auto& st : v.states) {
+      if (!is_work_state(st.state) && st.state != GpuState::Unknown) *shares.idle += st.share;
+    }
+  }
+  if (sm) shares.sm_active = sm->share;
+  Cost cost = compute_cost(v.cost.price_per_gpu_hour, v.gpu_hours, v.duration_s, shares);
   cost.currency = v.cost.currency;
   cost.price_source = v.cost.price_source;
   v.cost = cost;
@@ -263,6 +356,7 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
     build_mfu(trace, gpus, uo, o, v);  // after the phases: the job's work may come from them
   }
   for (const auto& n : v.diagnosis.notes) v.notes.push_back(n);
+  v.headline = build_headline(v);
   return v;
 }
 

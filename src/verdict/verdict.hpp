@@ -11,8 +11,12 @@
 #include "core/job_marks.hpp"
 #include "diagnosis/timeline.hpp"
 #include "verdict/cost.hpp"
+#include "verdict/fixes.hpp"
 #include "verdict/gpu_models.hpp"
+#include "verdict/headline.hpp"
 #include "verdict/mfu.hpp"
+#include "verdict/outcome.hpp"
+#include "verdict/steady_state.hpp"
 #include "verdict/usage.hpp"
 
 namespace gpulens {
@@ -29,12 +33,30 @@ struct VerdictOptions {
   const GpuModelTable* models = nullptr;  // nullptr: no peak table
   const PriceTable* prices = nullptr;     // nullptr: no price table
   std::size_t max_fixes = 3;
+  // Start-up and tear-down of a job or a recording are reported apart; a range
+  // of the agent's history has none (its first idle minutes are idle GPUs).
+  bool edges_apart = true;
 };
+
+// At least this long and this share of a GPU's steady state waiting on a peer
+// is an imbalance worth a headline (shorter waits are a collective's tail).
+inline constexpr double kImbalanceMinS = 2.0;
+inline constexpr double kImbalanceMinShare = 0.05;
 
 struct StateShare {
   GpuState state = GpuState::Unknown;
   double share = 0;  // of the time the GPUs were diagnosed
   double gpu_hours = 0;
+};
+
+// One GPU of a multi-GPU job that waited on another in the steady state.
+struct Imbalance {
+  int gpu = 0;
+  std::optional<int> peer;  // the busy GPU it waited for, where the diagnosis named it
+  double waiting_s = 0;
+  double share = 0;                      // of the GPU's steady state
+  std::optional<double> sm_active;       // the GPU's SM activity over the steady state
+  std::optional<double> peer_sm_active;  // ... and its peer's
 };
 
 struct MfuSummary {
@@ -83,10 +105,22 @@ struct Verdict {
   std::vector<GpuUsage> usage;  // per GPU
   GpuUsage total;
   Funnel funnel;
-  std::vector<StateShare> states;  // most time first
+  JobOutcome outcome;
+  SteadyState steady;
+  GpuUsage steady_usage;                // all GPUs, between the first and last work
+  std::vector<GpuUsage> steady_by_gpu;  // per GPU, over the same span
+  std::vector<Imbalance> imbalance;
+  std::vector<HeadlineItem> headline;  // the first is the headline
+  // Shares of the diagnosed time, the steady state's states and the start-up
+  // and tear-down (edges) apart: they add up to one.
+  std::vector<StateShare> states;  // steady state, most time first
+  double edges_share = 0;          // start-up and tear-down
+  double startup_share = 0;
+  double teardown_share = 0;
   double throttled_share = 0;
   std::vector<AlertRecord> alerts;
-  std::vector<std::string> fixes;  // the few that matter most
+  std::vector<RankedFix> ranked_fixes;
+  std::vector<std::string> fixes;  // the few that matter most: ranked_fixes' texts
   Cost cost;
   MfuSummary mfu;
   std::vector<PhaseRow> phases;

@@ -74,14 +74,23 @@ TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
   }
   // The bill adds up, at the table's price for the model.
   const Cost& c = v.cost;
-  ASSERT_TRUE(c.total && c.idle && c.inefficiency && c.useful);
+  ASSERT_TRUE(c.total && c.edges && c.idle && c.inefficiency && c.useful);
   EXPECT_NEAR(*c.total, v.gpu_hours * *c.price_per_gpu_hour, 1e-12);
-  EXPECT_NEAR(*c.idle + *c.inefficiency + *c.useful, *c.total, 1e-12);
-  EXPECT_NEAR(*c.idle, *c.total * (1 - *v.funnel.step("kernel_active")->share), 1e-12);
+  EXPECT_NEAR(*c.edges + *c.idle + *c.inefficiency + *c.useful, *c.total, 1e-12);
   EXPECT_NEAR(*c.monthly_waste, *c.waste / (v.duration_s / 3600) * 730, 1e-9);
-  double shares = 0;
-  for (const auto& s : v.states) shares += s.share;
+  // One accounting: the states (start-up and tear-down apart) add up to one, and
+  // the cost's idle and edge lines are the same shares of the bill.
+  double shares = v.edges_share;
+  double idle = 0;
+  for (const auto& s : v.states) {
+    shares += s.share;
+    if (s.state == GpuState::Idle || s.state == GpuState::IdleHoldingMemory) idle += s.share;
+  }
   EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_NEAR(*c.idle, *c.total * idle, 1e-12);
+  EXPECT_NEAR(*c.edges, *c.total * v.edges_share, 1e-12);
+  // The SMs at work are the funnel's SM-active hours.
+  EXPECT_NEAR(*c.useful, *c.total * *v.funnel.step("sm_active")->share, 1e-12);
   EXPECT_LE(v.fixes.size(), 3u);
   EXPECT_FALSE(v.fixes.empty());
 }

@@ -104,7 +104,7 @@ TEST(ReportHtml, NothingMeasuredSaysSo) {
   EXPECT_NE(html.find("Nothing was measured"), std::string::npos);
   EXPECT_NE(html.find("cannot load NVML"), std::string::npos);
   const std::string text = verdict_to_text(v);
-  EXPECT_NE(text.find("nothing was measured: cannot load NVML"), std::string::npos) << text;
+  EXPECT_NE(text.find("Nothing was measured: cannot load NVML"), std::string::npos) << text;
 }
 
 }  // namespace

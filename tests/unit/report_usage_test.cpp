@@ -104,31 +104,35 @@ TEST(ReportUsage, WindowAndUnknownGpus) {
   EXPECT_FALSE(usage[1].kernel.ratio());  // not measured is not 0
 }
 
-TEST(ReportCost, SplitsTheBillIntoIdleInefficiencyAndWork) {
-  // 10 GPU-hours in 5 wall hours at $2: $20; kernels 60 %, SMs 30 %.
-  const Cost c = compute_cost(2.0, 10.0, 5 * 3600.0, 0.6, 0.3);
+TEST(ReportCost, SplitsTheBillIntoEdgesIdleInefficiencyAndWork) {
+  // 10 GPU-hours in 5 wall hours at $2: $20; start-up and tear-down 10 %, idle
+  // states 30 %, SMs 30 %: the working states (60 %) leave 30 % with idle SMs.
+  const Cost c = compute_cost(2.0, 10.0, 5 * 3600.0, {0.1, 0.3, 0.3});
   EXPECT_DOUBLE_EQ(c.total.value(), 20);
-  EXPECT_DOUBLE_EQ(c.idle.value(), 8);
+  EXPECT_DOUBLE_EQ(c.edges.value(), 2);
+  EXPECT_DOUBLE_EQ(c.idle.value(), 6);
   EXPECT_DOUBLE_EQ(c.inefficiency.value(), 6);
   EXPECT_DOUBLE_EQ(c.useful.value(), 6);
-  EXPECT_DOUBLE_EQ(c.waste.value(), 14);
-  EXPECT_DOUBLE_EQ(c.waste_share.value(), 0.7);
-  // $14 wasted per 5 hours, for 730 hours a month.
-  EXPECT_DOUBLE_EQ(c.monthly_waste.value(), 14.0 / 5 * 730);
+  // Start-up and tear-down are paid but are not waste of the job.
+  EXPECT_DOUBLE_EQ(c.waste.value(), 12);
+  EXPECT_DOUBLE_EQ(c.waste_share.value(), 0.6);
+  // $12 wasted per 5 hours, for 730 hours a month.
+  EXPECT_DOUBLE_EQ(c.monthly_waste.value(), 12.0 / 5 * 730);
   EXPECT_DOUBLE_EQ(c.monthly_cost.value(), 20.0 / 5 * 730);
 }
 
 TEST(ReportCost, NoPriceNoMoneyAndNoSmActivityNoInefficiency) {
-  const Cost none = compute_cost(std::nullopt, 10, 3600, 0.5, 0.2);
+  const Cost none = compute_cost(std::nullopt, 10, 3600, {0, 0.5, 0.2});
   EXPECT_FALSE(none.total);
   EXPECT_FALSE(none.waste);
-  const Cost no_sm = compute_cost(1.0, 10, 3600, 0.5, std::nullopt);
+  const Cost no_sm = compute_cost(1.0, 10, 3600, {0, 0.5, std::nullopt});
   EXPECT_DOUBLE_EQ(no_sm.idle.value(), 5);
   EXPECT_FALSE(no_sm.inefficiency);
   EXPECT_DOUBLE_EQ(no_sm.waste.value(), 5);
-  // SM activity reading above utilization does not make inefficiency negative.
-  const Cost over = compute_cost(1.0, 10, 3600, 0.5, 0.55);
+  // SM activity above the working states' share does not make inefficiency negative.
+  const Cost over = compute_cost(1.0, 10, 3600, {0, 0.5, 0.55});
   EXPECT_DOUBLE_EQ(over.inefficiency.value(), 0);
+  EXPECT_DOUBLE_EQ(over.useful.value(), 5);
 }
 
 }  // namespace

@@ -135,6 +135,51 @@ TEST(RunCli, ReplayGivesTheVerdictAndTheReports) {
   EXPECT_NE(read_file(html).find("<code>true</code>"), std::string::npos);
 }
 
+// A recording of a job whose memory grows to the card's ceiling: replayed under
+// a job that then fails, gpulens must say it died out of memory, first.
+std::string leaking_trace() {
+  const std::string path = temp_path("leak.trace.jsonl");
+  std::ofstream out(path);
+  out << R"({"format":"gpu-trace","version":1,"interval_s":1.0,"host":"test","devices":)"
+      << R"([{"index":0,"name":"NVIDIA H100 80GB HBM3","mem_total_mib":81559,"sm_count":132,)"
+      << R"("power_limit_w":700}]})"
+      << "\n";
+  for (int i = 1; i <= 60; ++i) {
+    out << fmt::format(
+               R"({{"t":{},"gpu":0,"gpu_util":40,"sm_active":35,"tensor_active":30,"dram_active":5,)"
+               R"("power_w":300,"mem_used_mib":{:.0f}}})",
+               1000 + i, 2000 + (81300.0 - 2000) * i / 60)
+        << "\n";
+  }
+  return path;
+}
+
+TEST(RunCli, AJobThatFailsWithMemoryAtTheCeilingDiedOutOfMemory) {
+  const std::string json = temp_path("oom.json");
+  const auto r = shell(kBin + " run --replay " + leaking_trace() + " --speed 0 -o " + json +
+                       " -- sh -c 'echo CUDA out of memory >&2; exit 1'");
+  EXPECT_EQ(r.exit_code, 1);  // the job's, passed through
+  // The verdict leads with the death, before the funnel and the states.
+  const auto verdict = r.err.find("verdict  The job died out of memory");
+  ASSERT_NE(verdict, std::string::npos) << r.err;
+  EXPECT_LT(verdict, r.err.find("Utilization funnel"));
+  EXPECT_NE(r.err.find("79.4 of 79.6 GiB"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(j["job"]["exit_code"], 1);
+  EXPECT_EQ(j["job"]["outcome"]["end"], "failed");
+  EXPECT_EQ(j["job"]["outcome"]["out_of_memory"], true);
+  EXPECT_EQ(j["headline_items"][0]["kind"], "out_of_memory");
+  EXPECT_EQ(j["fix_details"][0]["tier"], "out_of_memory");
+  // The same recording under a job that succeeds is no death.
+  const auto ok =
+      shell(kBin + " run -q --replay " + leaking_trace() + " --speed 0 -o " + json + " -- true");
+  EXPECT_EQ(ok.exit_code, 0);
+  const auto k = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(k["job"]["outcome"]["end"], "exited");
+  EXPECT_EQ(k["job"]["outcome"]["out_of_memory"], false);
+  EXPECT_NE(k["headline_items"][0]["kind"], "out_of_memory");
+}
+
 TEST(RunCli, StepMarksFromTheJobGiveModelFlopsMfu) {
   // Three steps one second apart inside the recording, 2e14 FLOPs each:
   // 2e14 FLOP/s over the H100's 989.4 TFLOP/s.
@@ -160,7 +205,7 @@ TEST(RunCli, WithoutGpusTheJobStillRunsAndNothingIsMeasured) {
   const auto r = shell(kBin + " run -- sh -c 'echo ran; exit 4'");
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_EQ(r.out, "ran\n");
-  EXPECT_NE(r.err.find("nothing was measured"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Nothing was measured"), std::string::npos) << r.err;
 }
 
 // Starts gpulens with its stdout and stderr in files; the test then signals it.

@@ -1,0 +1,197 @@
+#include "verdict/headline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "verdict/state_words.hpp"
+#include "verdict/verdict.hpp"
+
+namespace gpulens {
+namespace {
+
+std::string pct(double share) {
+  return fmt::format("{:.0f} %", share * 100);
+}
+
+std::string gib(double mib) {
+  return fmt::format("{:.1f}", mib / 1024.0);
+}
+
+double job_seconds(const Verdict& v) {
+  if (v.job.start && v.job.end && *v.job.end > *v.job.start) return *v.job.end - *v.job.start;
+  return v.duration_s;
+}
+
+std::string at(const Verdict& v, double t) {
+  return fmt::format("+{:.1f} s", t - v.start.value_or(t));
+}
+
+std::string on_gpu(const Verdict& v, int gpu) {
+  return v.devices.size() > 1 ? fmt::format(" of GPU {}", gpu) : std::string();
+}
+
+std::optional<HeadlineItem> death(const Verdict& v) {
+  const JobOutcome& o = v.outcome;
+  if (!o.died()) return std::nullopt;
+  const std::string after = format_duration(job_seconds(v));
+  const std::string how = o.signal ? "killed by " + signal_name(*o.signal)
+                                   : fmt::format("exit code {}", o.exit_code.value_or(0));
+  HeadlineItem item;
+  item.gpu = o.gpu;
+  if (o.out_of_memory) {
+    item.kind = "out_of_memory";
+    item.text = fmt::format(
+        "The job died out of memory after {} ({}): device memory{} reached {} "
+        "of {} GiB.",
+        after, how, on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib),
+        gib(*o.memory_total_mib));
+    return item;
+  }
+  item.kind = "died";
+  item.text = o.signal
+                  ? fmt::format("The job was killed by {} after {}.", signal_name(*o.signal), after)
+                  : fmt::format("The job failed with exit code {} after {}.",
+                                o.exit_code.value_or(0), after);
+  if (o.memory_peak_mib && o.memory_total_mib) {
+    item.text += fmt::format(
+        " Device memory{} stood at {} of {} GiB in its last seconds: not out "
+        "of memory.",
+        on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib), gib(*o.memory_total_mib));
+  }
+  return item;
+}
+
+std::string alert_text(const Verdict& v, const AlertRecord& a) {
+  return fmt::format(
+      "{} ({}) on GPU {} from {}{}: {}", rule_words(a.rule), severity_id(a.severity), a.gpu,
+      at(v, a.fired_at),
+      a.resolved_at ? ", resolved " + at(v, *a.resolved_at) : ", still firing at the end",
+      a.message);
+}
+
+// "compute-bound 48 %, interconnect-bound 33 %" over the steady state.
+std::string mix(const Verdict& v) {
+  const double steady = 1.0 - v.edges_share;
+  if (steady <= 0 || v.states.empty()) return {};
+  std::string out;
+  int listed = 0;
+  const double top = v.states.front().share / steady;
+  for (const auto& s : v.states) {
+    const double share = s.share / steady;
+    if (listed == 3 || (listed > 0 && share < 0.05)) break;
+    std::optional<double> held;
+    if (s.state == GpuState::IdleHoldingMemory) held = v.steady_usage.peak_mem_mib;
+    out += (listed == 0 ? "" : ", ") + state_words(s.state, held) + " " + pct(share);
+    ++listed;
+  }
+  if (top >= 0.6 && top < 0.995) out = "mostly " + out;
+  return out;
+}
+
+std::string imbalance_text(const Imbalance& im) {
+  std::string out =
+      fmt::format("GPU {} waited on {} for {:.1f} s ({} of its steady state)", im.gpu,
+                  im.peer ? fmt::format("GPU {}", *im.peer) : std::string("another GPU"),
+                  im.waiting_s, pct(im.share));
+  if (im.sm_active && im.peer_sm_active) {
+    out += fmt::format(": SMs busy {} against {} on GPU {}", pct(*im.sm_active),
+                       pct(*im.peer_sm_active), *im.peer);
+  }
+  return out;
+}
+
+HeadlineItem steady_state(const Verdict& v) {
+  HeadlineItem item;
+  if (!v.steady.any_work()) {
+    // Nothing worked: the whole job is its idle time, no start-up to set apart.
+    item.kind = "idle";
+    const GpuState s = v.states.empty() ? GpuState::Idle : v.states.front().state;
+    item.text = fmt::format("No GPU work ran in {}: {}.", format_duration(v.duration_s),
+                            state_words(s, v.total.peak_mem_mib));
+    return item;
+  }
+  item.kind = "steady_state";
+  const double steady_s = *v.steady.end - *v.steady.start;
+  const double before = *v.steady.start - v.start.value_or(*v.steady.start);
+  const double after = v.end.value_or(*v.steady.end) - *v.steady.end;
+  std::string edges;
+  if (before >= 0.5 && after >= 0.5) {
+    edges = fmt::format(", between {} of start-up and {} of tear-down", format_duration(before),
+                        format_duration(after));
+  } else if (before >= 0.5) {
+    edges = fmt::format(", after {} of start-up", format_duration(before));
+  } else if (after >= 0.5) {
+    edges = fmt::format(", before {} of tear-down", format_duration(after));
+  }
+  item.text = fmt::format("Steady state, {} of {}{}: {}", format_duration(steady_s),
+                          format_duration(v.duration_s), edges, mix(v));
+  const auto sm = v.steady_usage.sm.ratio();
+  const auto tensor = v.steady_usage.tensor.ratio();
+  if (sm) {
+    item.text += fmt::format(" (SMs busy {}{})", pct(*sm),
+                             tensor ? ", tensor pipes " + pct(*tensor) : std::string());
+  }
+  const double steady = 1.0 - v.edges_share;
+  const bool healthy = !v.states.empty() && v.states.front().state == GpuState::ComputeBound &&
+                       steady > 0 && v.states.front().share / steady >= 0.6;
+  if (healthy && v.imbalance.empty()) item.text += ": healthy, the SMs do the work";
+  if (!v.imbalance.empty()) item.text += "; imbalance: " + imbalance_text(v.imbalance.front());
+  item.text += ".";
+  return item;
+}
+
+}  // namespace
+
+std::vector<HeadlineItem> build_headline(const Verdict& v) {
+  std::vector<HeadlineItem> out;
+  if (!v.measured) {
+    if (auto d = death(v)) out.push_back(*d);
+    out.push_back({"not_measured", "Nothing was measured: " + v.not_measured, std::nullopt});
+    return out;
+  }
+  if (auto d = death(v)) out.push_back(*d);
+  // The alert that forecast an out-of-memory death comes right after it.
+  if (v.outcome.out_of_memory) {
+    for (const auto& a : v.alerts) {
+      if (a.rule == "memory_growth") out.push_back({"alert", alert_text(v, a), a.gpu});
+    }
+  }
+  for (const auto& a : v.alerts) {
+    if (a.rule != "stalled") continue;
+    const double until = a.resolved_at.value_or(v.end.value_or(a.fired_at));
+    out.push_back({"hang",
+                   fmt::format("Hang from {} for {}: {}", at(v, a.since),
+                               format_duration(std::max(0.0, until - a.since)), a.message),
+                   a.gpu});
+  }
+  for (const auto& a : v.alerts) {
+    if (a.severity != Severity::Critical || a.rule == "stalled") continue;
+    if (v.outcome.out_of_memory && a.rule == "memory_growth") continue;
+    out.push_back({"critical_alert", alert_text(v, a), a.gpu});
+  }
+  out.push_back(steady_state(v));
+  for (std::size_t i = 1; i < v.imbalance.size(); ++i) {
+    out.push_back({"imbalance", imbalance_text(v.imbalance[i]) + ".", v.imbalance[i].gpu});
+  }
+  if (v.steady.any_work() && v.edges_share >= 0.005) {
+    const double before = *v.steady.start - v.start.value_or(*v.steady.start);
+    const double after = v.end.value_or(*v.steady.end) - *v.steady.end;
+    std::string parts;
+    if (v.startup_share >= 0.005) {
+      parts = fmt::format("Start-up ({}, {} of the GPU time)", format_duration(before),
+                          pct(v.startup_share));
+    }
+    if (v.teardown_share >= 0.005) {
+      parts +=
+          fmt::format("{} ({}, {} of the GPU time)", parts.empty() ? "Tear-down" : " and tear-down",
+                      format_duration(after), pct(v.teardown_share));
+    }
+    out.push_back({"edges",
+                   parts + " ran no sustained GPU work: reported apart, not counted as waste.",
+                   std::nullopt});
+  }
+  return out;
+}
+
+}  // namespace gpulens

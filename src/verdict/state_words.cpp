@@ -1,0 +1,51 @@
+#include "verdict/state_words.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpulens {
+
+std::string state_words(GpuState state) {
+  switch (state) {
+    case GpuState::Idle:
+      return "idle";
+    case GpuState::IdleHoldingMemory:
+      return "idle while holding memory";
+    case GpuState::ComputeBound:
+      return "compute-bound";
+    case GpuState::MemoryBound:
+      return "memory-bound";
+    case GpuState::InterconnectBound:
+      return "interconnect-bound";
+    case GpuState::PcieBound:
+      return "PCIe-bound";
+    case GpuState::HostBound:
+      return "host-bound";
+    case GpuState::LaunchBound:
+      return "launch-bound";
+    case GpuState::SmUnderused:
+      return "few SMs busy";
+    case GpuState::WaitingOnPeer:
+      return "waiting on another GPU";
+    case GpuState::Unknown:
+    case GpuState::Count:
+      break;
+  }
+  return "not known";
+}
+
+std::string state_words(GpuState state, std::optional<double> held_mib) {
+  if (state == GpuState::IdleHoldingMemory && held_mib && *held_mib > 0) {
+    return fmt::format("idle while holding {:.1f} GiB", *held_mib / 1024.0);
+  }
+  return state_words(state);
+}
+
+std::string rule_words(const std::string& rule) {
+  std::string out = rule;
+  std::replace(out.begin(), out.end(), '_', ' ');
+  return out;
+}
+
+}  // namespace gpulens
