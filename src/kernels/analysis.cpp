@@ -363,6 +363,32 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
     view.devices.push_back(std::move(dv));
   }
 
+  if (!view.devices.empty()) {
+    static const char* const kWhy[] = {"launch overhead between back-to-back kernels",
+                                       "kernel launches the host could not issue faster",
+                                       "short host stalls (Python, synchronisations)",
+                                       "the host (data loading, Python, I/O)",
+                                       "the host (data loading, I/O, long host work)"};
+    const DeviceView& d = view.devices.front();
+    const IdleStats& w = d.steps ? d.steps->idle : d.activity;
+    std::size_t top_bucket = 0;
+    for (std::size_t i = 1; i < w.gaps.seconds.size(); ++i) {
+      if (w.gaps.seconds[i] > w.gaps.seconds[top_bucket]) top_bucket = i;
+    }
+    view.headline =
+        fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100,
+                    d.steps ? "the marked steps" : "the time from its first to its last work");
+    if (w.idle_share > 0.005) {
+      view.headline += fmt::format("; the idle {:.0f} % lies mostly in gaps of {}: {}",
+                                   w.idle_share * 100, kGapLabels[top_bucket], kWhy[top_bucket]);
+    }
+    if (!view.top.empty()) {
+      view.headline += fmt::format(". `{}` holds {:.0f} % of kernel time",
+                                   view.top.front().short_name, view.top.front().share * 100);
+    }
+    view.headline += ".";
+  }
+
   // Findings: rules in docs/kernels.md.
   for (const auto& k : view.top) {
     if (k.coverage_known && k.share >= 0.05 && k.sms_used * 2 < k.sms) {

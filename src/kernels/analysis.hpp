@@ -99,6 +99,8 @@ struct KernelView {
   double sync_s = 0;
   std::vector<DeviceView> devices;
   std::vector<Finding> findings;
+  // One sentence: how busy the GPU was and where its idle time lies, in words.
+  std::string headline;
   std::uint64_t dropped = 0;
 };
 

@@ -25,6 +25,7 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
   j["status"] = v.status;
   j["notes"] = v.notes;
   if (!v.available) return j;
+  j["headline"] = v.headline;
   j["launches"] = v.launches;
   j["kernel_s"] = v.kernel_s;
   j["kernel_names"] = v.kernel_names;

@@ -37,6 +37,7 @@ std::string kernels_to_text(const kernels::KernelView& v) {
     for (const auto& n : v.notes) out += "\n  " + n;
     return out + "\n";
   }
+  out += "  " + v.headline + "\n";
   out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
                      dur(v.kernel_s), v.kernel_names);
   for (const auto& d : v.devices) {

@@ -95,6 +95,10 @@ TEST(KernelsAnalysis, TinyKernelsBackToBackAreLaunchBoundAndUseFewSms) {
   EXPECT_EQ(a.gaps.count[0] + a.gaps.count[2] + a.gaps.count[3] + a.gaps.count[4], 0u);
   EXPECT_NE(finding(*v, "launch_bound"), nullptr);
   EXPECT_EQ(finding(*v, "host_bound"), nullptr);
+  EXPECT_NE(v->headline.find("The GPU was busy 25 % of the time from its first to its last work; "
+                             "the idle 75 % lies mostly in gaps of 10-100 us"),
+            std::string::npos)
+      << v->headline;
   const Finding* low = finding(*v, "low_sm_coverage");
   ASSERT_NE(low, nullptr);
   EXPECT_NE(low->text.find("`softmax_kernel` takes 100 % of GPU time with 4 of 132 SMs busy"),
@@ -129,6 +133,10 @@ TEST(KernelsAnalysis, LongGapsInsideMarkedStepsAreHostBound) {
   EXPECT_EQ(d.steps->idle.gaps.count[4], 10u);  // one 250 ms gap per step
   EXPECT_NE(finding(*v, "host_bound"), nullptr);
   EXPECT_EQ(finding(*v, "launch_bound"), nullptr);
+  EXPECT_NE(v->headline.find("The GPU was busy 17 % of the marked steps; the idle 83 % lies mostly "
+                             "in gaps of > 10 ms: the host"),
+            std::string::npos)
+      << v->headline;
   EXPECT_EQ(finding(*v, "low_sm_coverage"), nullptr);  // 1056 blocks cover all 132 SMs
   EXPECT_EQ(v->top[0].sms_used, 132u);
   EXPECT_EQ(d.strips.size(), 3u);
