@@ -99,7 +99,10 @@ std::string kernels_to_html(const kernels::KernelView& v) {
                 : std::string());
     out += gap_chart(st);
     if (!d.strips.empty()) {
-      out += "<p>GPU busy (blue) in three steps of median length, start to end of each step:</p>";
+      out += fmt::format(
+          "<p>GPU busy (blue) in {} steps of median length (about {} each), each drawn from its "
+          "start mark to its end mark:</p>",
+          d.strips.size(), dur(d.strips.front().length_s));
       out += strip_chart(d);
     }
   }

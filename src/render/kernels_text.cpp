@@ -23,7 +23,9 @@ void idle_lines(std::string& out, const kernels::IdleStats& st, const std::strin
                   st.idle_share * 100, what, dur(st.window_s - st.busy_s));
   out += "    gaps:";
   for (std::size_t i = 0; i < kGapLabels.size(); ++i) {
-    out += fmt::format("  {} {}x {}", kGapLabels[i], st.gaps.count[i], dur(st.gaps.seconds[i]));
+    out += st.gaps.count[i] == 0 ? fmt::format("  {} 0", kGapLabels[i])
+                                 : fmt::format("  {} {}x {}", kGapLabels[i], st.gaps.count[i],
+                                               dur(st.gaps.seconds[i]));
   }
   out += "\n";
 }
