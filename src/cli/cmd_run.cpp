@@ -16,11 +16,14 @@
 #include <thread>
 
 #include "cli/command.hpp"
+#include "cli/kernels_setup.hpp"
 #include "cli/report_setup.hpp"
 #include "core/clock.hpp"
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
 #include "jobs/step_matcher.hpp"
+#include "kernels/analysis.hpp"
+#include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 
 namespace gpulens::cli {
@@ -35,6 +38,7 @@ struct RunArgs {
   bool live = false;
   double live_every_s = 5;
   bool quiet = false;
+  bool kernels = false;
   std::vector<std::string> command;
 };
 
@@ -146,7 +150,11 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
     return;
   }
   const Verdict verdict = build_verdict(*trace, options);
-  if (!a.quiet) std::fputs(("\n" + verdict_to_text(verdict)).c_str(), stderr);
+  if (!a.quiet) {
+    std::string text = "\n" + verdict_to_text(verdict);
+    if (const auto view = kernels::analyze_kernels(*trace)) text += "\n" + kernels_to_text(*view);
+    std::fputs(text.c_str(), stderr);
+  }
   if (!a.output.empty()) {
     const auto text = render_report(verdict, *trace, report_format_for_path(a.output));
     if (auto ok = write_report(text, a.output); !ok) {
@@ -223,6 +231,12 @@ int run_job(RunArgs& a) {
   ChildOptions co;
   co.argv = a.command;
   co.env = {{"GPULENS_MARKS", marks_path}};
+  KernelsSetup kernels;
+  if (a.kernels) {
+    kernels = prepare_kernels(dir->string());
+    if (!kernels.unavailable.empty()) say(a, "no kernel view: " + kernels.unavailable);
+    co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
+  }
   if (matcher) {
     co.on_stdout_line = [matcher, inbox = ro.inbox](std::string_view line) {
       if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
@@ -252,6 +266,11 @@ int run_job(RunArgs& a) {
   SignalRelay::instance().job_done();
   auto job = (*recorder)->finish(exit, a.source.gpus, not_measured);
   if (!job) std::fprintf(stderr, "gpulens: recording: %s\n", job.error().message.c_str());
+  if (a.kernels) {
+    if (auto problem = merge_kernel_records(kernels, trace_path); !problem.empty()) {
+      say(a, "warning: " + problem);
+    }
+  }
   report(a, *options, trace_path);
 
   std::error_code ec;
@@ -289,6 +308,10 @@ void register_run(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--live-every", args->live_every_s, "Seconds between --live lines")
       ->check(CLI::Range(0.5, 3600.0))
       ->capture_default_str();
+  cmd->add_flag("--kernels", args->kernels,
+                "Also record the job's GPU activity kernel by kernel (CUPTI, through "
+                "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
+                "synchronisations; see docs/kernels.md for what it costs");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
   // The job is everything after "--", or everything from the first word that is
   // not an option of ours. CLI11 moves "--" to remaining(): the positional takes

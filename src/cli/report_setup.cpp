@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/analysis.hpp"
+#include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 
 namespace gpulens {
@@ -80,17 +82,22 @@ ReportFormat report_format_for_path(const std::string& path) {
 }
 
 std::string render_report(const Verdict& v, const Trace& trace, ReportFormat format) {
+  // A recording of `gpulens run --kernels` adds "Where the GPU time went".
+  const auto kernel_view = kernels::analyze_kernels(trace);
   switch (format) {
-    case ReportFormat::Json:
+    case ReportFormat::Json: {
+      auto j = verdict_to_json(v);
+      if (kernel_view) j["kernels"] = kernels_to_json(*kernel_view);
       // Invalid UTF-8 (a command line, a process name) is replaced, not fatal.
-      return verdict_to_json(v).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-             "\n";
+      return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
     case ReportFormat::Html:
-      return verdict_to_html(v, trace);
+      return kernel_view ? insert_kernels_html(verdict_to_html(v, trace), *kernel_view)
+                         : verdict_to_html(v, trace);
     case ReportFormat::Text:
       break;
   }
-  return verdict_to_text(v);
+  return verdict_to_text(v) + (kernel_view ? "\n" + kernels_to_text(*kernel_view) : "");
 }
 
 Status write_report(const std::string& text, const std::string& path) {

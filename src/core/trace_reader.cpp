@@ -115,6 +115,10 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
     } else {
       return std::optional<TraceEvent>{mark_from_json(*j)};
     }
+  } else if (j->contains("x_kernels")) {
+    // A kernel record of `gpulens run --kernels` (docs/kernels.md): kept whole.
+    kernel_records_.push_back(std::move(*j));
+    return std::optional<TraceEvent>{};
   } else if (j->contains("gpu")) {
     auto sample = sample_from_json(*j);
     if (sample) {
@@ -197,6 +201,7 @@ Result<Trace> read_all(Result<TraceReader> opened) {
     }
   }
   trace.warnings = reader.warnings();
+  trace.kernel_records = reader.kernel_records();
   return trace;
 }
 

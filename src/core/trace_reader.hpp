@@ -33,6 +33,8 @@ class TraceReader {
   Result<std::optional<TraceEvent>> next();
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::size_t skipped_lines() const { return skipped_; }
+  // Lines {"x_kernels": 1, ...} read so far (docs/kernels.md).
+  const std::vector<nlohmann::json>& kernel_records() const { return kernel_records_; }
 
   TraceReader(TraceReader&&) noexcept;
   TraceReader& operator=(TraceReader&&) noexcept;
@@ -56,6 +58,7 @@ class TraceReader {
   bool warned_non_finite_ = false;
   bool reported_skipped_ = false;
   std::vector<std::string> warnings_;
+  std::vector<nlohmann::json> kernel_records_;
 };
 
 // A whole trace in memory, for offline commands (diagnose, report) and tests.
@@ -64,6 +67,7 @@ struct Trace {
   std::vector<Sample> samples;  // in file order (time order)
   std::vector<Mark> marks;
   std::vector<std::string> warnings;
+  std::vector<nlohmann::json> kernel_records;  // `gpulens run --kernels` (docs/kernels.md)
 };
 
 Result<Trace> read_trace(const std::string& path, TraceReadOptions options = {});

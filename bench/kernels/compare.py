@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The torch.profiler comparison: per top-10 kernel (by GPU time) the launch
+count and total time from a `gpulens run --kernels` recording and from
+profile_train.py's summary of the profiler's trace, and the idle share of the GPU
+between the first and the last GPU activity from each.
+
+    python3 compare.py RECORDING.trace.jsonl PROFILER.json > comparison.txt
+"""
+import json
+import sys
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from profile_train import idle_stats  # noqa: E402
+
+
+def ours(path):
+    kernels, intervals, records = {}, [], []
+    with open(path) as f:
+        for line in f:
+            if '"x_kernels"' not in line:
+                continue
+            r = json.loads(line)
+            records.append(r)
+            base = r.get("clock", {}).get("base_unix_ns", 0)
+            for k in r.get("kernels", []):
+                e = kernels.setdefault(k["name"], [0, 0])
+                e[0] += k["count"]
+                e[1] += k["total_ns"]
+            for b in r.get("busy", []):
+                v = b["intervals"]
+                intervals += [(base + v[i], base + v[i + 1]) for i in range(0, len(v), 2)]
+    return kernels, intervals, records
+
+
+def main():
+    kernels, intervals, records = ours(sys.argv[1])
+    with open(sys.argv[2]) as f:
+        prof = json.load(f)
+    pk = prof["kernels"]
+    top = sorted(kernels.items(), key=lambda kv: -kv[1][1])[:10]
+    print(f"{'kernel':60} {'gpulens n':>9} {'prof n':>7} {'gpulens ms':>10} {'prof ms':>9} {'diff %':>7}")
+    worst = 0.0
+    for name, (n, ns) in top:
+        p = pk.get(name, {"count": 0, "total_ns": 0})
+        diff = (ns - p["total_ns"]) / p["total_ns"] * 100 if p["total_ns"] else float("inf")
+        worst = max(worst, abs(diff), abs(n - p["count"]) / max(p["count"], 1) * 100)
+        short = name if len(name) <= 60 else name[:57] + "..."
+        print(f"{short:60} {n:9d} {p['count']:7d} {ns / 1e6:10.2f} {p['total_ns'] / 1e6:9.2f} {diff:+7.2f}")
+    tn = sum(v[0] for v in kernels.values())
+    tt = sum(v[1] for v in kernels.values())
+    print(f"{'all kernels':60} {tn:9d} {prof['kernel_launches']:7d} {tt / 1e6:10.2f} "
+          f"{prof['kernel_ns'] / 1e6:9.2f} {(tt - prof['kernel_ns']) / prof['kernel_ns'] * 100:+7.2f}")
+    print(f"worst top-10 disagreement (count or time): {worst:.2f} %")
+    st = idle_stats(intervals)
+    print("idle share, first to last GPU activity: gpulens {:.1f} % of {:.2f} s, torch.profiler {:.1f} % of {:.2f} s".format(
+        st.get("idle_share", 0) * 100, st.get("window_ns", 0) / 1e9, prof.get("idle_share", 0) * 100,
+        prof.get("window_ns", 0) / 1e9))
+    labels = ["<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"]
+    for name, s in (("gpulens", st), ("torch.profiler", prof)):
+        print(f"gaps {name:15}" + "  ".join(f"{l}: {c} ({ns / 1e6:.1f} ms)" for l, c, ns in
+                                            zip(labels, s.get("gap_hist_count", []), s.get("gap_hist_ns", []))))
+    print("records: " + ", ".join(f"pid {r.get('pid')} {r.get('status')}" for r in records))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, builds nothing (bench/kernels/pack.sh fills .devbin/):
+#   1. probe: GPU, driver, torch, where libcupti is, what the binaries link
+#   2. examples/train_gpt.py under `gpulens run --kernels`, good and starved
+#   3. the same good run under torch.profiler, and the comparison (compare.py)
+#   4. torch.profiler inside a `gpulens run --kernels` job: the job's profiler must
+#      still see its kernels, and gpulens must say it stepped aside
+#   5. a job without CUDA under --kernels: output and exit status unchanged
+#   6. the cost harness (cost.py): in-process slots and process slots
+# Writes everything under $OUT (traces in kernels-raw.tgz) and prints a short table.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpulens-kernels}
+mkdir -p "$OUT"
+B=$PWD/.devbin
+T0=$(date +%s)
+step() { echo "== $* (t=$(($(date +%s) - T0)) s)" | tee -a "$OUT/steps.txt"; }
+raw=$(mktemp -d)
+STEPS=${KERNELS_STEPS:-40}
+
+step probe
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+  python3 - <<'PY'
+import glob, os, site
+for d in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcupti*")):
+        print("wheel cupti:", p)
+PY
+  ls -la /usr/local/cuda*/lib64/libcupti* /usr/local/cuda*/extras/CUPTI/lib64/libcupti* 2>/dev/null
+  ldd "$B/gpulens"; ldd "$B/libgpulens_kernels.so"
+  "$B/gpulens" --version
+} >"$OUT/probe.txt" 2>&1
+head -3 "$OUT/probe.txt"
+
+step "train_gpt good, --kernels ($STEPS steps)"
+"$B/gpulens" run --kernels -o "$OUT/train-good-kernels.html" --trace "$raw/train-good-kernels.trace.jsonl" \
+  -- python3 examples/train_gpt.py --steps "$STEPS" >"$OUT/train-good-kernels.log" 2>&1
+echo "exit $?" >>"$OUT/train-good-kernels.log"
+step "train_gpt starved, --kernels"
+"$B/gpulens" run --kernels -o "$OUT/train-starved-kernels.html" --trace "$raw/train-starved-kernels.trace.jsonl" \
+  -- python3 examples/train_gpt.py --steps 16 --starve >"$OUT/train-starved-kernels.log" 2>&1
+echo "exit $?" >>"$OUT/train-starved-kernels.log"
+
+step "train_gpt good under torch.profiler"
+python3 bench/kernels/profile_train.py "$OUT/profiler-good.json" examples/train_gpt.py --steps "$STEPS" \
+  >"$OUT/profiler-good.log" 2>&1
+python3 bench/kernels/compare.py "$raw/train-good-kernels.trace.jsonl" "$OUT/profiler-good.json" \
+  >"$OUT/comparison.txt" 2>&1
+
+step "torch.profiler inside gpulens run --kernels"
+"$B/gpulens" run --kernels --trace "$raw/nested.trace.jsonl" -o "$OUT/nested.txt" \
+  -- python3 bench/kernels/profile_train.py "$OUT/profiler-nested.json" examples/train_gpt.py --steps 20 \
+  >"$OUT/nested.log" 2>&1
+echo "exit $?" >>"$OUT/nested.log"
+
+step "no CUDA under --kernels"
+out=$("$B/gpulens" run --kernels -q -- sh -c 'echo plain-output; exit 3' 2>"$OUT/nocuda.err")
+echo "stdout=[$out] exit=$?" >"$OUT/nocuda.txt"
+
+step "cost harness"
+python3 bench/kernels/cost.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COST_ROUNDS:-5}" \
+  --process-rounds "${COST_PROCESS_ROUNDS:-4}" >"$OUT/cost.log" 2>&1
+
+step "done"
+(cd "$raw" && tar czf "$OUT/kernels-raw.tgz" ./*.jsonl)
+echo
+echo "--- torch.profiler vs gpulens --kernels (train_gpt.py --steps $STEPS) ---"
+cat "$OUT/comparison.txt"
+echo "--- torch.profiler inside --kernels ---"
+tail -n 3 "$OUT/nested.log"
+grep -o '"status": *"[a-z_]*"' "$raw/nested.trace.jsonl" | sort | uniq -c
+cat "$OUT/nocuda.txt"
+echo "--- cost ---"
+cat "$OUT/cost.txt" 2>/dev/null || tail -n 20 "$OUT/cost.log"
+echo "--- times ---"
+cat "$OUT/steps.txt"

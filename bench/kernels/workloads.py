@@ -1,0 +1,120 @@
+"""The three workloads of the cost harness (bench/kernels/cost.py), each measured
+over a slot of wall time so that a monitor can be started or stopped between
+slots of the same process:
+
+  gemm   bf16 8192^3 matmuls back to back: throughput (TFLOP/s), the cost of
+         anything that steals GPU time or memory bandwidth.
+  batch1 a small transformer forward pass at batch 1 (about 100 kernels of a few
+         microseconds each): per-step latency p50/p99, the cost of anything that
+         lengthens a launch or a synchronisation.
+  train  examples/train_gpt.py's model and step at a smaller size: step time.
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+import train_gpt  # noqa: E402
+
+
+class Gemm:
+    name = "gemm"
+
+    def __init__(self, n=8192):
+        self.a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+        self.b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+        self.flops = 2 * n ** 3
+
+    def slot(self, seconds):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        done = 0
+        while time.perf_counter() - t0 < seconds:
+            for _ in range(8):
+                torch.mm(self.a, self.b)
+            torch.cuda.synchronize()
+            done += 8
+        dt = time.perf_counter() - t0
+        return {"tflops": done * self.flops / dt / 1e12}
+
+
+class Batch1:
+    name = "batch1"
+
+    def __init__(self):
+        self.model = train_gpt.GPT(32768, 256, 512, 4, 8).cuda().to(torch.bfloat16).eval()
+        self.x = torch.randint(0, 32768, (1, 128), device="cuda")
+
+    @torch.no_grad()
+    def slot(self, seconds):
+        lat = []
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            s = time.perf_counter()
+            self.model(self.x)
+            torch.cuda.synchronize()
+            lat.append(time.perf_counter() - s)
+        lat.sort()
+        return {"p50_ms": lat[len(lat) // 2] * 1e3, "p99_ms": lat[int(len(lat) * 0.99)] * 1e3,
+                "steps": len(lat)}
+
+
+class Train:
+    name = "train"
+
+    def __init__(self):
+        self.model = train_gpt.GPT(32768, 512, 768, 6, 12).cuda()
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=3e-4, fused=True)
+        self.x = torch.randint(0, 32768, (8, 513), device="cuda")
+
+    def step(self):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = self.model(self.x[:, :-1])
+            loss = F.cross_entropy(logits.float().view(-1, 32768), self.x[:, 1:].reshape(-1))
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+
+    def slot(self, seconds):
+        times = []
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            s = time.perf_counter()
+            self.step()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - s)
+        times.sort()
+        return {"step_ms": sum(times) / len(times) * 1e3, "p50_ms": times[len(times) // 2] * 1e3,
+                "steps": len(times)}
+
+
+ALL = {"gemm": Gemm, "batch1": Batch1, "train": Train}
+PRIMARY = {"gemm": "tflops", "batch1": "p50_ms", "train": "step_ms"}
+HIGHER_IS_BETTER = {"tflops"}
+
+
+def make(names):
+    out = []
+    for n in names:
+        w = ALL[n]()
+        w.slot(0.5)  # warm-up: cuBLAS heuristics, allocator, clocks
+        out.append(w)
+    return out
+
+
+if __name__ == "__main__":
+    # One process slot (for --kernels, which must be present from the process's
+    # start): every workload for `seconds`, one JSON line per workload on stdout.
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--workloads", default="gemm,batch1,train")
+    a = p.parse_args()
+    for w in make(a.workloads.split(",")):
+        r = w.slot(a.seconds)
+        print("RESULT " + json.dumps({"workload": w.name, **r}), flush=True)

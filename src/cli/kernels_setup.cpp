@@ -1,0 +1,121 @@
+#include "cli/kernels_setup.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace gpulens::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string self_dir() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+std::string find_library() {
+  if (const char* env = std::getenv("GPULENS_KERNELS_LIB"); env != nullptr && *env != '\0') {
+    std::error_code ec;
+    return fs::exists(env, ec) ? std::string(env) : std::string();
+  }
+  const std::string dir = self_dir();
+  for (const char* rel : {"/libgpulens_kernels.so", "/../lib/gpulens/libgpulens_kernels.so"}) {
+    std::error_code ec;
+    if (!dir.empty() && fs::exists(dir + rel, ec)) return fs::weakly_canonical(dir + rel, ec);
+  }
+  return {};
+}
+
+// A libcupti from the toolkit, for jobs whose own CUDA stack brings none (the
+// injection library prefers the job's copy when there is one).
+std::string find_toolkit_cupti() {
+  std::vector<std::string> roots;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') roots.emplace_back(v);
+  }
+  roots.emplace_back("/usr/local/cuda");
+  for (const auto& r : roots) {
+    for (const char* rel : {"/lib64/libcupti.so", "/extras/CUPTI/lib64/libcupti.so",
+                            "/targets/x86_64-linux/lib/libcupti.so"}) {
+      std::error_code ec;
+      if (fs::exists(r + rel, ec)) return r + rel;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+KernelsSetup prepare_kernels(const std::string& run_dir) {
+  KernelsSetup s;
+  const std::string lib = find_library();
+  if (lib.empty()) {
+    s.status = "not_built";
+    s.unavailable =
+        "this gpulens was built without the CUPTI injection library (libgpulens_kernels.so: "
+        "no CUPTI headers at build time)";
+    return s;
+  }
+  if (const char* other = std::getenv("CUDA_INJECTION64_PATH");
+      other != nullptr && *other != '\0') {
+    s.status = "injection_taken";
+    s.unavailable = std::string("another tool holds CUDA_INJECTION64_PATH (") + other + ")";
+    return s;
+  }
+  s.records_dir = run_dir + "/kernels";
+  std::error_code ec;
+  fs::create_directories(s.records_dir, ec);
+  std::string preload = lib;
+  if (const char* p = std::getenv("LD_PRELOAD"); p != nullptr && *p != '\0') {
+    preload += std::string(":") + p;
+  }
+  s.env = {{"CUDA_INJECTION64_PATH", lib},
+           {"LD_PRELOAD", preload},
+           {"GPULENS_KERNELS_DIR", s.records_dir}};
+  if (auto cupti = find_toolkit_cupti(); !cupti.empty()) {
+    s.env.emplace_back("GPULENS_TOOLKIT_CUPTI", cupti);
+  }
+  return s;
+}
+
+std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
+  std::vector<nlohmann::json> records;
+  if (!setup.unavailable.empty()) {
+    records.push_back({{"x_kernels", 1}, {"status", setup.status}, {"reason", setup.unavailable}});
+  } else {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(setup.records_dir, ec)) {
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f);
+      auto j = nlohmann::json::parse(in, nullptr, false);
+      if (j.is_object() && j.contains("x_kernels")) records.push_back(std::move(j));
+      fs::remove(f, ec);
+    }
+    fs::remove(setup.records_dir, ec);
+    if (records.empty()) {
+      records.push_back({{"x_kernels", 1},
+                         {"status", "no_cuda"},
+                         {"reason",
+                          "no process of the job started CUDA (or each one ended without running "
+                          "its exit handlers, e.g. os._exit or a signal)"}});
+    }
+  }
+  std::ofstream out(trace_path, std::ios::app);
+  for (const auto& r : records) {
+    out << r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  out.flush();
+  if (!out) return "cannot add the kernel records to " + trace_path;
+  return {};
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,28 @@
+#pragma once
+// `gpulens run --kernels`: what the job's environment gets so that every CUDA
+// process loads libgpulens_kernels.so, and how the records the processes write at
+// exit come back into the recording (docs/kernels.md).
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpulens::cli {
+
+struct KernelsSetup {
+  std::string records_dir;  // where the job's processes write kernels-<pid>.json
+  std::vector<std::pair<std::string, std::string>> env;  // for the job
+  std::string unavailable;  // non-empty: no kernel view, and why (said in the report)
+  std::string status;       // the record status that goes with `unavailable`
+};
+
+// Finds the injection library (beside the gpulens binary, or $GPULENS_KERNELS_LIB)
+// and prepares the environment. Never fails: what is missing ends up in
+// `unavailable`, and the job runs as it would without --kernels.
+KernelsSetup prepare_kernels(const std::string& run_dir);
+
+// Appends one {"x_kernels": 1, ...} line per record to the recording, or one line
+// saying why there is none (the library was not built, no process used CUDA).
+// Returns a line for the user when something went wrong.
+std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path);
+
+}  // namespace gpulens::cli

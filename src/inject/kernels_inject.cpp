@@ -1,0 +1,404 @@
+// libgpulens_kernels.so: loaded into every CUDA process of a `gpulens run
+// --kernels` job, by the driver (CUDA_INJECTION64_PATH, which calls
+// InitializeInjection from cuInit) and by the dynamic loader (LD_PRELOAD, so that
+// the two CUPTI entry points below stand in front of libcupti's own).
+//
+// It records GPU activity with the CUPTI Activity API only: kernels, copies,
+// memsets, synchronisations, device properties. It never subscribes to the
+// Callback API, which admits one subscriber per process, so a profiler the job
+// starts itself (torch.profiler, kineto) still can. When the job registers its own
+// activity buffers, this library flushes what it has, steps aside and says so
+// in its record: the job's profiler then gets every record, as it would alone.
+//
+// At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
+// kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
+// may change what the job does: every failure ends in a record that says why,
+// never in an exit or a message on the job's streams.
+#include <cupti.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "inject/collector.hpp"
+#include "inject/cupti_loader.hpp"
+
+#define GPULENS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace gpulens::inject {
+namespace {
+
+constexpr std::size_t kBufferBytes = 8u << 20;
+
+struct Api {
+  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&::cuptiActivityEnable) enable = nullptr;
+  decltype(&::cuptiActivityDisable) disable = nullptr;
+  decltype(&::cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&::cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&::cuptiActivityGetNumDroppedRecords) dropped = nullptr;
+  decltype(&::cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&::cuptiGetResultString) result_string = nullptr;
+  decltype(&::cuptiGetVersion) version = nullptr;
+};
+
+const CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+
+struct State {
+  std::mutex mutex;
+  Api api;
+  CuptiLibrary library;
+  std::unique_ptr<Collector> collector;
+  std::string out_dir;
+  std::string status = "ok";  // ok | no_cupti | cupti_error | job_profiler
+  std::string reason;
+  std::uint64_t base_ns = 0;
+  std::int64_t base_unix_ns = 0;
+  std::uint64_t first_ns = UINT64_MAX;  // first and last GPU activity seen
+  std::uint64_t last_ns = 0;
+  std::int64_t yielded_ns = -1;  // relative, when the job's profiler took over
+  bool active = false;           // our buffer callbacks are the registered ones
+  bool started = false;
+  bool written = false;
+  bool job_registered_first = false;  // the job had registered buffers before cuInit
+  std::uint32_t cupti_version = 0;
+  std::unordered_map<std::string, std::string> names;  // mangled -> demangled
+};
+
+State& state() {
+  static State* s =
+      new State;  // never destroyed: exit handlers of other libraries may run after ours
+  return *s;
+}
+
+std::int64_t unix_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string result_text(const Api& api, CUptiResult r) {
+  const char* s = nullptr;
+  if (api.result_string != nullptr && api.result_string(r, &s) == CUPTI_SUCCESS && s != nullptr) {
+    return s;
+  }
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+const std::string& demangled(State& s, const char* mangled) {
+  if (mangled == nullptr) mangled = "(unnamed)";
+  auto it = s.names.find(mangled);
+  if (it != s.names.end()) return it->second;
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = (status == 0 && d != nullptr) ? d : mangled;
+  std::free(d);
+  if (name.size() > 1000) name.resize(1000);  // cutlass templates run to kilobytes
+  return s.names.emplace(mangled, std::move(name)).first->second;
+}
+
+const char* copy_kind(std::uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "unknown";
+  }
+}
+
+const char* memory_kind(std::uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "device_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "managed_static";
+    default:
+      return "unknown";
+  }
+}
+
+void seen(State& s, std::uint64_t start, std::uint64_t end) {
+  if (start < s.first_ns) s.first_ns = start;
+  if (end > s.last_ns) s.last_ns = end;
+}
+
+// Called with the mutex held. Record structs are read only up to fields that
+// every CUPTI version since CUDA 11 lays out the same way.
+void take(State& s, const CUpti_Activity* rec) {
+  Collector& c = *s.collector;
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      KernelKey key;
+      key.device = k->deviceId;
+      key.name = demangled(s, k->name);
+      key.grid[0] = k->gridX, key.grid[1] = k->gridY, key.grid[2] = k->gridZ;
+      key.block[0] = k->blockX, key.block[1] = k->blockY, key.block[2] = k->blockZ;
+      key.registers = k->registersPerThread;
+      key.static_smem = k->staticSharedMemory;
+      key.dynamic_smem = k->dynamicSharedMemory;
+      c.kernel(key, k->start, k->end, k->streamId);
+      seen(s, k->start, k->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      CopyKey key{m->deviceId, copy_kind(m->copyKind), memory_kind(m->srcKind),
+                  memory_kind(m->dstKind)};
+      c.copy(key, m->bytes, m->start, m->end, m->streamId);
+      seen(s, m->start, m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+      c.memset(m->deviceId, m->bytes, m->start, m->end, m->streamId);
+      seen(s, m->start, m->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto* y = reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec);
+      c.sync(static_cast<int>(y->type), y->start, y->end);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(rec);
+      DeviceInfo info;
+      info.id = d->id;
+      info.name = d->name != nullptr ? d->name : "";
+      info.sms = d->numMultiprocessors;
+      info.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+      info.max_warps_per_sm = d->maxWarpsPerMultiprocessor;
+      info.max_threads_per_sm = d->maxWarpsPerMultiprocessor * d->numThreadsPerWarp;
+      info.registers_per_sm = d->maxRegistersPerMultiprocessor;
+      info.shared_per_sm = d->maxSharedMemoryPerMultiprocessor;
+      info.cc_major = d->computeCapabilityMajor;
+      info.cc_minor = d->computeCapabilityMinor;
+      c.device(info);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
+                               size_t valid) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.collector != nullptr) {
+      CUpti_Activity* rec = nullptr;
+      while (s.api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) take(s, rec);
+      size_t dropped = 0;
+      if (s.api.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS) s.collector->dropped(dropped);
+    }
+  }
+  std::free(buffer);
+}
+
+void write_record(State& s) {
+  if (s.written || s.out_dir.empty()) return;
+  s.written = true;
+  nlohmann::json j = s.collector != nullptr ? s.collector->to_json() : nlohmann::json::object();
+  j["x_kernels"] = 1;
+  j["pid"] = static_cast<long>(getpid());
+  j["status"] = s.status;
+  if (!s.reason.empty()) j["reason"] = s.reason;
+  j["cupti"] = {{"path", s.library.path}, {"version", s.cupti_version}};
+  if (s.library.handle == nullptr) j["cupti"]["searched"] = s.library.searched;
+  j["clock"] = {{"base_ns", s.base_ns}, {"base_unix_ns", s.base_unix_ns}};
+  if (s.first_ns <= s.last_ns) {
+    j["activity"] = {{"first_ns", static_cast<std::int64_t>(s.first_ns - s.base_ns)},
+                     {"last_ns", static_cast<std::int64_t>(s.last_ns - s.base_ns)}};
+  }
+  if (s.yielded_ns >= 0) j["yielded_ns"] = s.yielded_ns;
+  char exe[512] = {};
+  if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) j["exe"] = exe;
+  const std::string final_path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".json";
+  const std::string tmp = final_path + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), final_path.c_str());
+  }
+}
+
+// Stops our collection with everything CUPTI still holds delivered to us.
+void stop_and_flush(State& s) {
+  if (!s.active) return;
+  s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our callback takes the mutex
+  for (CUpti_ActivityKind k : kKinds) s.api.disable(k);
+  s.active = false;
+}
+
+void at_exit() {
+  State& s = state();
+  if (!s.started) return;
+  stop_and_flush(s);
+  std::lock_guard lock(s.mutex);
+  write_record(s);
+}
+
+void in_forked_child() {
+  // A fork of a CUDA process (a DataLoader worker) shares our memory but not the
+  // GPU work: it must not write the parent's record again under its own pid.
+  state().written = true;
+}
+
+template <typename F>
+bool resolve(void* handle, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  return fn != nullptr;
+}
+
+int initialize() {
+  State& s = state();
+  const char* dir = std::getenv("GPULENS_KERNELS_DIR");
+  if (dir == nullptr || *dir == '\0') return 1;  // loaded outside gpulens run: do nothing
+  s.out_dir = dir;
+  s.started = true;
+  s.base_unix_ns = unix_now_ns();
+  std::atexit(at_exit);
+  pthread_atfork(nullptr, nullptr, in_forked_child);
+  if (s.job_registered_first) {
+    s.status = "job_profiler";
+    s.reason = "the job registered its own CUPTI activity buffers before CUDA started";
+    return 1;
+  }
+  s.library = open_cupti();
+  if (s.library.handle == nullptr) {
+    s.status = "no_cupti";
+    s.reason = "libcupti was not found";
+    return 1;
+  }
+  void* h = s.library.handle;
+  Api& a = s.api;
+  if (!resolve(h, "cuptiActivityRegisterCallbacks", a.register_callbacks) ||
+      !resolve(h, "cuptiActivityEnable", a.enable) ||
+      !resolve(h, "cuptiActivityDisable", a.disable) ||
+      !resolve(h, "cuptiActivityFlushAll", a.flush_all) ||
+      !resolve(h, "cuptiActivityGetNextRecord", a.next_record) ||
+      !resolve(h, "cuptiActivityGetNumDroppedRecords", a.dropped) ||
+      !resolve(h, "cuptiGetTimestamp", a.timestamp) ||
+      !resolve(h, "cuptiGetResultString", a.result_string) ||
+      !resolve(h, "cuptiGetVersion", a.version)) {
+    s.status = "no_cupti";
+    s.reason = s.library.path + " lacks the CUPTI Activity API";
+    return 1;
+  }
+  a.version(&s.cupti_version);
+  a.timestamp(&s.base_ns);
+  s.base_unix_ns = unix_now_ns();
+  s.collector = std::make_unique<Collector>(s.base_ns);
+  if (CUptiResult r = a.register_callbacks(buffer_requested, buffer_completed);
+      r != CUPTI_SUCCESS) {
+    s.status = "cupti_error";
+    s.reason = "cuptiActivityRegisterCallbacks: " + result_text(a, r);
+    return 1;
+  }
+  s.active = true;
+  for (CUpti_ActivityKind k : kKinds) {
+    const CUptiResult r = a.enable(k);
+    if (r == CUPTI_SUCCESS) continue;
+    const std::string what =
+        "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + result_text(a, r);
+    if (k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
+      // Without these the view loses SM limits or synchronisations, not its kernels.
+      s.reason += (s.reason.empty() ? "" : "; ") + what;
+      continue;
+    }
+    // A profiler (Nsight) holding the device, or a CUPTI too old: step aside.
+    s.status = "cupti_error";
+    s.reason = what;
+    for (CUpti_ActivityKind d : kKinds) a.disable(d);
+    s.active = false;
+    return 1;
+  }
+  return 1;
+}
+
+}  // namespace
+}  // namespace gpulens::inject
+
+GPULENS_EXPORT int InitializeInjection(void) {
+  static std::once_flag once;
+  static int result = 1;
+  std::call_once(once, [] { result = gpulens::inject::initialize(); });
+  return result;
+}
+
+// The job (torch.profiler through kineto, or any CUPTI client) registers its own
+// activity buffers: CUPTI keeps one pair of callbacks per process, so ours would
+// be replaced and the two would take each other's records. Flush ours, step
+// aside, note when, and pass the call on to the real libcupti.
+GPULENS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
+    CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed) {
+  using namespace gpulens::inject;
+  State& s = state();
+  using Fn = decltype(&::cuptiActivityRegisterCallbacks);
+  Fn real = s.api.register_callbacks;
+  if (real == nullptr)
+    real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "cuptiActivityRegisterCallbacks"));
+  if (requested != buffer_requested) {
+    if (!s.started) {
+      s.job_registered_first = true;
+    } else if (s.active) {
+      stop_and_flush(s);
+      std::lock_guard lock(s.mutex);
+      std::uint64_t now = 0;
+      if (s.api.timestamp != nullptr) s.api.timestamp(&now);
+      s.yielded_ns = static_cast<std::int64_t>(now - s.base_ns);
+      s.status = "job_profiler";
+      s.reason = "the job started its own CUPTI profiler (e.g. torch.profiler)";
+    }
+  }
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return real(requested, completed);
+}

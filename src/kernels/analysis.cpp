@@ -1,0 +1,460 @@
+#include "kernels/analysis.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "kernels/occupancy.hpp"
+
+namespace gpulens::kernels {
+namespace {
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+// Representative duration of a log bucket (docs/kernels.md): the geometric middle.
+double bucket_mid_ns(int bucket) {
+  if (bucket <= 0) return 0;
+  return std::exp2((bucket - 1 + 0.5) / 8.0);
+}
+
+double percentile_ns(const std::map<int, std::uint64_t>& hist, double q) {
+  std::uint64_t total = 0;
+  for (const auto& [b, n] : hist) total += n;
+  if (total == 0) return 0;
+  const double want = q * static_cast<double>(total);
+  std::uint64_t seen = 0;
+  for (const auto& [b, n] : hist) {
+    seen += n;
+    if (static_cast<double>(seen) >= want) return bucket_mid_ns(b);
+  }
+  return bucket_mid_ns(hist.rbegin()->first);
+}
+
+void merge(Intervals& v) {
+  std::sort(v.begin(), v.end());
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (out > 0 && v[i].first <= v[out - 1].second) {
+      v[out - 1].second = std::max(v[out - 1].second, v[i].second);
+    } else {
+      v[out++] = v[i];
+    }
+  }
+  v.resize(out);
+}
+
+struct Config {
+  LaunchShape shape;
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+};
+
+struct NameAgg {
+  std::uint32_t device = 0;
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+  std::map<int, std::uint64_t> hist;
+  std::vector<Config> configs;
+};
+
+std::uint64_t u64(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<std::uint64_t>() : 0;
+}
+
+std::string fmt_pct(double share) {
+  return fmt::format("{:.0f} %", share * 100);
+}
+
+std::string fmt_duration(double s) {
+  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+}  // namespace
+
+void GapHistogram::add(double gap_s) {
+  std::size_t i = 0;
+  while (i < kGapEdgesS.size() && gap_s >= kGapEdgesS[i]) ++i;
+  ++count[i];
+  seconds[i] += gap_s;
+}
+
+IdleStats idle_over(const Intervals& busy, double from, double to) {
+  IdleStats st;
+  if (!(to > from)) return st;
+  st.window_s = to - from;
+  double cursor = from;  // end of the last busy time seen inside the window
+  for (const auto& [a, b] : busy) {
+    if (b <= from) continue;
+    if (a >= to) break;
+    const double s = std::max(a, from);
+    const double e = std::min(b, to);
+    if (s > cursor) st.gaps.add(s - cursor);
+    st.busy_s += e - s;
+    cursor = std::max(cursor, e);
+  }
+  if (to > cursor && cursor > from) st.gaps.add(to - cursor);
+  st.idle_share = 1 - st.busy_s / st.window_s;
+  return st;
+}
+
+std::string short_kernel_name(const std::string& name) {
+  std::string s;
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      if (depth > 0) --depth;
+    } else if (depth == 0) {
+      s += c;
+    }
+  }
+  for (const char* anon : {"(anonymous namespace)::", "(anonymous namespace)"}) {
+    for (auto p = s.find(anon); p != std::string::npos; p = s.find(anon)) {
+      s.erase(p, std::string(anon).size());
+    }
+  }
+  if (auto p = s.find('('); p != std::string::npos) s.resize(p);
+  if (auto p = s.rfind(' '); p != std::string::npos) s = s.substr(p + 1);
+  if (auto p = s.rfind("::"); p != std::string::npos) s = s.substr(p + 2);
+  if (s.empty()) return name.size() > 60 ? name.substr(0, 60) : name;
+  return s;
+}
+
+std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options) {
+  if (trace.kernel_records.empty()) return std::nullopt;
+  KernelView view;
+
+  // Times: seconds since the first record's clock origin, so doubles keep ns.
+  std::int64_t origin_ns = 0;
+  bool have_origin = false;
+  for (const auto& r : trace.kernel_records) {
+    if (r.contains("clock")) {
+      const auto b = r["clock"].value("base_unix_ns", std::int64_t{0});
+      if (b > 0 && (!have_origin || b < origin_ns)) origin_ns = b, have_origin = true;
+    }
+  }
+  const double origin_s = static_cast<double>(origin_ns) / 1e9;
+
+  std::map<std::string, NameAgg> names;
+  std::map<std::pair<std::string, std::string>, CopyRow> copies;
+  std::map<std::uint32_t, Intervals> busy;
+  std::map<std::uint32_t, SmLimits> limits;
+  std::map<std::uint32_t, std::string> device_names;
+  Intervals syncs;
+  std::vector<std::string> statuses;
+
+  for (const auto& r : trace.kernel_records) {
+    const std::string status = r.value("status", "ok");
+    const std::string reason = r.value("reason", "");
+    statuses.push_back(status);
+    const std::string who = r.contains("pid") ? fmt::format("process {}", r.value("pid", 0L)) : "";
+    if (status == "job_profiler" && r.contains("yielded_ns")) {
+      view.notes.push_back(fmt::format(
+          "{}: the job started its own CUPTI profiler (torch.profiler or similar) {:.1f} s after "
+          "CUDA started; gpulens handed CUPTI over and its kernel view stops there",
+          who, r.value("yielded_ns", 0.0) / 1e9));
+    } else if (status != "ok") {
+      view.notes.push_back((who.empty() ? "" : who + ": ") + "no kernel view (" + status + ")" +
+                           (reason.empty() ? "" : ": " + reason));
+    }
+    view.dropped += u64(r, "dropped");
+    const std::int64_t base =
+        r.contains("clock") ? r["clock"].value("base_unix_ns", std::int64_t{0}) - origin_ns : 0;
+    auto t = [&](std::int64_t rel_ns) { return static_cast<double>(base + rel_ns) / 1e9; };
+
+    for (const auto& d : r.value("devices", nlohmann::json::array())) {
+      SmLimits l;
+      l.sms = d.value("sms", 0u);
+      l.max_blocks = d.value("max_blocks_per_sm", 0u);
+      l.max_warps = d.value("max_warps_per_sm", 0u);
+      l.registers = d.value("registers_per_sm", 0u);
+      l.shared_bytes = d.value("shared_per_sm", 0u);
+      const auto id = d.value("id", 0u);
+      if (l.sms > 0) limits[id] = l;
+      device_names[id] = d.value("name", "");
+    }
+    for (const auto& k : r.value("kernels", nlohmann::json::array())) {
+      NameAgg& a = names[k.value("name", "(unnamed)")];
+      a.device = k.value("device", 0u);
+      const std::uint64_t n = u64(k, "count");
+      const std::uint64_t ns = u64(k, "total_ns");
+      a.count += n;
+      a.total_ns += ns;
+      for (const auto& h : k.value("hist", nlohmann::json::array())) {
+        if (h.is_array() && h.size() == 2) a.hist[h[0].get<int>()] += h[1].get<std::uint64_t>();
+      }
+      Config c;
+      const auto g = k.value("grid", std::vector<std::int64_t>{0, 0, 0});
+      const auto b = k.value("block", std::vector<std::int64_t>{0, 0, 0});
+      if (g.size() == 3 && b.size() == 3) {
+        c.shape.blocks = static_cast<std::uint64_t>(std::max<std::int64_t>(0, g[0] * g[1] * g[2]));
+        c.shape.threads = static_cast<std::uint32_t>(std::max<std::int64_t>(0, b[0] * b[1] * b[2]));
+      }
+      c.shape.registers = k.value("registers", 0u);
+      c.shape.shared_bytes =
+          static_cast<std::uint32_t>(k.value("static_smem", 0) + k.value("dynamic_smem", 0));
+      c.count = n;
+      c.total_ns = ns;
+      a.configs.push_back(c);
+      view.launches += n;
+      view.kernel_s += static_cast<double>(ns) / 1e9;
+    }
+    for (const auto& c : r.value("copies", nlohmann::json::array())) {
+      const std::string kind = c.value("kind", "unknown");
+      const std::string src = c.value("src", "unknown");
+      const std::string dst = c.value("dst", "unknown");
+      CopyRow& row = copies[{kind, src + ">" + dst}];
+      row.kind = kind, row.src = src, row.dst = dst;
+      row.count += u64(c, "count");
+      row.bytes += u64(c, "bytes");
+      row.seconds += static_cast<double>(u64(c, "total_ns")) / 1e9;
+      row.pageable = src == "pageable" || dst == "pageable";
+    }
+    for (const auto& m : r.value("memsets", nlohmann::json::array()))
+      view.memsets += u64(m, "count");
+    for (const auto& s : r.value("syncs", nlohmann::json::array())) {
+      if (!s.is_array() || s.size() < 2) continue;
+      syncs.emplace_back(t(s[0].get<std::int64_t>()), t(s[1].get<std::int64_t>()));
+    }
+    for (const auto& b : r.value("busy", nlohmann::json::array())) {
+      auto& v = busy[b.value("device", 0u)];
+      const auto& flat = b["intervals"];
+      for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
+        v.emplace_back(t(flat[i].get<std::int64_t>()), t(flat[i + 1].get<std::int64_t>()));
+      }
+    }
+  }
+  if (view.launches == 0 && busy.empty()) {
+    view.status = statuses.empty() ? "none" : statuses.front();
+    if (view.notes.empty()) view.notes.push_back("the job launched no CUDA work");
+    return view;
+  }
+  view.available = true;
+  view.status = "ok";
+  for (const auto& s : statuses) {
+    if (s != "ok") view.status = s;
+  }
+  if (view.dropped > 0) {
+    view.notes.push_back(fmt::format("CUPTI dropped {} records (buffers full)", view.dropped));
+  }
+
+  // Kernels by GPU time.
+  view.kernel_names = names.size();
+  std::vector<std::pair<std::string, const NameAgg*>> order;
+  for (const auto& [n, a] : names) order.emplace_back(n, &a);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.second->total_ns != y.second->total_ns ? x.second->total_ns > y.second->total_ns
+                                                    : x.first < y.first;
+  });
+  for (std::size_t i = 0; i < order.size() && i < options.top; ++i) {
+    const NameAgg& a = *order[i].second;
+    KernelRow row;
+    row.name = order[i].first;
+    row.short_name = short_kernel_name(row.name);
+    row.count = a.count;
+    row.total_s = static_cast<double>(a.total_ns) / 1e9;
+    row.share = view.kernel_s > 0 ? row.total_s / view.kernel_s : 0;
+    row.mean_us =
+        a.count > 0 ? static_cast<double>(a.total_ns) / static_cast<double>(a.count) / 1e3 : 0;
+    row.p50_us = percentile_ns(a.hist, 0.5) / 1e3;
+    row.p99_us = percentile_ns(a.hist, 0.99) / 1e3;
+    const Config* main = nullptr;
+    for (const auto& c : a.configs) {
+      if (main == nullptr || c.total_ns > main->total_ns) main = &c;
+    }
+    if (main != nullptr) {
+      row.blocks = main->shape.blocks;
+      row.threads = main->shape.threads;
+      row.registers = main->shape.registers;
+      row.shared_bytes = main->shape.shared_bytes;
+      std::optional<SmLimits> lim;
+      if (auto it = limits.find(a.device); it != limits.end()) lim = it->second;
+      if (!lim) {
+        if (const auto* dev = trace.header.device(static_cast<int>(a.device))) {
+          lim = limits_for_architecture(dev->architecture,
+                                        static_cast<std::uint32_t>(dev->sm_count.value_or(0)));
+        }
+      }
+      if (lim && lim->sms > 0 && main->shape.threads > 0) {
+        const Occupancy o = occupancy(main->shape, *lim);
+        row.blocks_per_sm = o.blocks_per_sm;
+        row.sms_used = o.sms_used;
+        row.sms = lim->sms;
+        row.waves = o.waves;
+        row.limited_by = o.limited_by;
+        row.coverage_known = true;
+      }
+    }
+    view.top.push_back(std::move(row));
+  }
+  for (auto& [k, c] : copies) {
+    c.gb_per_s = c.seconds > 0 ? static_cast<double>(c.bytes) / c.seconds / 1e9 : 0;
+    view.copies.push_back(c);
+  }
+  std::sort(view.copies.begin(), view.copies.end(),
+            [](const CopyRow& a, const CopyRow& b) { return a.bytes > b.bytes; });
+  merge(syncs);  // a sync is host time: overlapping ones (threads) count once
+  view.syncs = 0;
+  for (const auto& r : trace.kernel_records)
+    view.syncs += r.value("syncs", nlohmann::json::array()).size();
+  for (const auto& [a, b] : syncs) view.sync_s += b - a;
+
+  // Step marks, on the same clock.
+  std::vector<double> steps;
+  for (const auto& m : trace.marks) {
+    if (m.name == "step") steps.push_back(m.t - origin_s);
+  }
+  std::sort(steps.begin(), steps.end());
+
+  for (auto& [dev, v] : busy) {
+    merge(v);
+    DeviceView dv;
+    dv.device = dev;
+    dv.name = device_names[dev];
+    if (!v.empty()) dv.activity = idle_over(v, v.front().first, v.back().second);
+    if (steps.size() >= 2) {
+      StepStats st;
+      st.steps = steps.size() - 1;
+      st.mean_step_s = (steps.back() - steps.front()) / static_cast<double>(st.steps);
+      st.idle = idle_over(v, steps.front(), steps.back());
+      st.mean_idle_per_step_s = (st.idle.window_s - st.idle.busy_s) / static_cast<double>(st.steps);
+      std::size_t n = 0;
+      double blocked = 0;
+      for (const auto& [a, b] : syncs) {
+        if (a >= steps.front() && a < steps.back()) ++n, blocked += b - a;
+      }
+      st.syncs_per_step = static_cast<double>(n) / static_cast<double>(st.steps);
+      st.sync_s_per_step = blocked / static_cast<double>(st.steps);
+      dv.steps = st;
+      // Strips: the steps whose length is nearest the median.
+      std::vector<std::size_t> idx(st.steps);
+      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::vector<double> lens(st.steps);
+      for (std::size_t i = 0; i < st.steps; ++i) lens[i] = steps[i + 1] - steps[i];
+      std::vector<double> sorted = lens;
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2),
+                       sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        return std::abs(lens[a] - median) < std::abs(lens[b] - median);
+      });
+      idx.resize(std::min(idx.size(), options.strips));
+      std::sort(idx.begin(), idx.end());
+      for (std::size_t i : idx) {
+        DeviceView::Strip strip;
+        strip.start_unix = steps[i] + origin_s;
+        strip.length_s = lens[i];
+        auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(steps[i], steps[i]),
+                                   [](const auto& a, const auto& b) { return a.second < b.first; });
+        for (; it != v.end() && it->first < steps[i + 1] && strip.busy.size() < 4000; ++it) {
+          strip.busy.emplace_back(std::max(it->first, steps[i]) - steps[i],
+                                  std::min(it->second, steps[i + 1]) - steps[i]);
+        }
+        dv.strips.push_back(std::move(strip));
+      }
+    }
+    view.devices.push_back(std::move(dv));
+  }
+
+  if (!view.devices.empty()) {
+    static const char* const kWhy[] = {"launch overhead between back-to-back kernels",
+                                       "kernel launches the host could not issue faster",
+                                       "short host stalls (Python, synchronisations)",
+                                       "the host (data loading, Python, I/O)",
+                                       "the host (data loading, I/O, long host work)"};
+    const DeviceView& d = view.devices.front();
+    const IdleStats& w = d.steps ? d.steps->idle : d.activity;
+    std::size_t top_bucket = 0;
+    for (std::size_t i = 1; i < w.gaps.seconds.size(); ++i) {
+      if (w.gaps.seconds[i] > w.gaps.seconds[top_bucket]) top_bucket = i;
+    }
+    view.headline =
+        fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100,
+                    d.steps ? "the marked steps" : "the time from its first to its last work");
+    if (w.idle_share > 0.005) {
+      view.headline += fmt::format("; the idle {:.0f} % lies mostly in gaps of {}: {}",
+                                   w.idle_share * 100, kGapLabels[top_bucket], kWhy[top_bucket]);
+    }
+    if (!view.top.empty()) {
+      view.headline += fmt::format(". `{}` holds {:.0f} % of kernel time",
+                                   view.top.front().short_name, view.top.front().share * 100);
+    }
+    view.headline += ".";
+  }
+
+  // Findings: rules in docs/kernels.md.
+  for (const auto& k : view.top) {
+    if (k.coverage_known && k.share >= 0.05 && k.sms_used * 2 < k.sms) {
+      view.findings.push_back(
+          {"low_sm_coverage",
+           fmt::format("`{}` takes {} of GPU time with {} of {} SMs busy ({} blocks of {} threads)",
+                       k.short_name, fmt_pct(k.share), k.sms_used, k.sms, k.blocks, k.threads),
+           "give it more parallel work (a larger batch, more blocks, split-K) or fuse it with its "
+           "neighbours (torch.compile; FlashAttention for attention)"});
+    }
+  }
+  if (!view.devices.empty()) {
+    const DeviceView& d = view.devices.front();
+    const IdleStats& w = d.steps ? d.steps->idle : d.activity;
+    const char* where = d.steps ? "of the marked steps" : "between the first and last GPU work";
+    const double small = w.gaps.seconds[0] + w.gaps.seconds[1];
+    const double large = w.gaps.seconds[3] + w.gaps.seconds[4];
+    const std::uint64_t small_n = w.gaps.count[0] + w.gaps.count[1];
+    const std::uint64_t large_n = w.gaps.count[3] + w.gaps.count[4];
+    const double mean_kernel_us =
+        view.launches > 0 ? view.kernel_s / static_cast<double>(view.launches) * 1e6 : 0;
+    if (w.window_s > 0 && large / w.window_s >= 0.2) {
+      std::string per_step;
+      if (d.steps) {
+        per_step =
+            fmt::format("; per step {} idle of {}", fmt_duration(d.steps->mean_idle_per_step_s),
+                        fmt_duration(d.steps->mean_step_s));
+      }
+      view.findings.push_back(
+          {"host_bound",
+           fmt::format("the GPU sat idle {} of the time {} in {} gaps of 1 ms or more{}: it waits "
+                       "for the host (data loading, Python, I/O)",
+                       fmt_pct(large / w.window_s), where, large_n, per_step),
+           "feed it ahead of time: DataLoader(num_workers=N, pin_memory=True, prefetch), move "
+           "per-step host work (decoding, augmentation, logging) off the critical path"});
+    }
+    if (w.window_s > 0 && small / w.window_s >= 0.2 && mean_kernel_us < 50) {
+      view.findings.push_back(
+          {"launch_bound",
+           fmt::format("the GPU sat idle {} of the time {} in {} gaps shorter than 100 us, between "
+                       "kernels of {:.0f} us on average: the host cannot launch them fast enough",
+                       fmt_pct(small / w.window_s), where, small_n, mean_kernel_us),
+           "launch fewer, larger kernels: CUDA graphs (torch.compile(mode=\"reduce-overhead\")), "
+           "fused kernels, a larger batch"});
+    }
+    if (d.steps && d.steps->syncs_per_step >= 3) {
+      view.findings.push_back(
+          {"syncs",
+           fmt::format(
+               "{:.1f} CUDA synchronisations per step, the host blocked {} per step in them",
+               d.steps->syncs_per_step, fmt_duration(d.steps->sync_s_per_step)),
+           "remove .item(), .cpu(), print(tensor) and torch.cuda.synchronize() from the step; keep "
+           "running values on the GPU and read them every N steps"});
+    }
+  }
+  for (const auto& c : view.copies) {
+    if (c.pageable && c.bytes >= (1u << 20)) {
+      view.findings.push_back(
+          {"pageable_copies",
+           fmt::format("{:.0f} MB copied {} from pageable host memory in {} copies at {:.1f} GB/s",
+                       static_cast<double>(c.bytes) / 1e6, c.kind, c.count, c.gb_per_s),
+           "pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
+           "non_blocking=True, so copies run at full PCIe speed and overlap compute"});
+    }
+  }
+  return view;
+}
+
+}  // namespace gpulens::kernels

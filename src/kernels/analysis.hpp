@@ -1,0 +1,122 @@
+#pragma once
+// "Where the GPU time went": the kernel records of `gpulens run --kernels`
+// (docs/kernels.md) turned into the report's numbers. Pure: a recording in, a
+// view out; tested on synthetic records and on recordings from an H100.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/trace_reader.hpp"
+
+namespace gpulens::kernels {
+
+// Gap lengths: < 10 us, 10-100 us, 0.1-1 ms, 1-10 ms, > 10 ms.
+inline constexpr std::array<double, 4> kGapEdgesS = {10e-6, 100e-6, 1e-3, 10e-3};
+inline constexpr std::array<const char*, 5> kGapLabels = {"< 10 us", "10-100 us", "0.1-1 ms",
+                                                          "1-10 ms", "> 10 ms"};
+
+struct GapHistogram {
+  std::array<std::uint64_t, 5> count{};
+  std::array<double, 5> seconds{};
+  void add(double gap_s);
+};
+
+// Busy and idle over one window of one device.
+struct IdleStats {
+  double window_s = 0;
+  double busy_s = 0;
+  double idle_share = 0;  // 1 - busy / window
+  GapHistogram gaps;
+};
+
+struct KernelRow {
+  std::string name;        // demangled, as CUPTI gives it
+  std::string short_name;  // without template arguments and parameter list
+  std::uint64_t count = 0;
+  double total_s = 0;
+  double share = 0;  // of all kernel time
+  double mean_us = 0, p50_us = 0, p99_us = 0;
+  // The launch configuration that holds most of this kernel's time.
+  std::uint64_t blocks = 0;
+  std::uint32_t threads = 0, registers = 0, shared_bytes = 0;
+  std::uint32_t blocks_per_sm = 0, sms_used = 0, sms = 0;
+  double waves = 0;
+  std::string limited_by;
+  bool coverage_known = false;
+};
+
+struct CopyRow {
+  std::string kind, src, dst;
+  std::uint64_t count = 0, bytes = 0;
+  double seconds = 0;
+  double gb_per_s = 0;  // bytes / time on the copy engine
+  bool pageable = false;
+};
+
+struct StepStats {
+  std::size_t steps = 0;
+  double mean_step_s = 0;
+  IdleStats idle;  // over the marked steps only (first to last step mark)
+  double mean_idle_per_step_s = 0;
+  double syncs_per_step = 0;   // CUDA synchronisations (stream, device, event waits)
+  double sync_s_per_step = 0;  // host time blocked in them
+};
+
+struct DeviceView {
+  std::uint32_t device = 0;
+  std::string name;
+  IdleStats activity;  // from the first to the last GPU activity
+  std::optional<StepStats> steps;
+  // A few representative steps (the median-length ones) as busy intervals, for
+  // the HTML timeline strip: seconds from the step's start.
+  struct Strip {
+    double start_unix = 0, length_s = 0;
+    std::vector<std::pair<double, double>> busy;
+  };
+  std::vector<Strip> strips;
+};
+
+struct Finding {
+  std::string kind;  // launch_bound, host_bound, pageable_copies, low_sm_coverage, syncs
+  std::string text;  // what was seen, in numbers
+  std::string fix;   // what to do
+};
+
+struct KernelView {
+  bool available = false;
+  std::string status;  // ok, job_profiler, no_cupti, cupti_error, no_cuda, not_built, ...
+  std::vector<std::string> notes;  // why there is no view, or what it leaves out
+  std::uint64_t launches = 0;
+  double kernel_s = 0;
+  std::vector<KernelRow> top;  // by GPU time
+  std::size_t kernel_names = 0;
+  std::vector<CopyRow> copies;
+  std::uint64_t memsets = 0;
+  std::uint64_t syncs = 0;
+  double sync_s = 0;
+  std::vector<DeviceView> devices;
+  std::vector<Finding> findings;
+  // One sentence: how busy the GPU was and where its idle time lies, in words.
+  std::string headline;
+  std::uint64_t dropped = 0;
+};
+
+struct AnalysisOptions {
+  std::size_t top = 15;
+  std::size_t strips = 3;
+};
+
+// nullopt when the recording has no kernel records (not made with --kernels).
+std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options = {});
+
+// Idle statistics of merged, sorted busy intervals (seconds) over [from, to].
+IdleStats idle_over(const std::vector<std::pair<double, double>>& busy, double from, double to);
+
+// "void at::native::(anonymous namespace)::softmax_kernel<float>(float*, ...)"
+// -> "softmax_kernel".
+std::string short_kernel_name(const std::string& demangled);
+
+}  // namespace gpulens::kernels

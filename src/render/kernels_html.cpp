@@ -1,0 +1,152 @@
+#include <fmt/format.h>
+
+#include "render/html_svg.hpp"
+#include "render/kernels_output.hpp"
+
+namespace gpulens {
+namespace {
+
+using html::escape;
+using html::num;
+
+std::string dur(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+// Five bars: the share of the window each gap length holds, with the count.
+std::string gap_chart(const kernels::IdleStats& st) {
+  const double w = 560, h = 150, bar = 90, left = 20;
+  std::string out = fmt::format(
+      "<svg viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"idle gaps by length\">",
+      num(w), num(h + 40), num(w), num(h + 40));
+  for (std::size_t i = 0; i < kernels::kGapLabels.size(); ++i) {
+    const double share = st.window_s > 0 ? st.gaps.seconds[i] / st.window_s : 0;
+    const double bh = std::max(1.0, share * h);
+    const double x = left + static_cast<double>(i) * (bar + 15);
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#c0392b\"><title>{}: {} gaps, "
+        "{} idle</title></rect>",
+        num(x), num(h - bh + 16), num(bar), num(bh), kernels::kGapLabels[i], st.gaps.count[i],
+        dur(st.gaps.seconds[i]));
+    out += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{:.1f} % · {}×</text>",
+        num(x + bar / 2), num(h - bh + 12), share * 100, st.gaps.count[i]);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+                       num(x + bar / 2), num(h + 32), escape(kernels::kGapLabels[i]));
+  }
+  return out + "</svg>";
+}
+
+std::string strip_chart(const kernels::DeviceView& d) {
+  const double w = 900, row = 22;
+  std::string out = fmt::format(
+      "<svg viewBox=\"0 0 {} {}\" width=\"100%\" role=\"img\" aria-label=\"GPU busy in "
+      "representative steps\">",
+      num(w), num(row * static_cast<double>(d.strips.size()) + 4));
+  for (std::size_t i = 0; i < d.strips.size(); ++i) {
+    const auto& s = d.strips[i];
+    const double y = 2 + row * static_cast<double>(i);
+    out += fmt::format(
+        "<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eee\"><title>step of "
+        "{}</title></rect>",
+        num(y), num(w), num(row - 6), dur(s.length_s));
+    if (s.length_s <= 0) continue;
+    for (const auto& [a, b] : s.busy) {
+      const double x0 = a / s.length_s * w;
+      const double x1 = std::max(x0 + 0.3, b / s.length_s * w);
+      out += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"#2e86c1\"/>", x0,
+          num(y), x1 - x0, num(row - 6));
+    }
+  }
+  return out + "</svg>";
+}
+
+}  // namespace
+
+std::string kernels_to_html(const kernels::KernelView& v) {
+  std::string out = "<section class=\"card\" id=\"kernels\"><h2>Where the GPU time went</h2>";
+  if (!v.available) {
+    out += "<p>No kernel view.</p><ul class=\"note\">";
+    for (const auto& n : v.notes) out += "<li>" + escape(n) + "</li>";
+    return out + "</ul></section>";
+  }
+  out += fmt::format(
+      "<p>{} kernel launches, {} of kernel time, {} kernels by name; {} "
+      "synchronisations blocked the host {}.</p>",
+      v.launches, dur(v.kernel_s), v.kernel_names, v.syncs, dur(v.sync_s));
+  if (!v.findings.empty()) {
+    out += "<ol class=\"fixes\">";
+    for (const auto& f : v.findings) {
+      out += "<li><b>" + escape(f.text) + "</b>: " + escape(f.fix) + "</li>";
+    }
+    out += "</ol>";
+  }
+  for (const auto& d : v.devices) {
+    const auto& st = d.steps ? d.steps->idle : d.activity;
+    out += fmt::format(
+        "<h3>GPU {} idle {:.1f} % of {}</h3><p>Idle: no kernel, copy or memset on any stream. From "
+        "the first to the last GPU work: {:.1f} % of {}.{}</p>",
+        d.device, st.idle_share * 100,
+        d.steps ? fmt::format("the {} marked steps", d.steps->steps) : std::string("the run"),
+        d.activity.idle_share * 100, dur(d.activity.window_s),
+        d.steps ? fmt::format(" Per step of {}: {} idle, {:.1f} synchronisations.",
+                              dur(d.steps->mean_step_s), dur(d.steps->mean_idle_per_step_s),
+                              d.steps->syncs_per_step)
+                : std::string());
+    out += gap_chart(st);
+    if (!d.strips.empty()) {
+      out += fmt::format(
+          "<p>GPU busy (blue) in {} steps of median length (about {} each), each drawn from its "
+          "start mark to its end mark:</p>",
+          d.strips.size(), dur(d.strips.front().length_s));
+      out += strip_chart(d);
+    }
+  }
+  out +=
+      "<div class=\"scroll\"><table><tr><th>kernel</th><th>share</th><th>time</th><th>count</th>"
+      "<th>mean</th><th>p99</th><th>grid × block</th><th>SMs busy</th><th>waves</th></tr>";
+  for (const auto& k : v.top) {
+    out += fmt::format(
+        "<tr><td title=\"{}\"><code>{}</code></td><td>{:.1f} "
+        "%</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{} × {}</td><td>{}</td><td>{}</td></tr>",
+        escape(k.name), escape(k.short_name), k.share * 100, dur(k.total_s), k.count,
+        dur(k.mean_us / 1e6), dur(k.p99_us / 1e6), k.blocks, k.threads,
+        k.coverage_known ? fmt::format("{} of {}", k.sms_used, k.sms) : "?",
+        k.coverage_known ? fmt::format("{:.2f}", k.waves) : "?");
+  }
+  out += "</table></div>";
+  if (!v.copies.empty()) {
+    out +=
+        "<h3>Copies</h3><table><tr><th>kind</th><th>from → to</th><th>count</th><th>MB</th>"
+        "<th>time</th><th>GB/s</th></tr>";
+    for (const auto& c : v.copies) {
+      out += fmt::format(
+          "<tr><td>{}</td><td>{} → "
+          "{}{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{:.1f}</td></tr>",
+          escape(c.kind), escape(c.src), escape(c.dst), c.pageable ? " <b>(pageable)</b>" : "",
+          c.count, static_cast<double>(c.bytes) / 1e6, dur(c.seconds), c.gb_per_s);
+    }
+    out += "</table>";
+  }
+  if (!v.notes.empty()) {
+    out += "<ul class=\"note\">";
+    for (const auto& n : v.notes) out += "<li>" + escape(n) + "</li>";
+    out += "</ul>";
+  }
+  return out + "</section>";
+}
+
+std::string insert_kernels_html(std::string page, const kernels::KernelView& v) {
+  const auto at = page.rfind("<script>");
+  const std::string section = kernels_to_html(v);
+  if (at == std::string::npos) return page + section;
+  page.insert(at, section);
+  return page;
+}
+
+}  // namespace gpulens

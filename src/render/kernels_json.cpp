@@ -1,0 +1,83 @@
+#include "render/kernels_output.hpp"
+
+namespace gpulens {
+namespace {
+
+nlohmann::ordered_json idle_json(const kernels::IdleStats& st) {
+  nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < kernels::kGapLabels.size(); ++i) {
+    gaps.push_back({{"range", kernels::kGapLabels[i]},
+                    {"count", st.gaps.count[i]},
+                    {"seconds", st.gaps.seconds[i]}});
+  }
+  return {{"window_s", st.window_s},
+          {"busy_s", st.busy_s},
+          {"idle_share", st.idle_share},
+          {"gaps", gaps}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
+  nlohmann::ordered_json j;
+  j["version"] = kKernelsJsonVersion;
+  j["available"] = v.available;
+  j["status"] = v.status;
+  j["notes"] = v.notes;
+  if (!v.available) return j;
+  j["headline"] = v.headline;
+  j["launches"] = v.launches;
+  j["kernel_s"] = v.kernel_s;
+  j["kernel_names"] = v.kernel_names;
+  auto& top = j["top"] = nlohmann::ordered_json::array();
+  for (const auto& k : v.top) {
+    nlohmann::ordered_json r = {
+        {"name", k.name},       {"short_name", k.short_name}, {"count", k.count},
+        {"total_s", k.total_s}, {"share", k.share},           {"mean_us", k.mean_us},
+        {"p50_us", k.p50_us},   {"p99_us", k.p99_us},         {"blocks", k.blocks},
+        {"threads", k.threads}, {"registers", k.registers},   {"shared_bytes", k.shared_bytes}};
+    if (k.coverage_known) {
+      r["blocks_per_sm"] = k.blocks_per_sm;
+      r["sms_used"] = k.sms_used;
+      r["sms"] = k.sms;
+      r["waves"] = k.waves;
+      r["limited_by"] = k.limited_by;
+    }
+    top.push_back(std::move(r));
+  }
+  auto& copies = j["copies"] = nlohmann::ordered_json::array();
+  for (const auto& c : v.copies) {
+    copies.push_back({{"kind", c.kind},
+                      {"src", c.src},
+                      {"dst", c.dst},
+                      {"count", c.count},
+                      {"bytes", c.bytes},
+                      {"seconds", c.seconds},
+                      {"gb_per_s", c.gb_per_s},
+                      {"pageable", c.pageable}});
+  }
+  j["memsets"] = v.memsets;
+  j["syncs"] = v.syncs;
+  j["sync_s"] = v.sync_s;
+  auto& devices = j["devices"] = nlohmann::ordered_json::array();
+  for (const auto& d : v.devices) {
+    nlohmann::ordered_json dj = {
+        {"device", d.device}, {"name", d.name}, {"activity", idle_json(d.activity)}};
+    if (d.steps) {
+      dj["steps"] = {{"steps", d.steps->steps},
+                     {"mean_step_s", d.steps->mean_step_s},
+                     {"idle", idle_json(d.steps->idle)},
+                     {"mean_idle_per_step_s", d.steps->mean_idle_per_step_s},
+                     {"syncs_per_step", d.steps->syncs_per_step},
+                     {"sync_s_per_step", d.steps->sync_s_per_step}};
+    }
+    devices.push_back(std::move(dj));
+  }
+  auto& findings = j["findings"] = nlohmann::ordered_json::array();
+  for (const auto& f : v.findings)
+    findings.push_back({{"kind", f.kind}, {"text", f.text}, {"fix", f.fix}});
+  j["dropped_records"] = v.dropped;
+  return j;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,84 @@
+#include <fmt/format.h>
+
+#include "render/kernels_output.hpp"
+
+namespace gpulens {
+namespace {
+
+using kernels::kGapLabels;
+
+std::string dur(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+std::string cut(const std::string& s, std::size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+void idle_lines(std::string& out, const kernels::IdleStats& st, const std::string& what) {
+  out +=
+      fmt::format("  GPU idle {:.1f} % of {} ({} with no kernel, copy or memset on any stream)\n",
+                  st.idle_share * 100, what, dur(st.window_s - st.busy_s));
+  out += "    gaps:";
+  for (std::size_t i = 0; i < kGapLabels.size(); ++i) {
+    out += st.gaps.count[i] == 0 ? fmt::format("  {} 0", kGapLabels[i])
+                                 : fmt::format("  {} {}x {}", kGapLabels[i], st.gaps.count[i],
+                                               dur(st.gaps.seconds[i]));
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string kernels_to_text(const kernels::KernelView& v) {
+  std::string out = "Where the GPU time went (gpulens run --kernels)\n";
+  if (!v.available) {
+    out += "  no kernel view";
+    for (const auto& n : v.notes) out += "\n  " + n;
+    return out + "\n";
+  }
+  out += "  " + v.headline + "\n";
+  out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
+                     dur(v.kernel_s), v.kernel_names);
+  for (const auto& d : v.devices) {
+    if (v.devices.size() > 1) out += fmt::format("  device {} {}\n", d.device, d.name);
+    idle_lines(out, d.activity,
+               fmt::format("the {} from its first to its last work", dur(d.activity.window_s)));
+    if (d.steps) {
+      idle_lines(
+          out, d.steps->idle,
+          fmt::format("the {} marked steps ({} each)", d.steps->steps, dur(d.steps->mean_step_s)));
+      out += fmt::format("    per step: {} idle, {:.1f} synchronisations blocking the host {}\n",
+                         dur(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step,
+                         dur(d.steps->sync_s_per_step));
+    }
+  }
+  out += fmt::format("  {:>6} {:>8} {:>7} {:>9} {:>9} {:>11} {:>6}  {}\n", "share", "time", "count",
+                     "mean", "p99", "SMs busy", "waves", "kernel");
+  for (const auto& k : v.top) {
+    const std::string sms =
+        k.coverage_known ? fmt::format("{}/{}", k.sms_used, k.sms) : std::string("?");
+    out += fmt::format("  {:5.1f}% {:>8} {:7} {:>9} {:>9} {:>11} {:6.2f}  {}\n", k.share * 100,
+                       dur(k.total_s), k.count, dur(k.mean_us / 1e6), dur(k.p99_us / 1e6), sms,
+                       k.waves, cut(k.short_name, 60));
+  }
+  if (!v.copies.empty()) {
+    out += "  copies:\n";
+    for (const auto& c : v.copies) {
+      out += fmt::format("    {} {} -> {}: {}x, {:.1f} MB, {}, {:.1f} GB/s{}\n", c.kind, c.src,
+                         c.dst, c.count, static_cast<double>(c.bytes) / 1e6, dur(c.seconds),
+                         c.gb_per_s, c.pageable ? "  (pageable host memory)" : "");
+    }
+  }
+  out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs, dur(v.sync_s));
+  if (!v.findings.empty()) {
+    out += "  fixes from the kernel view:\n";
+    for (const auto& f : v.findings) out += "  - " + f.text + ": " + f.fix + "\n";
+  }
+  for (const auto& n : v.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+}  // namespace gpulens
