@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcpp-httplib-dev libssl-dev libcrypt-dev
+  libncurses-dev tmux
   prometheus chromium python3 curl
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
