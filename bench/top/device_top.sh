@@ -9,9 +9,10 @@
 #      (/proc/PID/task/*/schedstat, nanoseconds) over a window that starts WARM
 #      seconds after launch, so start-up (NVML init) is left out for all alike.
 # Writes under $OUT (default /tmp/devtop-out): top-*.txt (plain), top-*.ansi (with
-# colours), top-*-once.txt, cost-raw.tsv, cost-table.txt. About 170 s.
+# colours), top-*-once.txt, top-golden-80x24.txt (the CI golden, drawn here),
+# cost-raw.tsv, cost-table.txt. About 180 s.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-/tmp/devtop-out}
 mkdir -p "$out"
 dt=$PWD/.devtop
@@ -31,7 +32,8 @@ done
 log "tmux: ${tmux_bin:-none} ($("${tmux_bin:-true}" -V 2>&1))"
 sock=gpulens-devtop-$$
 conf=$(mktemp)
-echo 'set -g default-terminal "tmux-256color"' >"$conf"
+# remain-on-exit: a gpulens that fails leaves its message on the screen to capture.
+printf 'set -g default-terminal "tmux-256color"\nset -g remain-on-exit on\n' >"$conf"
 t() { "$tmux_bin" -L "$sock" -f "$conf" "$@"; }
 cleanup() {
   [[ -n $tmux_bin ]] && t kill-server >/dev/null 2>&1
@@ -42,6 +44,21 @@ trap cleanup EXIT
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
 log "GPU: $(cat "$out/gpu.txt")"
+
+# The golden 80x24 screen, drawn here from the recording: the static ncurses and the
+# carried terminfo give the same screen on this machine as in CI.
+if [[ -n $tmux_bin ]]; then
+  t new-session -d -s golden -x 80 -y 24 "env TZ=UTC $gl top --replay \
+tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl --speed 0 --count 300"
+  sleep 3
+  t capture-pane -p -t golden >"$out/top-golden-80x24.txt"
+  t kill-session -t golden
+  if diff -q tests/golden/top-80x24.txt "$out/top-golden-80x24.txt" >/dev/null; then
+    log "golden 80x24 screen: identical"
+  else
+    log "golden 80x24 screen: DIFFERS (see top-golden-80x24.txt)"
+  fi
+fi
 
 # ---- workloads -------------------------------------------------------------
 matmul() {  # seconds: bf16 8192^3 matmuls back to back; touches $1.ready when running
@@ -114,11 +131,19 @@ sleep 2
 screenshot matmul
 
 # ---- (b) cost, alternating, during the matmul ----------------------------------
-cpu_ns() {  # every live thread's on-CPU time
+hz=$(getconf CLK_TCK)
+cpu_ns() {  # every live thread's on-CPU time: schedstat (ns), else stat (clock ticks)
   local sum=0 v
-  for f in /proc/"$1"/task/*/schedstat; do
-    read -r v _ <"$f" 2>/dev/null && sum=$((sum + v))
-  done
+  if [[ -r /proc/$1/schedstat ]]; then
+    for f in /proc/"$1"/task/*/schedstat; do
+      read -r v _ <"$f" 2>/dev/null && sum=$((sum + v))
+    done
+  else
+    for f in /proc/"$1"/task/*/stat; do
+      v=$(awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%d", ($12 + $13) * 1e9 / hz }' "$f")
+      sum=$((sum + v))
+    done
+  fi
   echo "$sum"
 }
 rss_kib() { awk '/VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
