@@ -78,9 +78,11 @@ done
 
 # Resize: the 80x24 screen grown to 200x60 reads as a fresh 200x60 start.
 t resize-window -t g80x24 -x 200 -y 60
-wait_for g80x24 "last "  # the full view with sparklines appears
-sleep 0.3
 if [[ ${GPULENS_UPDATE_GOLDEN:-0} != 1 ]]; then
+  for _ in $(seq 200); do
+    [[ $(capture g80x24) == "$(cat "$golden/top-200x60.txt")" ]] && break
+    sleep 0.1
+  done
   diff -u "$golden/top-200x60.txt" <(capture g80x24) >&2 || fail "resized screen differs"
 fi
 
