@@ -283,13 +283,15 @@ std::vector<Line> spark_lines(const Ctx& c, const GpuView& g) {
 // Compact: one line per GPU.
 struct CompactCols {
   std::size_t bar = 0;
+  bool name = true;  // GPU names: from 100 columns (a node's GPUs are mostly alike)
 };
 
 CompactCols compact_cols(std::size_t width) {
-  // idx+name 14, two bars with brackets and numbers 2x(bar+9), mem 12, power 7, temp 5,
-  // state at least 14.
-  const std::size_t fixed = 14 + 18 + 12 + 7 + 5 + 14;
   CompactCols cols;
+  cols.name = width >= 100;
+  // index (and name), two bars with brackets and numbers 2 x (bar + 9), memory 12,
+  // power 7, temperature 5, the state at least 18.
+  const std::size_t fixed = (cols.name ? 14 : 5) + 18 + 12 + 7 + 5 + 18;
   cols.bar = width > fixed + 6 ? std::min<std::size_t>((width - fixed) / 2, 30) : 3;
   return cols;
 }
@@ -297,7 +299,7 @@ CompactCols compact_cols(std::size_t width) {
 Line compact_header(const Ctx& c) {
   const auto cols = compact_cols(c.width);
   auto b = c.line();
-  b.add(" GPU NAME     ", Style::Header);
+  b.add(cols.name ? " GPU NAME     " : " GPU ", Style::Header);
   b.add(fit("UTIL", cols.bar + 9), Style::Header).add(fit("SM ACT", cols.bar + 9), Style::Header);
   b.add(fmt::format("{:>10}  {:>5}  {:>4} ", "MEM GiB", "POWER", "TEMP"), Style::Header);
   b.add("STATE", Style::Header);
@@ -307,7 +309,8 @@ Line compact_header(const Ctx& c) {
 Line compact_line(const Ctx& c, const GpuView& g) {
   const auto cols = compact_cols(c.width);
   auto b = c.line();
-  b.add(fmt::format("{:>4} ", g.index), Style::Header).add(fit(short_name(g.name), 9));
+  b.add(fmt::format("{:>4} ", g.index), Style::Header);
+  if (cols.name) b.add(fit(short_name(g.name), 9));
   b.add("[").add(bar(g.util, cols.bar, c.utf8), Style::UtilBar).add("]");
   b.add(fmt::format("{:>6} ", pct_text(g.util)));
   b.add("[").add(bar(g.sm_active, cols.bar, c.utf8), Style::SmBar).add("]");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `gpulens top` in a real terminal: tmux runs it on a recording and capture-pane
-# gives the screen. Golden screens at 80x24, 120x40 and 200x60; keys (help, sort,
+# gives the screen. Golden screens at 80x24 (full and compact), 120x40 and 200x60; keys (help, sort,
 # filter, quit); a resize redraws to the same screen as a fresh start at that size;
 # NO_COLOR and a non-UTF-8 locale. GPULENS_UPDATE_GOLDEN=1 rewrites the goldens.
 set -euo pipefail
@@ -75,6 +75,13 @@ for size in 80x24 120x40 200x60; do
   wait_for "g$size" "end of recording"
   check_golden "g$size" "top-$size.txt"
 done
+
+# Compact view (c): one line per GPU, the words under them.
+start compact 80 24
+wait_for compact "end of recording"
+t send-keys -t compact c
+wait_for compact "SM ACT"
+check_golden compact top-80x24-compact.txt
 
 # Resize: the 80x24 screen grown to 200x60 reads as a fresh 200x60 start.
 t resize-window -t g80x24 -x 200 -y 60
