@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   if (!run && bare) {
+    // Help for the reader, a usage exit code for the script that forgot a command.
     std::fputs(app.help().c_str(), stdout);
-    return kExitOk;
+    return kExitUsage;
   }
   if (!run) return kExitUsage;
   return run();
