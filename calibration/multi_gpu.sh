@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 16's live multi-GPU check, on a machine with N >= 2 GPUs: runs
+# calibration/multi_gpu/phases.py (one NCCL rank per GPU, phase marks) under
+# `gpulens run --interval 0.1`, then scores the recording against
+# calibration/multi_gpu/expected.json and checks NVLink and PCIe rates against
+# what the program moved.
+#
+#   calibration/multi_gpu.sh OUTDIR [N]
+#
+# Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor).
+# NVLink multicast stays off in every rank (the GPU machines require it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: calibration/multi_gpu.sh OUTDIR [N]}
+n=${2:-0}
+gpulens=${GPULENS:-.devbin/gpulens}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mkdir -p "$out/ranks"
+t0=$(date +%s)
+"$gpulens" run -q --interval 0.1 --trace "$out/multi.trace.jsonl" -o "$out/multi.verdict.json" -- \
+  python3 calibration/multi_gpu/phases.py --gpus "$n" --out "$out/ranks" --scale "${SCALE:-1}" \
+  >"$out/multi.log" 2>&1
+rc=$?
+echo "phases.py under gpulens run: exit $rc after $(($(date +%s) - t0)) s" | tee "$out/score.txt"
+tail -n 20 "$out/multi.log" | grep -E 'rank|Error|error' | tail -n 12
+"$gpulens" report "$out/multi.trace.jsonl" >"$out/multi.report.txt" 2>&1
+python3 calibration/multi_gpu/score.py --bin "$gpulens" --trace "$out/multi.trace.jsonl" \
+  --ranks "$out/ranks" | tee -a "$out/score.txt"
+exit "${PIPESTATUS[0]}"

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""The multi-GPU calibration program of issue 16: one NCCL process per GPU, with
+phase marks, run under `gpulens run --interval 0.1` by calibration/multi_gpu.sh.
+
+    python3 calibration/multi_gpu/phases.py --gpus N --out DIR [--scale S]
+
+Phases (the expected diagnosis of each, and why, is in expected.json, written
+before this program ever ran on several GPUs):
+
+  allreduce   a 256 MiB bf16 all-reduce in a loop: NVLink carries the traffic,
+              SMs are mostly idle, tensor pipes at zero
+  balanced    a data-parallel step: bf16 GEMMs then an all-reduce of 64 MiB of
+              "gradients", the same work on every rank
+  imbalanced  the same step, rank 0 does three times the GEMMs: the others sit
+              in the all-reduce kernel waiting for it
+  h2d_pinned  each rank copies 1 GiB from pinned host memory to its GPU in a
+              loop: PCIe-bound, SMs idle
+  hang        every rank but the last enters an all-reduce; the last rank
+              sleeps on the host for the phase (a rank that never arrives) and
+              joins at the end, so the job ends cleanly
+  idle        every rank sleeps holding its memory
+
+Each rank writes DIR/rank<R>.json with what it moved and when (Unix seconds),
+so NVLink and PCIe figures can be checked against the program's own timing.
+Rank 0 writes the phase marks ($GPULENS_MARKS, contrib/gpulens_marks.py).
+NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and the others), as the GPU
+machines require: set here for every rank, whatever the caller's environment.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "contrib"))
+
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                 "NVSHMEM_DISABLE_NVLS": "1"}
+os.environ.update(MULTICAST_OFF)
+
+import gpulens_marks as gm  # noqa: E402
+
+
+def log(rank, msg):
+    print(f"[multi rank {rank} {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+class Phase:
+    """Marks a phase (rank 0 only) after a barrier, so every rank starts together."""
+
+    def __init__(self, rank, name, record, **fields):
+        self.rank, self.name, self.record, self.fields = rank, name, record, fields
+
+    def __enter__(self):
+        import torch
+        import torch.distributed as dist
+
+        torch.cuda.synchronize()
+        dist.barrier()
+        self.start = time.time()
+        if self.rank == 0:
+            gm.mark(self.name + ":start", t=self.start, **self.fields)
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        torch.cuda.synchronize()
+        self.end = time.time()
+        if self.rank == 0:
+            gm.mark(self.name + ":end", t=self.end)
+        self.record[self.name] = dict(self.record.get(self.name, {}), start=self.start, end=self.end)
+        return False
+
+
+def rank_main(rank, world, out, scale):
+    import torch
+    import torch.distributed as dist
+
+    os.environ.update(MULTICAST_OFF)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=900),
+                            device_id=torch.device("cuda", rank))
+    dev = torch.device("cuda", rank)
+    secs = lambda s: max(2.0, s * scale)  # noqa: E731
+    record = {"rank": rank, "world": world}
+
+    # Warm-up outside any phase: NCCL communicators, cuBLAS handles.
+    buf = torch.ones(128 * 1024 * 1024, dtype=torch.bfloat16, device=dev)  # 256 MiB
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=dev)
+    b = torch.randn(8192, 8192, dtype=torch.bfloat16, device=dev)
+    grads = torch.ones(32 * 1024 * 1024, dtype=torch.bfloat16, device=dev)  # 64 MiB
+    for _ in range(3):
+        dist.all_reduce(buf)
+        dist.all_reduce(grads)
+        a @ b
+    torch.cuda.synchronize()
+    time.sleep(3)
+
+    # allreduce: count operations and time them on this rank.
+    with Phase(rank, "allreduce", record, bytes_per_op=buf.numel() * buf.element_size()):
+        end = time.time() + secs(30)
+        ops = 0
+        t0 = time.perf_counter()
+        while True:
+            dist.all_reduce(buf)
+            ops += 1
+            if ops % 8 == 0:
+                torch.cuda.synchronize()
+                # Every rank must run the same number of operations: rank 0 decides.
+                stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+                dist.broadcast(stop, 0)
+                if stop.item():
+                    break
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+    size = buf.numel() * buf.element_size()
+    # A ring all-reduce sends 2(N-1)/N of the buffer from every GPU per operation.
+    sent = ops * size * 2 * (world - 1) / world
+    record["allreduce"] = {"ops": ops, "bytes_per_op": size, "seconds": elapsed,
+                           "sent_bytes_per_s": sent / elapsed, "ring_factor": 2 * (world - 1) / world}
+    log(rank, f"allreduce: {ops} x {size >> 20} MiB in {elapsed:.1f} s, {sent / elapsed / 1e9:.1f} GB/s sent")
+    time.sleep(2)
+
+    def steps(name, gemms):
+        with Phase(rank, name, record, gemms_rank0=gemms(0), gemms_other=gemms(1)):
+            end = time.time() + secs(30)
+            n = 0
+            while True:
+                for _ in range(gemms(rank)):
+                    a @ b
+                dist.all_reduce(grads)
+                n += 1
+                stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+                dist.broadcast(stop, 0)
+                if stop.item():
+                    break
+        record[name]["steps"] = n
+        log(rank, f"{name}: {n} steps of {gemms(rank)} GEMMs")
+        time.sleep(2)
+
+    steps("balanced", lambda r: 8)
+    steps("imbalanced", lambda r: 24 if r == 0 else 8)
+
+    host = torch.empty(buf.numel(), dtype=torch.bfloat16).pin_memory()
+    with Phase(rank, "h2d_pinned", record, bytes_per_copy=size):
+        end = time.time() + secs(15)
+        copies = 0
+        t0 = time.perf_counter()
+        while time.time() < end:
+            buf.copy_(host, non_blocking=True)
+            copies += 1
+            if copies % 4 == 0:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+    record["h2d_pinned"].update(copies=copies, seconds=elapsed, rx_bytes_per_s=copies * size / elapsed)
+    log(rank, f"h2d_pinned: {copies * size / elapsed / 1e9:.1f} GB/s")
+    time.sleep(2)
+
+    # hang: the last rank never arrives for the phase's length; the others wait
+    # inside the NCCL kernel. It joins at the end so the job finishes.
+    late = world - 1
+    with Phase(rank, "hang", record, late_rank=late):
+        hang_s = secs(130)
+        if rank == late:
+            time.sleep(hang_s)
+        dist.all_reduce(grads)
+        torch.cuda.synchronize()
+    record["hang"]["late_rank"] = late
+    log(rank, "hang: released")
+    time.sleep(2)
+
+    with Phase(rank, "idle", record):
+        time.sleep(secs(20))
+
+    dist.barrier()
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gpus", type=int, default=0, help="ranks (default: every visible GPU)")
+    parser.add_argument("--out", required=True, help="folder for rank<R>.json")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length")
+    args = parser.parse_args(argv)
+    import torch
+    import torch.multiprocessing as mp
+
+    world = args.gpus or torch.cuda.device_count()
+    if world < 2:
+        print(f"phases.py needs at least 2 GPUs; {world} visible", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29511")
+    mp.spawn(rank_main, args=(world, args.out, args.scale), nprocs=world, join=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
