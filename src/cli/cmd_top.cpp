@@ -176,6 +176,18 @@ class Feed {
   std::thread thread_;
 };
 
+bool may_signal(std::uint32_t pid, std::string& why) {
+  if (pid <= 1 || static_cast<pid_t>(pid) == getpid()) {
+    why = "will not signal PID " + std::to_string(pid);
+    return false;
+  }
+  if (kill(static_cast<pid_t>(pid), 0) != 0) {
+    why = "cannot signal PID " + std::to_string(pid) + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 std::string send_signal(const PendingSignal& s) {
   // Never 0 or 1 (0 would signal our own process group), never ourselves.
   if (s.pid <= 1 || static_cast<pid_t>(s.pid) == getpid()) {
@@ -238,6 +250,9 @@ int run_top(const TopArgs& args) {
       const auto visible = visible_processes(model.procs, view);
       view.page_rows = std::max(1, (*screen)->height() / 2);
       const KeyAction action = handle_key(view, k, visible);
+      // Ask only about processes this user may signal (kill with signal 0 sends
+      // nothing and checks permission).
+      if (view.confirm && !may_signal(view.confirm->pid, view.message)) view.confirm.reset();
       if (action.kind == KeyAction::Quit) quit = true;
       if (action.kind == KeyAction::Signal) view.message = send_signal(action.signal);
       if (action.kind != KeyAction::None) dirty = true;

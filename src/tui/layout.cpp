@@ -645,8 +645,10 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
         lines.push_back(proc_line(c, cols, procs[i], i == selected));
       }
       if (procs.empty()) {
-        const std::string none = model.procs.empty() ? "  no processes on these GPUs"
-                                                     : "  no process matches the filter";
+        const std::string none = !model.procs.empty() ? "  no process matches the filter"
+                                 : model.procs_listed
+                                     ? "  no processes on these GPUs"
+                                     : "  processes not listed (yet, or --no-procs)";
         lines.push_back(c.line().add(none, Style::Dim).done());
       }
     }

@@ -86,6 +86,7 @@ void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
     push_history(g.util_history, g.util, history_length_);
     push_history(g.sm_history, g.sm_active, history_length_);
     if (s.procs) {
+      model_.procs_listed = true;
       procs_[s.gpu] = *s.procs;
       procs_changed = true;
     }

@@ -65,6 +65,7 @@ struct TopModel {
   std::vector<GpuView> gpus;
   std::vector<ProcView> procs;  // every GPU's processes, one row per (pid, gpu)
   bool diagnosis = true;        // false with --no-diagnosis
+  bool procs_listed = false;    // some tick carried a process list (not with --no-procs)
 };
 
 class ModelBuilder {

@@ -27,7 +27,7 @@ start() {
   while (($#)) && [[ $1 != -- ]]; do envs+=("$1"); shift; done
   if (($#)); then shift; args=("$@"); fi
   t new-session -d -s "$name" -x "$w" -y "$h" \
-    "env -u NO_COLOR ${envs[*]} $bin top --replay $trace --speed 0 --count 300 ${args[*]}; sleep 30"
+    "env -u NO_COLOR ${envs[*]} $bin top --replay ${replay:-$trace} --speed 0 --count 300 ${args[*]}; sleep 30"
 }
 
 capture() { t capture-pane -p -t "$1" "${@:2}"; }
@@ -114,10 +114,6 @@ wait_for keys "no process matches the filter"
 t send-keys -t keys Escape
 wait_gone keys "matching" || fail "Escape did not clear the filter"
 wait_for keys " 2 processes"
-t send-keys -t keys Down T
-wait_for keys "? y/n"
-t send-keys -t keys n
-wait_for keys "cancelled"
 t send-keys -t keys q
 # After q, gpulens has exited: the pane runs only the trailing sleep.
 for _ in $(seq 100); do
@@ -125,6 +121,32 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [[ $(t display-message -p -t keys '#{pane_current_command}') == sleep ]] || fail "q did not quit"
+
+# Signals: a recording whose first process is a real one of ours (a sleep). The
+# question comes first; n cancels; y sends SIGTERM and the sleep ends.
+sleep 300 &
+victim=$!
+replay=$(mktemp)
+# 4194304 is PID_MAX_LIMIT: never a live process.
+sed -e "s/\"pid\": 594,/\"pid\": $victim,/g" -e 's/"pid": 595,/"pid": 4194304,/g' "$trace" >"$replay"
+start signal 120 40
+wait_for signal "end of recording"
+t send-keys -t signal Down T
+wait_for signal "Send SIGTERM to PID $victim (python) on GPU 0? y/n"
+t send-keys -t signal n
+wait_for signal "cancelled"
+kill -0 "$victim" || fail "n did not spare the process"
+t send-keys -t signal T
+wait_for signal "? y/n"
+t send-keys -t signal y
+wait_for signal "sent SIGTERM to PID $victim"
+for _ in $(seq 50); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$victim" 2>/dev/null && fail "y did not end the process" && kill "$victim"
+# A PID that does not exist (or is not ours) is refused before any question.
+t send-keys -t signal Down K
+wait_for signal "cannot signal PID 4194304: No such process"
+rm -f "$replay"
+unset replay
 
 # Colours: present by default, absent with NO_COLOR; ASCII in a non-UTF-8 locale.
 start color 120 40

@@ -279,3 +279,26 @@ TEST(TuiText, WrapBreaksAtSpacesAndMarksACut) {
 
 }  // namespace
 }  // namespace gpulens::tui
+
+namespace gpulens::tui {
+namespace {
+
+TEST(TuiLayout, ContainerColumnAppearsWhenAProcessRunsInOne) {
+  TopModel m = make_model(1);
+  EXPECT_FALSE(contains(layout_top(m, {}, {}, 120, 30, {}), "CONTAINER"));
+  m.procs[0].container = "pod:1234abcd";
+  const Screen s = layout_top(m, {}, {}, 120, 30, {});
+  EXPECT_TRUE(contains(s, "CONTAINER"));
+  EXPECT_TRUE(contains(s, "pod:1234abcd"));
+}
+
+TEST(TuiLayout, SaysWhetherProcessesWereListedAtAll) {
+  TopModel m = make_model(1);
+  m.procs.clear();
+  EXPECT_TRUE(contains(layout_top(m, {}, {}, 100, 30, {}), "processes not listed"));
+  m.procs_listed = true;
+  EXPECT_TRUE(contains(layout_top(m, {}, {}, 100, 30, {}), "no processes on these GPUs"));
+}
+
+}  // namespace
+}  // namespace gpulens::tui
