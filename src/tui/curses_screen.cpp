@@ -38,6 +38,14 @@ Result<std::unique_ptr<CursesScreen>> CursesScreen::open(const CursesOptions& op
                  "' (no terminfo entry?); try TERM=xterm or gpulens top --once"};
   }
   set_term(s->term_->screen);
+  // A terminal that cannot move the cursor (dumb, some CI logs) would get the screen
+  // as a stream of text: refuse it and point at the line-based views.
+  const char* cup = tigetstr("cup");
+  if (cup == nullptr || cup == reinterpret_cast<const char*>(-1)) {
+    const char* term = std::getenv("TERM");
+    return Error{std::string("the terminal '") + (term ? term : "") +
+                 "' cannot move the cursor; use gpulens top --once or gpulens stream"};
+  }
   cbreak();
   noecho();
   nonl();

@@ -148,6 +148,10 @@ wait_for signal "cannot signal PID 4194304: No such process"
 rm -f "$replay"
 unset replay
 
+# A terminal that cannot move the cursor is refused with a pointer to --once.
+start dumb 80 24 TERM=dumb
+wait_for dumb "cannot move the cursor; use gpulens top --once"
+
 # Colours: present by default, absent with NO_COLOR; ASCII in a non-UTF-8 locale.
 start color 120 40
 start nocolor 120 40 NO_COLOR=1
