@@ -152,16 +152,19 @@ unset replay
 start dumb 80 24 TERM=dumb
 wait_for dumb "cannot move the cursor; use gpulens top --once"
 
-# Colours: present by default, absent with NO_COLOR; ASCII in a non-UTF-8 locale.
+# Colours: present by default, absent with NO_COLOR and on a monochrome terminal;
+# ASCII in a non-UTF-8 locale.
 start color 120 40
 start nocolor 120 40 NO_COLOR=1
 start ascii 120 40 LANG=C LC_ALL=C
-for s in color nocolor ascii; do wait_for $s "end of recording"; done
+start mono 120 40 TERM=vt100
+for s in color nocolor ascii mono; do wait_for $s "end of recording"; done
 sgr_colors='\[([0-9;]*;)?(3[0-7]|9[0-7]|38;5;[0-9]+)(;[0-9;]*)?m'
 capture color -e | grep -Eq "$sgr_colors" || fail "no colours by default"
 capture nocolor -e | grep -Eq "$sgr_colors" && fail "colours despite NO_COLOR"
 capture nocolor -e | grep -q $'\e\[7m' || capture nocolor -e | grep -q $'\e\[1m' ||
   fail "NO_COLOR lost the bold/reverse attributes"
+capture mono -e | grep -Eq "$sgr_colors" && fail "colours on a monochrome terminal (vt100)"
 LC_ALL=C capture ascii | grep -q $'[\x80-\xff]' && fail "non-ASCII output in the C locale"
 capture ascii | grep -q 'util   \[#' || fail "no ASCII bars in the C locale"
 
