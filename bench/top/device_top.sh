@@ -10,7 +10,7 @@
 #      seconds after launch, so start-up (NVML init) is left out for all alike.
 # Writes under $OUT (default /tmp/devtop-out): top-*.txt (plain), top-*.ansi (with
 # colours), top-*-once.txt, top-golden-80x24.txt (the CI golden, drawn here),
-# cost-raw.tsv, cost-table.txt. About 180 s.
+# cost-raw.tsv, cost-table.txt. About 190 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 out=${OUT:-/tmp/devtop-out}
@@ -18,8 +18,10 @@ mkdir -p "$out"
 dt=$PWD/.devtop
 gl=$dt/gpulens
 rounds=${ROUNDS:-3}
-warm=${WARM:-2}
-window=${WINDOW:-8}
+warm=${WARM:-1.5}
+# 10 s: every window holds the same number of the sampler's periodic extra reads
+# (per-process SM share every 5 s, ECC every 10 s), so they do not add noise.
+window=${WINDOW:-10}
 export TERMINFO=$dt/terminfo LANG=C.UTF-8 LC_ALL=C.UTF-8
 export LD_LIBRARY_PATH=$dt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 log() { echo "[$(date +%T)] $*" >&2; }
@@ -107,7 +109,7 @@ screenshot() {  # name: top runs SHOT_S seconds beside the running workload
   local name=$1
   if [[ -n $tmux_bin ]]; then
     t new-session -d -s "$name" -x 120 -y 40 "exec $gl top --interval 1"
-    sleep "${SHOT_S:-14}"
+    sleep "${SHOT_S:-10}"
     t capture-pane -p -t "$name" >"$out/top-$name-120x40.txt"
     t capture-pane -p -e -t "$name" >"$out/top-$name-120x40.ansi"
     t resize-window -t "$name" -x 80 -y 24
@@ -121,7 +123,7 @@ screenshot() {  # name: top runs SHOT_S seconds beside the running workload
   log "screenshot $name: $(grep -m1 -o 'GPU 0 .*' "$out/top-$name-120x40.txt" 2>/dev/null)"
 }
 
-cost_s=$((rounds * 4 * (warm + window) + 10))
+cost_s=$((rounds * 4 * (window + 2) + 10))
 log "matmul for $((cost_s + 25)) s"
 rm -f /tmp/mm.ready
 matmul $((cost_s + 25)) /tmp/mm.ready >"$out/matmul.log" 2>&1 &
