@@ -1,6 +1,7 @@
 // `gpulens top`: the full-screen live view. Utilization beside SM activity for each
 // GPU, the diagnosed state in words with its fix, alerts, and the processes.
 #include <poll.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -211,6 +212,15 @@ int run_top(const TopArgs& args) {
                  "'gpulens top --once', for lines 'gpulens stream'\n");
     return kExitUsage;
   }
+  // SIGWINCH stays blocked in every thread (the sampler's start below) and is let
+  // in only while the screen thread waits in ppoll, so a resize always wakes it
+  // instead of landing in another thread or just before the wait.
+  sigset_t winch;
+  sigemptyset(&winch);
+  sigaddset(&winch, SIGWINCH);
+  sigset_t wait_mask;
+  pthread_sigmask(SIG_BLOCK, &winch, &wait_mask);
+  sigdelset(&wait_mask, SIGWINCH);
   auto source = open_source_or_explain(args.source);
   if (!source) return kExitUsage;
   Feed feed(*source, args);
@@ -224,6 +234,7 @@ int run_top(const TopArgs& args) {
   co.ascii = args.ascii;
   auto screen = CursesScreen::open(co);
   if (!screen) {
+    on_stop_signal([] {});
     std::fprintf(stderr, "gpulens top: %s\n", screen.error().message.c_str());
     return kExitUsage;
   }
@@ -241,8 +252,8 @@ int run_top(const TopArgs& args) {
       dirty = false;
     }
     pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {feed.wake_fd(), POLLIN, 0}};
-    // No timeout: the feed's byte or a key wakes us; SIGWINCH interrupts poll.
-    const int n = poll(fds, 2, -1);
+    // No timeout: the feed's byte, a key or SIGWINCH (let in only here) wakes us.
+    const int n = ppoll(fds, 2, nullptr, &wait_mask);
     if (n < 0 && errno != EINTR) break;
     if (fds[1].revents != 0) feed.drain();
     // Keys (and KEY_RESIZE after SIGWINCH) are read without blocking.
