@@ -10,7 +10,9 @@ if [[ ! -x $build/gpulens ]]; then
   cmake --preset release >/dev/null
   nice -n 10 cmake --build "$build" -j2 --target gpulens
 fi
-dest=.devtop
+# Packed beside, then swapped in, so that a copy taken meanwhile is never half-made.
+final=.devtop
+dest=.devtop.new
 rm -rf "$dest"
 mkdir -p "$dest/lib" "$dest/terminfo"
 cp "$build/gpulens" "$dest/"
@@ -42,6 +44,10 @@ for entry in t/tmux t/tmux-256color s/screen s/screen-256color x/xterm x/xterm-2
     fi
   done
 done
-echo "packed $dest:"
-(cd "$dest" && find . -type f | sort | xargs ls -l | awk '{ print "  " $5, $9 }')
-du -sh "$dest"
+rm -rf "$final.old"
+[[ -d $final ]] && mv "$final" "$final.old"
+mv "$dest" "$final"
+rm -rf "$final.old"
+echo "packed $final:"
+(cd "$final" && find . -type f | sort | xargs ls -l | awk '{ print "  " $5, $9 }')
+du -sh "$final"
