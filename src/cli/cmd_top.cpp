@@ -34,6 +34,7 @@ struct TopArgs {
   bool no_diagnosis = false;
   bool ascii = false;
   bool no_color = false;
+  bool mouse = false;
   std::size_t history = 600;
   int width = 0;  // --once: columns (0 = the terminal's, else 120)
 };
@@ -83,7 +84,7 @@ int run_once(const TopArgs& args) {
   while (!lines.empty() && lines.back().text().find_first_not_of(' ') == std::string::npos) {
     lines.pop_back();
   }
-  std::fputs(screen_text(Screen{screen.width, screen.height, lines}).c_str(), stdout);
+  std::fputs(screen_text(Screen{screen.width, screen.height, lines, {}}).c_str(), stdout);
   return kExitOk;
 }
 
@@ -232,6 +233,7 @@ int run_top(const TopArgs& args) {
   CursesOptions co;
   co.color = !args.no_color && !no_color_requested();
   co.ascii = args.ascii;
+  co.mouse = args.mouse;
   auto screen = CursesScreen::open(co);
   if (!screen) {
     on_stop_signal([] {});
@@ -242,13 +244,14 @@ int run_top(const TopArgs& args) {
   TopModel model;
   FeedStatus status;
   ViewState view;
+  Screen shown;  // the last screen drawn, for mouse clicks
   bool dirty = true;
   while (!quit) {
     if (feed.snapshot(model, status)) dirty = true;
     if (dirty) {
-      const Screen s = layout_top(model, view, status, (*screen)->width(), (*screen)->height(),
-                                  (*screen)->caps());
-      (*screen)->draw(s);
+      shown = layout_top(model, view, status, (*screen)->width(), (*screen)->height(),
+                         (*screen)->caps());
+      (*screen)->draw(shown);
       dirty = false;
     }
     pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {feed.wake_fd(), POLLIN, 0}};
@@ -260,7 +263,9 @@ int run_top(const TopArgs& args) {
     for (int k = (*screen)->poll_key(); k >= 0; k = (*screen)->poll_key()) {
       const auto visible = visible_processes(model.procs, view);
       view.page_rows = std::max(1, (*screen)->height() / 2);
-      const KeyAction action = handle_key(view, k, visible);
+      const KeyAction action = k == key::kClick ? click(view, shown, (*screen)->last_click().first,
+                                                        (*screen)->last_click().second)
+                                                : handle_key(view, k, visible);
       // Ask only about processes this user may signal (kill with signal 0 sends
       // nothing and checks permission).
       if (view.confirm && !may_signal(view.confirm->pid, view.message)) view.confirm.reset();
@@ -300,6 +305,8 @@ void register_top(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::Range(40, 1000));
   cmd->add_flag("--ascii", args->ascii, "ASCII bars and sparklines instead of block glyphs");
   cmd->add_flag("--no-color", args->no_color, "No colours (as does NO_COLOR=1)");
+  cmd->add_flag("--mouse", args->mouse,
+                "Clicks select a process or sort by a heading; the wheel moves the selection");
   cmd->add_flag("--no-diagnosis", args->no_diagnosis, "Do not run the diagnosis engine");
   cmd->callback([args, &run] { run = [args] { return run_top(*args); }; });
 }

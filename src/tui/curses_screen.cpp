@@ -54,6 +54,10 @@ Result<std::unique_ptr<CursesScreen>> CursesScreen::open(const CursesOptions& op
   curs_set(0);
   set_escdelay(25);
   s->caps_.utf8 = locale_is_utf8() && !options.ascii;
+  if (options.mouse) {
+    mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
+    mouseinterval(0);  // report presses at once instead of waiting to pair them into clicks
+  }
   s->init_styles(options.color && has_colors());
   return s;
 }
@@ -138,6 +142,15 @@ int CursesScreen::poll_key() {
       return key::kBackspace;
     case KEY_RESIZE:
       return key::kResize;
+    case KEY_MOUSE: {
+      MEVENT ev{};
+      if (getmouse(&ev) != OK) return 0;
+      if ((ev.bstate & BUTTON4_PRESSED) != 0) return key::kUp;
+      if ((ev.bstate & BUTTON5_PRESSED) != 0) return key::kDown;
+      if ((ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) == 0) return 0;
+      click_ = {ev.x, ev.y};
+      return key::kClick;
+    }
     case KEY_ENTER:
     case '\r':
       return key::kEnter;

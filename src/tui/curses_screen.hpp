@@ -4,6 +4,7 @@
 // to colours (or to bold/reverse on monochrome and NO_COLOR terminals).
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/result.hpp"
 #include "tui/layout.hpp"
@@ -13,6 +14,7 @@ namespace gpulens::tui {
 struct CursesOptions {
   bool color = true;   // false: attributes only (NO_COLOR, --no-color)
   bool ascii = false;  // no block glyphs even on a UTF-8 terminal
+  bool mouse = false;  // clicks and the wheel (the terminal's own selection then needs Shift)
 };
 
 class CursesScreen {
@@ -26,6 +28,8 @@ class CursesScreen {
   void draw(const Screen& screen);
   // The next key already typed, as a key:: code or a character; -1 when none.
   int poll_key();
+  // Where the last key::kClick was (column, row).
+  std::pair<int, int> last_click() const { return click_; }
   int width() const;
   int height() const;
   TerminalCaps caps() const { return caps_; }
@@ -35,6 +39,7 @@ class CursesScreen {
   CursesScreen() = default;
   void init_styles(bool color);
   TerminalCaps caps_;
+  std::pair<int, int> click_{-1, -1};
   bool colors_ = false;
   int attrs_[static_cast<int>(Style::Count)] = {};
   struct Term;

@@ -334,7 +334,8 @@ struct ProcCols {
   bool container = false;
 };
 
-Line proc_header(const Ctx& c, const ProcCols& cols, std::size_t shown, std::size_t total) {
+Line proc_header(const Ctx& c, const ProcCols& cols, std::size_t shown, std::size_t total,
+                 TableHits& hits) {
   auto b = c.line();
   const char* arrow = c.view.descending ? (c.utf8 ? "\u25bc" : "v") : (c.utf8 ? "\u25b2" : "^");
   auto head = [&](SortKey k, std::string text, int w) {
@@ -343,6 +344,7 @@ Line proc_header(const Ctx& c, const ProcCols& cols, std::size_t shown, std::siz
         w < 0 ? fmt::format("{:<{}}", text, -w) : fmt::format("{:>{}}", text, w);
     b.add(cell, k == c.view.sort ? Style::Selected : Style::Header);
     b.add(" ", Style::Header);
+    hits.heads.emplace_back(b.used(), k);
   };
   head(SortKey::Pid, "PID", 7);
   head(SortKey::User, "USER", -8);
@@ -633,7 +635,8 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
       cols.container = std::any_of(model.procs.begin(), model.procs.end(),
                                    [](const ProcView& p) { return !p.container.empty(); });
       const std::size_t table_rows = body - gpu_rows - 1;
-      lines.push_back(proc_header(c, cols, procs.size(), model.procs.size()));
+      screen.table.heading_row = static_cast<int>(lines.size());
+      lines.push_back(proc_header(c, cols, procs.size(), model.procs.size(), screen.table));
       std::size_t selected = procs.size();
       for (std::size_t i = 0; i < procs.size(); ++i) {
         if (view.selected_pid && procs[i].pid == *view.selected_pid) selected = i;
@@ -643,6 +646,7 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
       if (selected < procs.size() && selected >= table_rows) first = selected - table_rows + 1;
       for (std::size_t i = first; i < procs.size() && i < first + table_rows; ++i) {
         lines.push_back(proc_line(c, cols, procs[i], i == selected));
+        screen.table.row_pids.push_back(procs[i].pid);
       }
       if (procs.empty()) {
         const std::string none = !model.procs.empty() ? "  no process matches the filter"
@@ -656,6 +660,28 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
   while (lines.size() < rows - 1) lines.push_back(Line{});
   lines.push_back(footer_line(c));
   return screen;
+}
+
+KeyAction click(ViewState& view, const Screen& screen, int x, int y) {
+  const TableHits& t = screen.table;
+  if (t.heading_row < 0 || y < t.heading_row || view.help || view.confirm) return {};
+  if (y == t.heading_row) {
+    for (const auto& [end, k] : t.heads) {
+      if (static_cast<std::size_t>(std::max(x, 0)) < end) {
+        if (view.sort == k) {
+          view.descending = !view.descending;
+        } else {
+          view.sort = k;
+        }
+        return {KeyAction::Redraw, {}};
+      }
+    }
+    return {};
+  }
+  const auto row = static_cast<std::size_t>(y - t.heading_row - 1);
+  if (row >= t.row_pids.size()) return {};
+  view.selected_pid = t.row_pids[row];
+  return {KeyAction::Redraw, {}};
 }
 
 std::string screen_text(const Screen& screen) {

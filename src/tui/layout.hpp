@@ -39,10 +39,18 @@ struct Line {
   std::string text() const;  // the spans joined
 };
 
+// Where the process table landed, for mouse clicks.
+struct TableHits {
+  int heading_row = -1;                                // -1: no table on screen
+  std::vector<std::pair<std::size_t, SortKey>> heads;  // each heading's end column, in order
+  std::vector<std::uint32_t> row_pids;                 // the rows below the heading
+};
+
 struct Screen {
   int width = 0;
   int height = 0;
   std::vector<Line> lines;  // at most `height`, each at most `width` columns
+  TableHits table;
 };
 
 struct TerminalCaps {
@@ -59,6 +67,10 @@ struct FeedStatus {
 
 Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus& feed, int width,
                   int height, TerminalCaps caps);
+
+// A mouse click at column x, row y: a heading sorts by its column (again: reverses),
+// a row selects its process.
+KeyAction click(ViewState& view, const Screen& screen, int x, int y);
 
 // The screen as plain text, one line each, trailing spaces removed (for --once).
 std::string screen_text(const Screen& screen);

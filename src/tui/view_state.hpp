@@ -20,6 +20,7 @@ inline constexpr int kHome = 0x10005;
 inline constexpr int kEnd = 0x10006;
 inline constexpr int kBackspace = 0x10007;
 inline constexpr int kResize = 0x10008;
+inline constexpr int kClick = 0x10009;  // a mouse click; the drawing layer knows where
 inline constexpr int kEscape = 27;
 inline constexpr int kEnter = '\n';
 }  // namespace key
