@@ -10,6 +10,7 @@ packages=(
   libcpp-httplib-dev libssl-dev libcrypt-dev
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
+  libncurses-dev tmux
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"

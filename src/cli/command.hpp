@@ -41,6 +41,7 @@ void register_record(CLI::App& app, std::function<int()>& run);
 void register_diagnose(CLI::App& app, std::function<int()>& run);
 void register_run(CLI::App& app, std::function<int()>& run);
 void register_report(CLI::App& app, std::function<int()>& run);
+void register_top(CLI::App& app, std::function<int()>& run);
 // The agent, in its own binary (gpulens-serve, serve_main.cpp).
 void register_serve(CLI::App& app, std::function<int()>& run);
 // In gpulens: `serve` starts gpulens-serve with the same arguments.

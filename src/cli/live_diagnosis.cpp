@@ -20,6 +20,10 @@ void LiveDiagnosis::on_tick(const Tick& tick) {
   if (impl_) impl_->engine.on_tick(tick);
 }
 
+const DiagnosisEngine* LiveDiagnosis::engine() const {
+  return impl_ ? &impl_->engine : nullptr;
+}
+
 std::optional<StreamAnnotation> LiveDiagnosis::annotation(int gpu) const {
   if (!impl_) return std::nullopt;
   const GpuBrief brief = impl_->engine.brief(gpu);

@@ -7,6 +7,10 @@
 #include "core/sample.hpp"
 #include "render/stream_format.hpp"
 
+namespace gpulens {
+class DiagnosisEngine;
+}
+
 namespace gpulens::cli {
 
 class LiveDiagnosis {
@@ -15,6 +19,9 @@ class LiveDiagnosis {
   ~LiveDiagnosis();
   void on_tick(const Tick& tick);
   std::optional<StreamAnnotation> annotation(int gpu) const;
+  // The engine itself, for views that show more than the annotation (top);
+  // nullptr when diagnosis is off.
+  const DiagnosisEngine* engine() const;
 
  private:
   struct Impl;

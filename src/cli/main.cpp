@@ -1,4 +1,6 @@
 // gpulens: what your NVIDIA GPUs are really doing.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
@@ -15,13 +17,16 @@ int main(int argc, char** argv) {
       "DRAM, PCIe, NVLink) beside the classic utilization, and says what holds the GPU back.\n"
       "Every command accepts --replay FILE to work from a recording instead of live GPUs."};
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.footer(
+      "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
       "Try it without a GPU:\n"
+      "  gpulens top --replay examples/calibration-h100.trace.jsonl --speed 10\n"
       "  gpulens stream --replay examples/calibration-h100.trace.jsonl --speed 10\n"
       "Run 'gpulens COMMAND --help' for the options of a command.");
 
   std::function<int()> run;
+  register_top(app, run);
   register_stream(app, run);
   register_record(app, run);
   register_diagnose(app, run);
@@ -29,12 +34,23 @@ int main(int argc, char** argv) {
   register_report(app, run);
   register_serve_launcher(app, run);
 
+  // Plain `gpulens` on a terminal is the full-screen view; on a pipe, the help.
+  const bool bare = argc == 1;
   try {
-    app.parse(argc, argv);
+    if (bare && isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0) {
+      app.parse(std::vector<std::string>{"top"});
+    } else {
+      app.parse(argc, argv);
+    }
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     // CLI11 returns 0 for --help/--version; everything else is a usage error.
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!run && bare) {
+    // Help for the reader, a usage exit code for the script that forgot a command.
+    std::fputs(app.help().c_str(), stdout);
+    return kExitUsage;
   }
   if (!run) return kExitUsage;
   return run();

@@ -1,0 +1,93 @@
+#pragma once
+// The screen of `gpulens top` as styled text lines, from the model, the view state
+// and the terminal's size. Pure: the same input gives the same screen, so the
+// layout is tested directly and the ncurses side only paints spans.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tui/top_model.hpp"
+#include "tui/view_state.hpp"
+
+namespace gpulens::tui {
+
+// What a span means; the drawing layer maps meanings to colours or, on a
+// monochrome or NO_COLOR terminal, to bold/reverse only.
+enum class Style : std::uint8_t {
+  Normal,
+  Title,     // top line
+  Header,    // table headings, GPU names
+  Dim,       // secondary text
+  Good,      // compute-bound: the GPU works
+  Warn,      // something holds the GPU back
+  Bad,       // critical alerts, a pending signal
+  UtilBar,   // the classic utilization
+  SmBar,     // SM activity: the truth beside it
+  Selected,  // the selected process
+  Footer,    // key help at the bottom
+  Count
+};
+
+struct Span {
+  std::string text;
+  Style style = Style::Normal;
+};
+
+struct Line {
+  std::vector<Span> spans;
+  std::string text() const;  // the spans joined
+};
+
+// Where the process table landed, for mouse clicks.
+struct TableHits {
+  int heading_row = -1;                                // -1: no table on screen
+  std::vector<std::pair<std::size_t, SortKey>> heads;  // each heading's end column, in order
+  std::vector<std::uint32_t> row_pids;                 // the rows below the heading
+};
+
+struct Screen {
+  int width = 0;
+  int height = 0;
+  std::vector<Line> lines;  // at most `height`, each at most `width` columns
+  TableHits table;
+};
+
+struct TerminalCaps {
+  bool utf8 = true;  // block glyphs and arrows; ASCII stand-ins otherwise
+};
+
+// Where the ticks come from, for the title line.
+struct FeedStatus {
+  bool live = true;
+  double speed = 1.0;  // replay pacing
+  bool ended = false;  // the recording is over (or --count reached)
+  std::string error;   // the source failed: shown instead of the time
+};
+
+Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus& feed, int width,
+                  int height, TerminalCaps caps);
+
+// A mouse click at column x, row y: a heading sorts by its column (again: reverses),
+// a row selects its process.
+KeyAction click(ViewState& view, const Screen& screen, int x, int y);
+
+// The screen as plain text, one line each, trailing spaces removed (for --once).
+std::string screen_text(const Screen& screen);
+
+// Columns a UTF-8 string takes (one per code point: every glyph used is narrow).
+std::size_t text_width(std::string_view s);
+// Cut to `width` columns (the last one an ellipsis when cut) and pad with spaces.
+std::string fit(std::string_view s, std::size_t width, bool utf8 = true);
+
+// Pieces, exposed for tests.
+// Word-wrapped into at most `max_lines` lines of `width` columns; the last one ends
+// in an ellipsis when text was left over.
+std::vector<std::string> wrap(std::string_view text, std::size_t width, std::size_t max_lines,
+                              bool utf8 = true);
+std::string bar(std::optional<double> pct, std::size_t width, bool utf8);
+std::string sparkline(const std::deque<std::optional<double>>& history, std::size_t width,
+                      bool utf8);
+std::string format_duration(double seconds);  // "45s", "2m10s", "3h05m"
+
+}  // namespace gpulens::tui

@@ -1,0 +1,142 @@
+#include "tui/top_model.hpp"
+
+#include <algorithm>
+
+#include "core/clock_reasons.hpp"
+#include "diagnosis/engine.hpp"
+#include "diagnosis/state.hpp"
+
+namespace gpulens::tui {
+namespace {
+
+void push_history(std::deque<std::optional<double>>& history, std::optional<double> value,
+                  std::size_t length) {
+  history.push_back(value);
+  while (history.size() > length) history.pop_front();
+}
+
+// Strips the "n/a: " that probes put in front of their reasons.
+std::string reason_words(const std::string& reason) {
+  constexpr std::string_view prefix = "n/a: ";
+  if (reason.rfind(prefix, 0) == 0) return reason.substr(prefix.size());
+  return reason;
+}
+
+std::string container_label(const ProcessSample& p) {
+  if (!p.pod.empty()) return "pod:" + p.pod.substr(0, 8);
+  return p.container.substr(0, 12);
+}
+
+}  // namespace
+
+ModelBuilder::ModelBuilder(const TraceHeader& header, std::size_t history_length)
+    : history_length_(std::max<std::size_t>(history_length, 1)), header_(header) {
+  model_.host = header.host;
+  model_.driver = header.driver;
+  if (header.interval_s) model_.interval_s = *header.interval_s;
+  for (const auto& d : header.devices) gpu(d.index);
+}
+
+GpuView& ModelBuilder::gpu(int index) {
+  for (auto& g : model_.gpus) {
+    if (g.index == index) return g;
+  }
+  GpuView g;
+  g.index = index;
+  if (const DeviceInfo* d = header_.device(index)) {
+    g.name = d->name;
+    g.mem_total = d->mem_total_mib;
+    g.power_limit = d->power_limit_w;
+    g.max_sm_clock = d->max_sm_clock_mhz;
+    g.sm_count = d->sm_count;
+    g.has_nvlink = d->nvlink_count.value_or(0) > 0;
+    if (const std::string* why = d->unsupported_reason(Metric::SmActive)) {
+      g.sm_unsupported = reason_words(*why);
+    }
+  }
+  const auto at = std::find_if(model_.gpus.begin(), model_.gpus.end(),
+                               [index](const GpuView& v) { return v.index > index; });
+  return *model_.gpus.insert(at, std::move(g));
+}
+
+void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
+  if (tick.samples.empty()) return;
+  ++ticks_;
+  model_.t = tick.t;
+  model_.diagnosis = engine != nullptr;
+  bool procs_changed = false;
+  for (const Sample& s : tick.samples) {
+    GpuView& g = gpu(s.gpu);
+    g.util = s.get(Metric::GpuUtil);
+    g.sm_active = s.get(Metric::SmActive);
+    g.occupancy = s.get(Metric::SmOccupancy);
+    g.tensor = s.get(Metric::TensorActive);
+    g.dram = s.get(Metric::DramActive);
+    g.pcie_rx = s.get(Metric::PcieRxMibs);
+    g.pcie_tx = s.get(Metric::PcieTxMibs);
+    g.nvlink_rx = s.get(Metric::NvlinkRxMibs);
+    g.nvlink_tx = s.get(Metric::NvlinkTxMibs);
+    if (g.nvlink_rx.value_or(0) > 0 || g.nvlink_tx.value_or(0) > 0) g.has_nvlink = true;
+    g.mem_used = s.get(Metric::MemUsedMib);
+    g.power = s.get(Metric::PowerW);
+    g.temp = s.get(Metric::TempC);
+    g.sm_clock = s.get(Metric::SmClockMhz);
+    const auto reasons = s.get(Metric::ClockEventReasons);
+    g.clock_reason = reasons ? clock_reason_short(static_cast<std::uint64_t>(*reasons)) : "";
+    push_history(g.util_history, g.util, history_length_);
+    push_history(g.sm_history, g.sm_active, history_length_);
+    if (s.procs) {
+      model_.procs_listed = true;
+      procs_[s.gpu] = *s.procs;
+      procs_changed = true;
+    }
+  }
+  if (procs_changed) rebuild_processes();
+  if (engine == nullptr) return;
+  for (GpuView& g : model_.gpus) {
+    const GpuStatus& st = engine->status(g.index);
+    if (!st.seen) continue;
+    const GpuBrief brief = engine->brief(g.index);
+    g.state = brief.state;
+    g.state_words = std::string(state_meaning(st.state.state));
+    g.confidence = brief.confidence;
+    g.confidence_level = std::string(confidence_level(brief.confidence));
+    g.state_for_s = std::max(0.0, st.t - st.state_since);
+    g.throttled = brief.throttled;
+    g.throttle_cause = brief.throttle_cause;
+    g.summary = brief.summary;
+    const auto fixes = engine->fixes(g.index);
+    g.fix = fixes.empty() ? "" : fixes.front();
+    auto firing = engine->firing(g.index);
+    std::stable_sort(firing.begin(), firing.end(), [](const ActiveAlert& a, const ActiveAlert& b) {
+      return a.severity > b.severity;
+    });
+    g.alerts.clear();
+    g.critical = false;
+    for (const auto& a : firing) {
+      g.alerts.push_back(a.message.empty() ? a.rule : a.message);
+      if (a.severity == Severity::Critical) g.critical = true;
+    }
+  }
+}
+
+void ModelBuilder::rebuild_processes() {
+  model_.procs.clear();
+  for (const auto& [index, list] : procs_) {
+    for (const ProcessSample& p : list) {
+      ProcView v;
+      v.pid = p.pid;
+      v.user = p.user;
+      v.gpu = index;
+      v.mem_mib = p.used_mib;
+      v.sm_pct = p.sm_util;
+      v.cpu_pct = p.cpu_pct;
+      v.rss_mib = p.rss_mib;
+      v.container = container_label(p);
+      v.command = p.cmdline.empty() ? p.name : p.cmdline;
+      model_.procs.push_back(std::move(v));
+    }
+  }
+}
+
+}  // namespace gpulens::tui

@@ -1,0 +1,65 @@
+#pragma once
+// What the user chose in `gpulens top` (sort, filter, selection, help, a pending
+// signal) and how each key changes it. Pure: keys are plain ints, no ncurses.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tui/top_model.hpp"
+
+namespace gpulens::tui {
+
+// Special keys, mapped from the terminal library's codes by the drawing layer.
+namespace key {
+inline constexpr int kUp = 0x10001;
+inline constexpr int kDown = 0x10002;
+inline constexpr int kPageUp = 0x10003;
+inline constexpr int kPageDown = 0x10004;
+inline constexpr int kHome = 0x10005;
+inline constexpr int kEnd = 0x10006;
+inline constexpr int kBackspace = 0x10007;
+inline constexpr int kResize = 0x10008;
+inline constexpr int kClick = 0x10009;  // a mouse click; the drawing layer knows where
+inline constexpr int kEscape = 27;
+inline constexpr int kEnter = '\n';
+}  // namespace key
+
+enum class SortKey { Pid, User, Gpu, Mem, Sm, Cpu, Rss, Container, Command, Count };
+const char* sort_key_name(SortKey k);  // "GPU-MEM", as in the table's header
+
+enum class Density { Auto, Full, Compact };
+
+struct PendingSignal {
+  std::uint32_t pid = 0;
+  int gpu = 0;
+  int signal = 0;
+  std::string command;
+};
+
+struct ViewState {
+  SortKey sort = SortKey::Mem;
+  bool descending = true;
+  std::string filter;  // applied: rows whose text contains it (case-insensitive)
+  bool editing_filter = false;
+  std::string filter_draft;  // while editing
+  bool help = false;
+  Density density = Density::Auto;
+  std::optional<std::uint32_t> selected_pid;
+  std::optional<PendingSignal> confirm;  // waiting for y/n
+  std::string message;                   // one-shot note in the footer
+  int page_rows = 10;                    // process rows on screen, for PgUp/PgDn
+};
+
+struct KeyAction {
+  enum Kind { None, Redraw, Quit, Signal } kind = None;
+  PendingSignal signal;  // with Signal: the confirmed one
+};
+
+// Filtered by ViewState::filter and sorted by its column; ties by GPU then PID.
+std::vector<ProcView> visible_processes(const std::vector<ProcView>& all, const ViewState& view);
+
+// Applies one key. `visible` is what the table shows now (visible_processes).
+KeyAction handle_key(ViewState& view, int key, const std::vector<ProcView>& visible);
+
+}  // namespace gpulens::tui
