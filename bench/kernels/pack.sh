@@ -11,7 +11,7 @@ if [ ! -f build/release/CMakeCache.txt ]; then
   cmake --preset release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DGPULENS_BUILD_TESTS=OFF \
     -DGPULENS_BUILD_BENCH=OFF
 fi
-nice -n 10 cmake --build build/release -j2 --target gpulens gpulens_kernels
+nice -n 10 cmake --build build/release -j2 --target gpulens gpulens_injection
 mkdir -p .devbin
 cp build/release/gpulens build/release/libgpulens_kernels.so .devbin/
 # Libraries found on this machine but not part of glibc or the base system.

@@ -3,7 +3,7 @@
 // MHz, energy in mJ), so that existing dcgm dashboards and alert rules work.
 #include <cstdint>
 
-#include "diagnosis/suggestions.hpp"
+#include "core/xid.hpp"
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
 

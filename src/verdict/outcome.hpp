@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/trace_reader.hpp"
-#include "jobs/job_marks.hpp"
+#include "core/job_marks.hpp"
 
 namespace gpulens {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/phase.hpp"
-#include "diagnosis/top_fixes.hpp"
+#include "verdict/ranked_fixes.hpp"
 
 namespace gpulens {
 namespace {

@@ -11,7 +11,7 @@
 #include "core/job_marks.hpp"
 #include "diagnosis/timeline.hpp"
 #include "verdict/cost.hpp"
-#include "verdict/fixes.hpp"
+#include "verdict/ranked_fixes.hpp"
 #include "verdict/gpu_models.hpp"
 #include "verdict/headline.hpp"
 #include "verdict/mfu.hpp"

@@ -12,7 +12,7 @@
 #include "analysis_test_support.hpp"
 #include "core/gpm_interval.hpp"
 #include "diagnosis/engine.hpp"
-#include "diagnosis/suggestions.hpp"
+#include "diagnosis/fixes.hpp"
 #include "diagnosis/timeline.hpp"
 
 namespace gpulens {

@@ -4,7 +4,7 @@
 
 #include "diagnosis/config.hpp"
 #include "diagnosis/engine.hpp"
-#include "sources/tick_source.hpp"
+#include "sampler/open_source.hpp"
 #include "tui/top_model.hpp"
 
 namespace gpulens::tui {

@@ -1,4 +1,4 @@
-#include "diagnosis/top_fixes.hpp"
+#include "verdict/ranked_fixes.hpp"
 
 #include <fmt/format.h>
 
