@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/trace_reader.hpp"
 #include "core/job_marks.hpp"
+#include "core/trace_reader.hpp"
 
 namespace gpulens {
 

@@ -11,11 +11,11 @@
 #include "core/job_marks.hpp"
 #include "diagnosis/timeline.hpp"
 #include "verdict/cost.hpp"
-#include "verdict/ranked_fixes.hpp"
 #include "verdict/gpu_models.hpp"
 #include "verdict/headline.hpp"
 #include "verdict/mfu.hpp"
 #include "verdict/outcome.hpp"
+#include "verdict/ranked_fixes.hpp"
 #include "verdict/steady_state.hpp"
 #include "verdict/usage.hpp"
 
