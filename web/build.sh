@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the dashboard: installs the pinned npm packages (package-lock.json) and
-# embeds the bundle into src/server/web_assets_data.cpp, which is committed so
+# embeds the bundle into src/exposition/web_assets_data.cpp, which is committed so
 # that building gpulens itself needs neither node nor the network.
 set -euo pipefail
 cd "$(dirname "$0")"
