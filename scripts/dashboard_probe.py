@@ -13,7 +13,7 @@ they are collected from Runtime and Log events.
 Checks: no sideways scroll (scrollWidth <= viewport), CARDS GPU cards, a legend
 on each of the four charts, a process row (held between process reads), one
 colour per distinct state, no console message, error or failed load; with
-`wall`: the cards span the width and the first chart ends above the fold.
+`wall`: the cards fill their row and the first chart ends above the fold.
 """
 import base64
 import json
@@ -36,7 +36,9 @@ MEASURE = """JSON.stringify((() => {
   return {
     scrollWidth: d.scrollWidth, clientWidth: d.clientWidth, innerHeight: window.innerHeight,
     cards: cards.length,
-    cardsRight: cards.length ? Math.max(...cards.map((c) => r(c).right)) : 0,
+    // How much of the cards' own row the cards cover: empty grid tracks lower it.
+    cardsFill: cards.length ? (Math.max(...cards.map((c) => r(c).right)) - Math.min(...cards.map((c) => r(c).left)))
+      / r(document.getElementById('cards')).width : 0,
     firstChartBottom: chart ? r(chart).bottom + window.scrollY : null,
     legends: document.querySelectorAll('#charts .u-legend').length,
     processRows: document.querySelectorAll('#procs tbody tr:not(.none)').length,
@@ -167,8 +169,8 @@ def problems(r, width, cards, wall):
     if len(set(r["stateColours"])) != len(set(r["states"])):
         bad.append(f"states {r['states']} drawn in {r['stateColours']}")
     if wall:
-        if r["cardsRight"] < 0.9 * width:
-            bad.append(f"the cards end at {r['cardsRight']:.0f} px of {width}")
+        if r["cardsFill"] < 0.97:
+            bad.append(f"the cards cover {100 * r['cardsFill']:.0f} % of their row (empty columns)")
         if r["firstChartBottom"] is None or r["firstChartBottom"] > r["innerHeight"]:
             bad.append(f"the first chart ends at {r['firstChartBottom']} px, below the fold ({r['innerHeight']} px)")
     return bad + ["console: " + c for c in r["console"]]

@@ -46,9 +46,9 @@ trap cleanup EXIT
 
 # A two-GPU recording whose process lists come every few samples: the cards,
 # the processes table (held between reads) and two cards side by side on a wall.
-# It is cut at 50 s, while the job still runs: its end is both GPUs idle with no
+# It is cut at 45 s, while the job still runs: its end is both GPUs idle with no
 # process, which shows less. Samples come every 0.1 s, process lists every 1.1 s.
-trace="$work/multi-gpu-50s.trace.jsonl"
+trace="$work/multi-gpu-45s.trace.jsonl"
 python3 - tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl "$trace" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -58,7 +58,7 @@ with open(sys.argv[2], "w") as out:
         t = json.loads(line).get("t")
         if t is not None:
             t0 = t if t0 is None else t0
-            if t - t0 > 50:
+            if t - t0 > 45:
                 break
         out.write(line + "\n")
 PY

@@ -40,7 +40,7 @@ const STATES = {
   host_bound: { label: "host bound", colour: "#e5533c", glyph: "▲" },
   launch_bound: { label: "launch bound", colour: "#c7a82a", glyph: "»" },
   sm_underused: { label: "SMs underused", colour: "#3a86d4", glyph: "◔" },
-  waiting_on_peer: { label: "waiting on a peer", colour: "#9a7350", glyph: "⧗" },
+  waiting_on_peer: { label: "waiting on a peer", colour: "#9a7350", glyph: "◇" },
 };
 const stateInfo = (id) => STATES[id] || { label: String(id).replace(/_/g, " "), colour: STATES.unknown.colour, glyph: "?" };
 
