@@ -73,7 +73,14 @@ SnapshotPtr SnapshotBuilder::build(const Tick& tick, const DiagnosisEngine& engi
         ++g.collect_errors;
       }
     }
+    // Processes are read less often than counters (a recording lists them every
+    // few seconds): a tick without a process read keeps the last known list, so
+    // the API, /metrics and the dashboard do not flash "no process" in between.
+    // A read that finds none is an empty list, not nullopt, and replaces it.
+    std::optional<std::vector<ProcessSample>> held;
+    if (!sample.procs && g.sample && g.sample->procs) held = std::move(g.sample->procs);
     g.sample = sample;
+    if (held) g.sample->procs = std::move(held);
     if (!keep_cmdline_ && g.sample->procs) {
       for (auto& p : *g.sample->procs) p.cmdline.clear();
     }

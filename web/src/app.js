@@ -1,5 +1,7 @@
-// The dashboard's main loop: the latest values every second, alerts every few
-// seconds, history on its own timer. Everything comes from this agent.
+// The dashboard's main loop: one poll tick reads the latest values and the
+// alerts together, so the alerts panel never contradicts the cards; the
+// history charts redraw on their own slower timer and say how old they are.
+// Everything comes from this agent.
 const state = { interval: 1000, failures: 0 };
 
 function setStatus(text, tone) {
@@ -10,9 +12,11 @@ function setStatus(text, tone) {
 
 async function refreshLatest() {
   try {
-    const latest = await getJson("/api/v1/latest");
+    const [latest, alerts] = await Promise.all([getJson("/api/v1/latest"), getJson("/api/v1/alerts?limit=20")]);
     renderCards(latest);
     renderProcesses(latest);
+    renderAlerts(alerts);
+    showHistoryAge();
     document.getElementById("updated").textContent = latest.t ? `data at ${fmt.time(latest.t)}` : "waiting for the first sample";
     state.failures = 0;
   } catch (err) {
@@ -20,13 +24,6 @@ async function refreshLatest() {
     setStatus(`no data: ${err.message}`, "red");
   }
   setTimeout(refreshLatest, state.failures ? Math.min(10000, 1000 * state.failures) : state.interval);
-}
-
-async function refreshAlerts() {
-  try {
-    renderAlerts(await getJson("/api/v1/alerts?limit=20"));
-  } catch (_) { /* the status pill reports a dead agent */ }
-  setTimeout(refreshAlerts, 5000);
 }
 
 async function refreshHealth() {
@@ -57,7 +54,6 @@ async function start() {
   }
   buildRanges();
   refreshLatest();
-  refreshAlerts();
   refreshHealth();
   refreshHistory();
 }

@@ -52,10 +52,12 @@ function card(g, latestT) {
     : (g.clock_reasons.length ? g.clock_reasons.map((r) => r.words).join(", ") : "none");
   const fixes = s.fixes || [];
   const stale = g.t != null && latestT != null && latestT - g.t > 10;
-  return el("article", { class: `card tone-${info.tone}${g.lost || stale ? " stale" : ""}`, "data-gpu": String(g.gpu) },
+  return el("article", { class: `card${g.lost || stale ? " stale" : ""}`, "data-gpu": String(g.gpu), "data-state": s.id,
+    style: { borderLeftColor: info.colour } },
     el("header", {},
       el("div", {}, el("h3", { text: `GPU ${g.gpu}` }), el("div", { class: "muted model", text: g.name })),
-      el("span", { class: `badge tone-${info.tone}`, "data-field": "state", title: s.meaning, text: info.label })),
+      el("span", { class: "badge state", "data-field": "state", title: s.meaning, style: { background: info.colour } },
+        el("span", { class: "glyph", "aria-hidden": "true", text: info.glyph }), info.label)),
     el("div", { class: "meters" },
       meter("Utilization", "classic: time any kernel ran", m.gpu_util, "gpu_util", "classic"),
       meter("SM activity", "true: share of SMs working", m.sm_active, "sm_active", "true")),
@@ -84,24 +86,30 @@ function renderCards(latest) {
     root.replaceChildren(el("p", { class: "muted", text: "No GPU found." }));
     return;
   }
+  root.style.setProperty("--cols", String(Math.min(latest.gpus.length, 4)));
   root.replaceChildren(...latest.gpus.map((g) => card(g, latest.t)));
 }
+
+// The table's columns; on a narrow screen each row stacks into labelled cells
+// (app.css), so the labels travel with the cells.
+const PROC_COLUMNS = ["GPU", "PID", "Process", "User", "Container / pod", "GPU memory", "SM share", "CPU"];
 
 function renderProcesses(latest) {
   const body = document.querySelector("#procs tbody");
   const rows = [];
+  const cell = (i, text, extra) => el("td", { "data-label": PROC_COLUMNS[i], text, ...(extra || {}) });
   for (const g of latest.gpus) {
     for (const p of g.processes || []) {
       const where = [p.container && p.container.slice(0, 12), p.pod].filter(Boolean).join(" / ");
       rows.push(el("tr", {},
-        el("td", { text: String(g.gpu) }), el("td", { text: String(p.pid) }),
-        el("td", { text: p.name || "?", title: p.cmdline || null }), el("td", { text: p.user || "" }),
-        el("td", { text: where }), el("td", { class: "num", text: fmt.gib(p.used_mib) }),
-        el("td", { class: "num", text: fmt.pct(p.sm_util) }),
-        el("td", { class: "num", text: p.cpu_pct == null ? "–" : `${Math.round(p.cpu_pct)} %` })));
+        cell(0, String(g.gpu)), cell(1, String(p.pid)),
+        cell(2, p.name || "?", { class: "name", title: p.cmdline || null }), cell(3, p.user || ""),
+        cell(4, where, { class: where ? "where" : "where empty" }), cell(5, fmt.gib(p.used_mib), { class: "num" }),
+        cell(6, fmt.pct(p.sm_util), { class: "num" }),
+        cell(7, p.cpu_pct == null ? "–" : `${Math.round(p.cpu_pct)} %`, { class: "num" })));
     }
   }
-  if (!rows.length) rows.push(el("tr", {}, el("td", { colspan: "8", class: "muted", text: "No process is using a GPU." })));
+  if (!rows.length) rows.push(el("tr", { class: "none" }, el("td", { colspan: "8", class: "muted", text: "No process is using a GPU." })));
   body.replaceChildren(...rows);
 }
 

@@ -2,14 +2,15 @@
 // utilization beside SM activity, power and memory, over 15 minutes to 90 days.
 const RANGES = [["15m", 900], ["1h", 3600], ["6h", 21600], ["24h", 86400], ["7d", 604800], ["30d", 2592000], ["90d", 7776000]];
 const PALETTE = ["#38bdf8", "#f472b6", "#a3e635", "#fbbf24", "#c084fc", "#fb7185", "#2dd4bf", "#f97316"];
-const TONE_COLOURS = { gray: "#64748b", orange: "#fb923c", green: "#22c55e", teal: "#14b8a6", amber: "#f59e0b", red: "#ef4444" };
-const history = { range: "15m", charts: [], timer: null };
+// zoom: the x range [min, max] the user dragged, kept across redraws until a
+// double-click resets it; drawnAt: when the charts were last drawn (ms).
+const history = { range: "15m", charts: [], timer: null, zoom: null, drawnAt: null };
 
 const CHARTS = [
-  { title: "Utilization (dashed) vs SM activity (solid)", unit: "%", series: [["gpu_util", true], ["sm_active", false]], max: 100 },
-  { title: "Tensor and DRAM activity", unit: "%", series: [["tensor_active", false], ["dram_active", true]], max: 100 },
-  { title: "Power", unit: "W", series: [["power_w", false]] },
-  { title: "Device memory used", unit: "GiB", series: [["mem_used_mib", false]], scale: 1 / 1024 },
+  { title: "Utilization (dashed) vs SM activity (solid)", unit: "%", series: [["gpu_util", true, "util"], ["sm_active", false, "SM"]], max: 100 },
+  { title: "Tensor and DRAM activity", unit: "%", series: [["tensor_active", false, "tensor"], ["dram_active", true, "DRAM"]], max: 100 },
+  { title: "Power", unit: "W", series: [["power_w", false, "power"]] },
+  { title: "Device memory used", unit: "GiB", series: [["mem_used_mib", false, "memory"]], scale: 1 / 1024 },
 ];
 
 function buildRanges() {
@@ -43,6 +44,17 @@ function align(series, key, scale) {
 
 function chartWidth(node) { return Math.max(280, node.clientWidth - 8); }
 
+// Drag across a chart to zoom all of them to that time span; a double-click
+// resets. The zoom survives the periodic redraw.
+function zoomAll(min, max) {
+  history.zoom = min == null ? null : [min, max];
+  for (const c of history.charts) {
+    const [lo, hi] = history.zoom || [c.data[0][0], c.data[0][c.data[0].length - 1]];
+    c.setScale("x", { min: lo, max: hi });
+  }
+  document.getElementById("charts").classList.toggle("zoomed", history.zoom != null);
+}
+
 function drawCharts(data) {
   const root = document.getElementById("charts");
   for (const c of history.charts) c.destroy();
@@ -52,32 +64,53 @@ function drawCharts(data) {
     root.append(el("p", { class: "muted", text: "No history in this range yet." }));
     return;
   }
-  // Which colour is which GPU (the charts draw no legend of their own).
-  root.append(el("div", { class: "tl-legend chart-key" }, ...data.series.map((s) =>
-    el("span", {}, el("i", { style: { background: PALETTE[s.gpu % PALETTE.length] } }), `GPU ${s.gpu}`))));
+  root.append(el("p", { class: "muted small chart-key", text: "Drag across a chart to zoom; double-click to reset." }));
   for (const spec of CHARTS) {
     const box = el("div", { class: "chart" }, el("h3", { text: `${spec.title} (${spec.unit})` }));
     root.append(box);
     const columns = [];
-    const series = [{}];
+    const series = [{ label: "time", value: (u, t) => (t == null ? "–" : fmt.time(t)) }];
     let xs = null;
-    for (const [key, dashed] of spec.series) {
+    for (const [key, dashed, words] of spec.series) {
       const a = align(data.series, key, spec.scale);
       xs = xs || a.xs;
       data.series.forEach((s, i) => {
         columns.push(a.ys[i]);
-        series.push({ label: `GPU ${s.gpu} ${key}`, stroke: PALETTE[s.gpu % PALETTE.length], width: 2,
-          dash: dashed ? [6, 4] : undefined, spanGaps: false, points: { show: false } });
+        series.push({ label: `GPU ${s.gpu} ${words}`, stroke: PALETTE[s.gpu % PALETTE.length], width: 2,
+          dash: dashed ? [6, 4] : undefined, spanGaps: false, points: { show: false },
+          value: (u, v) => (v == null ? "–" : `${v.toFixed(1)} ${spec.unit}`) });
       });
     }
     const opts = {
       width: chartWidth(box), height: 180, series,
-      legend: { show: false }, cursor: { drag: { x: false, y: false } },
+      legend: { show: true, live: true },
+      cursor: { drag: { x: true, y: false, setScale: false } },
+      select: { show: true },
+      hooks: {
+        setSelect: [(u) => {
+          if (u.select.width < 2) return;
+          const min = u.posToVal(u.select.left, "x");
+          const max = u.posToVal(u.select.left + u.select.width, "x");
+          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          zoomAll(min, max);
+        }],
+      },
       scales: { y: spec.max ? { range: [0, spec.max] } : {} },
       axes: [{ stroke: "#94a3b8", grid: { stroke: "#1e293b" } }, { stroke: "#94a3b8", grid: { stroke: "#1e293b" }, size: 56 }],
     };
-    history.charts.push(new uPlot(opts, [xs, ...columns], box));
+    const u = new uPlot(opts, [xs, ...columns], box);
+    u.over.addEventListener("dblclick", () => zoomAll(null));
+    history.charts.push(u);
   }
+  if (history.zoom) zoomAll(...history.zoom);
+}
+
+// The charts redraw less often than the cards: say how old they are.
+function showHistoryAge() {
+  const age = document.getElementById("history-age");
+  if (!age || history.drawnAt == null) return;
+  const s = (Date.now() - history.drawnAt) / 1000;
+  age.textContent = `drawn ${s < 1.5 ? "just now" : `${fmt.ago(s)} ago`}${history.zoom ? " · zoomed" : ""}`;
 }
 
 function drawTimeline(data, from, to) {
@@ -95,13 +128,13 @@ function drawTimeline(data, from, to) {
       const width = Math.max(0.15, ((Math.min(r.end, to) - Math.max(r.start, from)) / span) * 100);
       const info = stateInfo(r.state);
       return el("span", { class: "tl-run", title: `${info.label}: ${fmt.datetime(r.start)} – ${fmt.time(r.end)}`,
-        style: { left: `${left}%`, width: `${width}%`, background: TONE_COLOURS[info.tone] } });
+        style: { left: `${left}%`, width: `${width}%`, background: info.colour } });
     }))));
   // A legend of the states that appear, in the colours of the bars.
   const seen = [...new Set(data.runs.map((r) => r.state))];
   const legend = el("div", { class: "tl-legend" }, ...seen.map((id) => {
     const info = stateInfo(id);
-    return el("span", {}, el("i", { style: { background: TONE_COLOURS[info.tone] } }), info.label);
+    return el("span", {}, el("i", { style: { background: info.colour } }), `${info.glyph} ${info.label}`);
   }));
   root.replaceChildren(...rows, legend);
 }
@@ -118,6 +151,8 @@ async function refreshHistory() {
     note.textContent = `${fmt.datetime(data.from)} – ${fmt.datetime(data.to)} · one point per ${fmt.ago(data.step)} · from ${data.source === "raw" ? "raw samples" : "one-minute rollups"}`;
     drawTimeline(timeline, data.from, data.to);
     drawCharts(data);
+    history.drawnAt = Date.now();
+    showHistoryAge();
   } catch (err) {
     note.textContent = `History unavailable: ${err.message}`;
   }

@@ -24,21 +24,25 @@ const fmt = {
   datetime(t) { return t == null ? "" : new Date(t * 1000).toLocaleString(); },
 };
 
-// Words and colours for each diagnosis state id (design.md's vocabulary).
+// Words and colours for each diagnosis state id (design.md's vocabulary). The
+// colours are the HTML report's (src/render/html_svg.cpp state_color) and
+// `gpulens top` draws their nearest terminal colours: docs/dashboard.md has the
+// table. Each state has its own colour and a glyph, so no two states look alike
+// even to a reader who does not tell red from amber.
 const STATES = {
-  unknown: { label: "unknown", tone: "gray" },
-  idle: { label: "idle", tone: "gray" },
-  idle_holding_memory: { label: "idle, holding memory", tone: "orange" },
-  compute_bound: { label: "compute bound", tone: "green" },
-  memory_bound: { label: "memory bound", tone: "teal" },
-  interconnect_bound: { label: "interconnect bound", tone: "amber" },
-  pcie_bound: { label: "PCIe bound", tone: "amber" },
-  host_bound: { label: "host bound", tone: "red" },
-  launch_bound: { label: "launch bound", tone: "red" },
-  sm_underused: { label: "SMs underused", tone: "red" },
-  waiting_on_peer: { label: "waiting on a peer", tone: "amber" },
+  unknown: { label: "unknown", colour: "#e6e8ec", glyph: "?" },
+  idle: { label: "idle", colour: "#c3c9d2", glyph: "○" },
+  idle_holding_memory: { label: "idle, holding memory", colour: "#8c96a3", glyph: "◐" },
+  compute_bound: { label: "compute bound", colour: "#22a06b", glyph: "●" },
+  memory_bound: { label: "memory bound", colour: "#e09b2d", glyph: "▤" },
+  interconnect_bound: { label: "interconnect bound", colour: "#8a63d2", glyph: "⇄" },
+  pcie_bound: { label: "PCIe bound", colour: "#d0567f", glyph: "⇅" },
+  host_bound: { label: "host bound", colour: "#e5533c", glyph: "▲" },
+  launch_bound: { label: "launch bound", colour: "#c7a82a", glyph: "»" },
+  sm_underused: { label: "SMs underused", colour: "#3a86d4", glyph: "◔" },
+  waiting_on_peer: { label: "waiting on a peer", colour: "#9a7350", glyph: "◇" },
 };
-const stateInfo = (id) => STATES[id] || { label: id.replace(/_/g, " "), tone: "gray" };
+const stateInfo = (id) => STATES[id] || { label: String(id).replace(/_/g, " "), colour: STATES.unknown.colour, glyph: "?" };
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

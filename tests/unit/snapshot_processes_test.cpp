@@ -1,0 +1,95 @@
+// The snapshot holds a GPU's last process list across ticks that read no
+// processes (recordings and slow process reads list them every few seconds), so
+// /api/v1/latest, /metrics and the dashboard agree with the memory in use
+// instead of flashing "no process" in between; an empty read replaces it.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <vector>
+
+#include "agent/snapshot.hpp"
+#include "diagnosis/config.hpp"
+#include "diagnosis/engine.hpp"
+#include "exposition/api_json.hpp"
+#include "exposition/exposition.hpp"
+
+namespace gpulens::server {
+namespace {
+
+TraceHeader header() {
+  TraceHeader h;
+  h.host = "node-1";
+  h.interval_s = 1.0;
+  DeviceInfo d;
+  d.index = 0;
+  d.uuid = "GPU-0";
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.mem_total_mib = 81559;
+  h.devices.push_back(d);
+  return h;
+}
+
+Tick tick(double t, std::optional<std::vector<ProcessSample>> procs) {
+  Tick k;
+  k.t = t;
+  Sample s;
+  s.t = t;
+  s.gpu = 0;
+  s.values.set(Metric::GpuUtil, 90);
+  s.values.set(Metric::MemUsedMib, 30000);
+  s.procs = std::move(procs);
+  k.samples.push_back(std::move(s));
+  return k;
+}
+
+ProcessSample trainer() {
+  ProcessSample p;
+  p.pid = 4242;
+  p.name = "python";
+  p.used_mib = 29000;
+  return p;
+}
+
+class SnapshotProcesses : public ::testing::Test {
+ protected:
+  SnapshotPtr feed(const Tick& t) {
+    engine_.on_tick(t);
+    return builder_.build(t, engine_, {}, SourceHealth{});
+  }
+  TraceHeader h_ = header();
+  SnapshotBuilder builder_{h_, "", false};
+  DiagnosisEngine engine_{h_, DiagnosisConfig::defaults()};
+};
+
+TEST_F(SnapshotProcesses, TicksWithoutAProcessReadKeepTheLastList) {
+  feed(tick(100, std::vector<ProcessSample>{trainer()}));
+  const auto snap = feed(tick(101, std::nullopt));
+  const auto& g = snap->gpus.at(0);
+  ASSERT_TRUE(g.sample && g.sample->procs);
+  ASSERT_EQ(g.sample->procs->size(), 1u);
+  EXPECT_EQ(g.sample->procs->front().pid, 4242u);
+  EXPECT_EQ(g.sample->t, 101);  // the counters are the new tick's
+
+  const auto latest = latest_json(*snap, false);
+  ASSERT_EQ(latest["gpus"][0]["processes"].size(), 1u) << latest.dump(2);
+  std::string metrics;
+  render_gpu_metrics(metrics, *snap);
+  EXPECT_NE(metrics.find("gpulens_gpu_processes{"), std::string::npos);
+}
+
+TEST_F(SnapshotProcesses, AnEmptyReadReplacesTheHeldList) {
+  feed(tick(100, std::vector<ProcessSample>{trainer()}));
+  feed(tick(101, std::nullopt));
+  const auto snap = feed(tick(102, std::vector<ProcessSample>{}));
+  const auto& g = snap->gpus.at(0);
+  ASSERT_TRUE(g.sample && g.sample->procs);
+  EXPECT_TRUE(g.sample->procs->empty());
+}
+
+TEST_F(SnapshotProcesses, NoListBeforeTheFirstRead) {
+  const auto snap = feed(tick(100, std::nullopt));
+  EXPECT_FALSE(snap->gpus.at(0).sample->procs.has_value());
+}
+
+}  // namespace
+}  // namespace gpulens::server
