@@ -63,8 +63,10 @@ tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl --speed 0 --count 300"
 fi
 
 # ---- workloads -------------------------------------------------------------
+# `exec`: the background job's PID is then python's own, so `kill` ends the
+# workload (a subshell's death leaves its python running on the GPU).
 matmul() {  # seconds: bf16 8192^3 matmuls back to back; touches $1.ready when running
-  python3 - "$1" "$2" <<'PY'
+  exec python3 - "$1" "$2" <<'PY'
 import sys, time, torch
 dur, ready = float(sys.argv[1]), sys.argv[2]
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -79,7 +81,7 @@ while time.time() < end:
 PY
 }
 one_sm() {  # seconds: one block of 32 threads spinning on clock64, launched back to back
-  python3 - "$1" "$2" <<'PY'
+  exec python3 - "$1" "$2" <<'PY'
 import sys, time, cupy as cp
 dur, ready = float(sys.argv[1]), sys.argv[2]
 spin = cp.RawKernel(r'''
@@ -123,6 +125,8 @@ screenshot() {  # name: top runs SHOT_S seconds beside the running workload
   log "screenshot $name: $(grep -m1 -o 'GPU 0 .*' "$out/top-$name-120x40.txt" 2>/dev/null)"
 }
 
+# TOP_ONE_SM_ONLY=1: only the one-SM screenshots (no matmul, no cost rounds).
+if [[ ${TOP_ONE_SM_ONLY:-0} != 1 ]]; then
 cost_s=$((rounds * 4 * (window + 2) + 10))
 log "matmul for $((cost_s + 25)) s"
 rm -f /tmp/mm.ready
@@ -194,6 +198,7 @@ done
 kill "$mm" 2>/dev/null
 wait "$mm" 2>/dev/null
 
+fi
 # ---- (a) the one-SM kernel ----------------------------------------------------------
 log "one-SM kernel"
 rm -f /tmp/sm.ready
@@ -204,6 +209,7 @@ screenshot one-sm
 kill "$sm" 2>/dev/null
 wait "$sm" 2>/dev/null
 
+[[ ${TOP_ONE_SM_ONLY:-0} == 1 ]] && { log "done (one-SM screenshots only); files in $out"; exit 0; }
 # ---- table ---------------------------------------------------------------------------
 python3 - "$out/cost-raw.tsv" "$(cat "$out/gpu.txt")" <<'PY' | tee "$out/cost-table.txt"
 import csv, statistics, sys

@@ -164,7 +164,7 @@ TEST(Corpus, TheRecordingsAreThereAndLabelled) {
         << file << " has no labels in expected.json";
     ++recorded;
   }
-  EXPECT_GE(recorded, 1u);
+  EXPECT_EQ(recorded, labelled.size()) << "every labelled workload is recorded";
 }
 
 }  // namespace
