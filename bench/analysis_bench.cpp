@@ -25,8 +25,8 @@ const Recording& recording(const std::string& name) {
   static std::map<std::string, Recording> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second;
   Recording r;
-  auto trace = read_trace(std::string(GPULENS_SOURCE_DIR) + "/tests/fixtures/traces/" + name,
-                          TraceReadOptions{.lenient = true});
+  auto trace =
+      read_trace(std::string(GPULENS_SOURCE_DIR) + "/" + name, TraceReadOptions{.lenient = true});
   if (trace) {
     r.header = trace->header;
     r.ticks = ticks_from_trace(*trace);
@@ -54,14 +54,15 @@ void BM_EngineOnTick(benchmark::State& state, const std::string& name) {
   state.counters["per_sample"] =
       benchmark::Counter(samples, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK_CAPTURE(BM_EngineOnTick, calibration_h100_1gpu, "calibration-h100.trace.jsonl")
+BENCHMARK_CAPTURE(BM_EngineOnTick, calibration_h100_1gpu, "examples/calibration-h100.trace.jsonl")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_EngineOnTick, multi_h200_2gpu, "multi-gpu-h200x2.trace.jsonl")
+BENCHMARK_CAPTURE(BM_EngineOnTick, multi_h200_2gpu,
+                  "tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl")
     ->Unit(benchmark::kMillisecond);
 
 // The offline report on top: timeline runs, phase accumulators, snapshots.
 void BM_ReportBuilder(benchmark::State& state) {
-  const Recording& r = recording("training-h100.trace.jsonl");
+  const Recording& r = recording("tests/fixtures/traces/training-h100.trace.jsonl");
   for (auto _ : state) {
     ReportBuilder builder(r.header, DiagnosisConfig::defaults());
     for (const auto& tick : r.ticks) builder.add(tick);

@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 - tests/fixtures/traces/calibration-h100.trace.jsonl "$tmp/day.jsonl" "$gpus" "$hours" <<'PY'
+python3 - examples/calibration-h100.trace.jsonl "$tmp/day.jsonl" "$gpus" "$hours" <<'PY'
 import json, sys
 src, dst, gpus, hours = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 lines = open(src).read().splitlines()

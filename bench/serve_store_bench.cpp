@@ -15,8 +15,8 @@ namespace {
 // Real readings: the H100 calibration recording, cycled to fill a day.
 const std::vector<Sample>& recorded() {
   static const std::vector<Sample> samples = [] {
-    auto trace = read_trace(std::string(GPULENS_SOURCE_DIR) +
-                            "/tests/fixtures/traces/calibration-h100.trace.jsonl");
+    auto trace =
+        read_trace(std::string(GPULENS_SOURCE_DIR) + "/examples/calibration-h100.trace.jsonl");
     return trace ? trace->samples : std::vector<Sample>{};
   }();
   return samples;

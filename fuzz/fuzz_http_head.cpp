@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/duration.hpp"
 #include "exposition/api_params.hpp"
 #include "http/basic_auth.hpp"
 #include "http/http_connection.hpp"
@@ -13,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)gpulens::server::check_head(text);
   (void)gpulens::server::parse_basic_authorization(text);
-  (void)gpulens::server::parse_duration_param(text);
-  (void)gpulens::server::parse_time_param(text, 1732200000.0);
+  (void)gpulens::parse_duration(text);
+  (void)gpulens::parse_time(text, 1732200000.0);
   (void)gpulens::server::parse_gpu_list(text);
   std::string bad;
   (void)gpulens::server::parse_metric_list(text, bad);

@@ -52,7 +52,9 @@ render() {  # page.html shot.png -> the browser's log
 failed=0
 for name in calibration-h100 training-h100 multi-gpu-h200x2; do
   page="$out/report-$name.html"
-  "$bin" report --lenient "tests/fixtures/traces/$name.trace.jsonl" -o "$page" 2>/dev/null
+  trace="tests/fixtures/traces/$name.trace.jsonl"
+  [[ $name == calibration-h100 ]] && trace="examples/$name.trace.jsonl"  # its one copy
+  "$bin" report --lenient "$trace" -o "$page" 2>/dev/null
   log=$(render "$page" "$out/report-$name.png")
   probe_page="$out/probe-$name.html"
   sed "s#</body>#${probe//&/\\&}</body>#" "$page" >"$probe_page"

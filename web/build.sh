@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the dashboard: installs the pinned npm packages (package-lock.json) and
-# embeds the bundle into src/exposition/web_assets_data.cpp, which is committed so
-# that building gpulens itself needs neither node nor the network.
+# Refreshes the vendored uPlot build (web/vendor/uplot) from the pinned npm
+# package (package-lock.json). Only needed to upgrade uPlot: building gpulens
+# embeds web/src and web/vendor at build time (web/embed.cmake, run by CMake)
+# and needs neither node nor the network.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v npm >/dev/null; then
@@ -9,4 +10,8 @@ if ! command -v npm >/dev/null; then
   exit 1
 fi
 npm ci --no-audit --no-fund --loglevel=error
-node scripts/embed.mjs
+mkdir -p vendor/uplot
+cp node_modules/uplot/dist/uPlot.iife.min.js node_modules/uplot/dist/uPlot.min.css \
+  node_modules/uplot/LICENSE vendor/uplot/
+node -p 'require("./node_modules/uplot/package.json").version' >vendor/uplot/VERSION
+echo "web/build.sh: vendored uPlot $(cat vendor/uplot/VERSION); rebuild gpulens to embed it"

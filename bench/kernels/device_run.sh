@@ -11,7 +11,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels}
 mkdir -p "$OUT"
-B=$PWD/.devbin
+B=${GPULENS_DEVBIN:-$PWD/.devbin}
 T0=$(date +%s)
 step() { echo "== $* (t=$(($(date +%s) - T0)) s)" | tee -a "$OUT/steps.txt"; }
 raw=$(mktemp -d)

@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/report_setup.hpp"
 #include "core/clock.hpp"
+#include "core/duration.hpp"
 #include "core/trace_reader.hpp"
 #include "render/verdict_output.hpp"
 #include "store/history_trace.hpp"
@@ -38,8 +39,8 @@ struct HistorySource {
 // The history's samples as a trace; prints why not and returns the exit code.
 std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trace& trace) {
   const double now = unix_now();
-  auto from = store::parse_history_time(args.from, now);
-  auto to = store::parse_history_time(args.to.empty() ? "now" : args.to, now);
+  auto from = parse_time(args.from, now);
+  auto to = parse_time(args.to.empty() ? "now" : args.to, now);
   for (const auto* t : {&from, &to}) {
     if (!*t) {
       std::fprintf(stderr, "gpulens report: %s %s\n", t == &from ? "--from" : "--to",
@@ -49,8 +50,7 @@ std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trac
   }
   if (*from >= *to) {
     std::fprintf(stderr, "gpulens report: --from (%s) must be before --to (%s)\n",
-                 store::format_history_time(*from).c_str(),
-                 store::format_history_time(*to).c_str());
+                 format_utc_time(*from).c_str(), format_utc_time(*to).c_str());
     return kExitUsage;
   }
   src.db = args.db.empty() ? store::default_history_path() : args.db;
@@ -73,8 +73,7 @@ std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trac
 
 std::string render_history(const Verdict& v, const Trace& trace, ReportFormat format,
                            const HistorySource& src) {
-  const std::string range =
-      store::format_history_time(src.from) + " to " + store::format_history_time(src.to);
+  const std::string range = format_utc_time(src.from) + " to " + format_utc_time(src.to);
   if (format == ReportFormat::Html) {
     HtmlOptions o;
     o.title = "history of " + (v.host.empty() ? src.db : v.host) + ", " + range;

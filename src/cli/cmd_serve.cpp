@@ -19,8 +19,8 @@
 #include "agent/reload_signal.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
+#include "core/duration.hpp"
 #include "diagnosis/config.hpp"
-#include "exposition/api_params.hpp"
 #include "exposition/http_server.hpp"
 #include "http/basic_auth.hpp"
 #include "store/history_time.hpp"
@@ -85,15 +85,15 @@ int run_serve(ServeArgs& args) {
   args.server.show_cmdline = args.source.cmdline;
 
   store::StoreOptions store_options;
-  const auto raw = parse_duration_param(args.raw_retention);
-  const auto rollup = parse_duration_param(args.rollup_retention);
+  const auto raw = parse_duration(args.raw_retention);
+  const auto rollup = parse_duration(args.rollup_retention);
   if (!raw || !rollup || *raw <= 0 || *rollup <= 0) {
     std::fprintf(stderr,
                  "gpulens serve: --history-raw/--history-rollup take durations such as "
                  "48h or 90d\n");
     return kExitUsage;
   }
-  const auto request_timeout = parse_duration_param(args.request_timeout);
+  const auto request_timeout = parse_duration(args.request_timeout);
   if (!request_timeout || *request_timeout < 0.1 || *request_timeout > 3600) {
     std::fprintf(stderr,
                  "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "

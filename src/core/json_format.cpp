@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/json_number.hpp"
+
 namespace gpulens {
 
 void append_number(std::string& out, double value) {
@@ -11,12 +13,7 @@ void append_number(std::string& out, double value) {
     out += "null";  // never written for real readings; keeps the line valid JSON
     return;
   }
-  const double rounded = std::round(value * 1000.0) / 1000.0;
-  if (rounded == std::floor(rounded) && std::fabs(rounded) < 1e15) {
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<long long>(rounded));
-  } else {
-    fmt::format_to(std::back_inserter(out), "{}", rounded);
-  }
+  append_shortest(out, round_to(value, decimals::kReading));
 }
 
 void append_json_string(std::string& out, std::string_view text) {

@@ -11,11 +11,12 @@ namespace gpulens {
 // Metric values are rounded to 3 decimals; integral metrics are written as integers.
 void append_sample_json(std::string& out, const Sample& sample);
 
-// Appends a number the way traces write them: integers without a fraction,
-// others rounded to 3 decimals with trailing zeros trimmed.
+// Appends a number the way traces write them: rounded to decimals::kReading
+// (core/json_number.hpp), then in its shortest form; null when not finite.
 void append_number(std::string& out, double value);
 
-// Appends a JSON string literal with escaping.
+// Appends a JSON string literal with escaping: the one JSON escaper for text
+// written by hand (the hot path of trace lines); trees go through nlohmann.
 void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace gpulens

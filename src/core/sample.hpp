@@ -45,6 +45,10 @@ class MetricValues {
   std::bitset<kMetricCount> present_;
 };
 
+// {"sm_active": 41.5, ...}: every measured metric by its trace key, rounded to
+// decimals::kReading (core/json_number.hpp); an absent one is left out.
+void to_json(nlohmann::ordered_json& j, const MetricValues& values);
+
 struct ProcessSample {
   std::uint32_t pid = 0;
   std::string name;                   // short command name (comm); empty when unknown

@@ -134,10 +134,45 @@ class Stalled final : public AlertRule {
                                  "ratio", "board power over its limit"));
     }
     text.fixes = state_fixes(in, settings_.id);
+    // In a collective every rank that arrived launched its kernel and spins in it;
+    // a rank that never arrived has no kernel resident on its GPU. Peers of the
+    // job without one are where the hang starts: their process is the one to dump.
+    const auto absent = peers_without_kernel(in);
+    if (!absent.empty()) {
+      const auto gpus = gpu_list(absent);
+      const bool one = absent.size() == 1;
+      text.message += fmt::format(
+          " {} of the same job {} no kernel meanwhile: in a collective, {} not arrived.", gpus,
+          one ? "runs" : "run", one ? "its rank has" : "their ranks have");
+      text.fixes.insert(text.fixes.begin(),
+                        fmt::format("Start with {}: {} never reached the collective the "
+                                    "others wait in. `py-spy dump --pid PID` on it shows where it "
+                                    "is (nvidia-smi or the process table gives its PID).",
+                                    gpus, one ? "its process" : "their processes"));
+      text.evidence.push_back(ev("peers_without_kernel", static_cast<double>(absent.size()), {}, {},
+                                 "GPUs",
+                                 "job peers below the utilization a resident kernel gives"));
+    }
     return text;
   }
 
  private:
+  std::vector<int> peers_without_kernel(const RuleInput& in) const {
+    std::vector<int> absent;
+    for (const auto& p : in.peers) {
+      if (p.gpu_util && *p.gpu_util < settings_.param("util_min")) absent.push_back(p.gpu);
+    }
+    return absent;
+  }
+  static std::string gpu_list(const std::vector<int>& gpus) {
+    std::string out = gpus.size() == 1 ? "GPU " : "GPUs ";
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      if (i > 0) out += i + 1 == gpus.size() ? " and " : ", ";
+      out += std::to_string(gpus[i]);
+    }
+    return out;
+  }
+
   static std::optional<double> pipe_max(const WindowStats& w) {
     std::optional<double> out;
     for (Metric m :

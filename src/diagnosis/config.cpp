@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "core/duration.hpp"
 #include "core/metric.hpp"
 
 namespace gpulens {
@@ -95,7 +96,14 @@ class ConfigReader {
   std::optional<double> duration(const toml::node& node, std::string_view key) {
     std::optional<double> v;
     if (const auto text = node.value<std::string>()) {
-      v = parse_duration_s(*text);
+      // Text follows the one grammar (core/duration.hpp, docs/durations.md),
+      // whose message says what is wrong with it.
+      const auto parsed = parse_duration(*text);
+      if (!parsed) {
+        fail(node, fmt::format("{}: {}", key, parsed.error().message));
+        return std::nullopt;
+      }
+      v = *parsed;
     } else if (node.is_number()) {
       v = node.value<double>();
     }
@@ -384,29 +392,6 @@ RuleSettings& DiagnosisConfig::rule(std::string_view id) {
   if (const auto* spec = find_rule_spec(id))
     return rules.emplace_back(default_rule_settings(*spec));
   throw std::out_of_range("no built-in alert rule " + std::string(id));
-}
-
-std::optional<double> parse_duration_s(std::string_view text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(std::string(text), &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  std::string_view unit = text.substr(used);
-  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
-  double scale = 0;
-  if (unit.empty() || unit == "s")
-    scale = 1;
-  else if (unit == "ms")
-    scale = 0.001;
-  else if (unit == "m" || unit == "min")
-    scale = 60;
-  else if (unit == "h")
-    scale = 3600;
-  if (scale == 0 || !std::isfinite(value) || value < 0) return std::nullopt;
-  return value * scale;
 }
 
 Result<DiagnosisConfig> parse_diagnosis_config(std::string_view text,

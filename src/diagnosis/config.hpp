@@ -41,9 +41,6 @@ Result<DiagnosisConfig> load_diagnosis_config(const std::string& path);
 Result<DiagnosisConfig> parse_diagnosis_config(std::string_view text,
                                                const std::string& source_name);
 
-// "90s", "10m", "1.5h", "250ms" or a bare number of seconds.
-std::optional<double> parse_duration_s(std::string_view text);
-
 // Limits on config values (docs/reliability.md): a window of `inf` never drops a
 // sample, so every duration a config gives is finite and at most 30 days.
 inline constexpr double kMaxConfigDurationS = 30.0 * 86400;

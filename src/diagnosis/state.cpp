@@ -1,5 +1,9 @@
 #include "diagnosis/state.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "core/json_number.hpp"
+
 namespace gpulens {
 namespace {
 
@@ -83,6 +87,16 @@ std::string_view confidence_level(double confidence) {
   if (confidence >= 0.75) return "high";
   if (confidence >= 0.5) return "medium";
   return "low";
+}
+
+void to_json(nlohmann::ordered_json& j, const Evidence& e) {
+  j = nlohmann::ordered_json::object();
+  j["key"] = e.key;
+  j["value"] = json_number(e.value, decimals::kRatio);
+  if (!e.op.empty()) j["op"] = e.op;
+  if (e.threshold) j["threshold"] = json_number(*e.threshold, decimals::kRatio);
+  if (!e.unit.empty()) j["unit"] = e.unit;
+  if (!e.note.empty()) j["note"] = e.note;
 }
 
 }  // namespace gpulens

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,11 @@ struct Evidence {
   std::string note;  // optional words ("PCIe Gen5 x16 per direction")
   bool operator==(const Evidence&) const = default;
 };
+
+// {"key", "value", "op", "threshold", "unit", "note"}: the one JSON form of a
+// fact, in the diagnosis report and the API alike. Value and threshold are
+// rounded to decimals::kRatio; empty op, unit and note are left out.
+void to_json(nlohmann::ordered_json& j, const Evidence& e);
 
 // "high" (>= 0.75), "medium" (>= 0.5) or "low".
 std::string_view confidence_level(double confidence);

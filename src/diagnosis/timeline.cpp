@@ -41,6 +41,11 @@ class MeanAccumulator {
   std::array<double, kMetricCount> n_{};
 };
 
+// A window made only of samples after `from` and covering a full window's time.
+bool settled(const WindowStats& w, double from, double full_s) {
+  return w.start >= from && w.covered_s >= 0.8 * full_s;
+}
+
 // What a phase or the whole recording accumulates for one GPU.
 struct Accum {
   StateShares shares;
@@ -49,21 +54,29 @@ struct Accum {
   MeanAccumulator means;
   std::array<std::optional<Snapshot>, kGpuStateCount> last;
   std::array<double, kGpuStateCount> last_t{};
+  std::array<bool, kGpuStateCount> last_inside{};
 
-  void add(const GpuStatus& st, const Sample& sample, double dt) {
+  // `from`: where the phase began; windows reaching back before it mix in
+  // another phase's samples. `full_s`: the time a full window covers.
+  void add(const GpuStatus& st, const Sample& sample, double dt, double from, double full_s) {
     shares.add(st.state.state, dt);
     if (st.throttle.throttled) {
       throttled_s += dt;
       reasons |= st.throttle.reasons;
     }
     means.add(sample.values);
-    // A representative finding per state for words and fixes: the clearest one
-    // (highest confidence), not a transition's, copied at most once a second.
+    // A representative finding per state for words and fixes: one whose window
+    // is full and holds only this phase's samples (a window just reset at a mark
+    // holds a sample or two of the transition), the clearest of those (highest
+    // confidence), copied at most once a second.
     const auto i = state_index(st.state.state);
-    if (!last[i] ||
-        (st.state.confidence > last[i]->finding.confidence && sample.t - last_t[i] >= 1.0)) {
+    const bool inside = settled(st.window, from, full_s);
+    if (!last[i] || (inside && !last_inside[i]) ||
+        (inside == last_inside[i] && st.state.confidence > last[i]->finding.confidence &&
+         sample.t - last_t[i] >= 1.0)) {
       last[i] = Snapshot{st.state, st.window};
       last_t[i] = sample.t;
+      last_inside[i] = inside;
     }
   }
 };
@@ -82,6 +95,7 @@ struct Run {
   double throttled_s = 0;
   std::uint64_t reasons = 0;
   std::optional<Snapshot> last;
+  bool last_inside = false;  // `last`'s window holds only this run's samples
 };
 
 ThrottleFinding throttle_of(std::uint64_t reasons) {
@@ -145,8 +159,9 @@ struct ReportBuilder::Impl {
       last_t[s.gpu] = s.t;
       if (!start) start = s.t - dt;
       end = s.t;
-      whole[s.gpu].add(st, s, dt);
-      for (auto& p : open) p.gpus[s.gpu].add(st, s, dt);
+      const double full_s = engine.config().window.length_s;
+      whole[s.gpu].add(st, s, dt, -std::numeric_limits<double>::infinity(), full_s);
+      for (auto& p : open) p.gpus[s.gpu].add(st, s, dt, p.start, full_s);
       extend_run(st, s.t, dt);
     }
   }
@@ -231,9 +246,13 @@ struct ReportBuilder::Impl {
       r.throttled_s += dt;
       r.reasons |= st.throttle.reasons;
     }
-    // The run is described by its clearest window, not by the transition that ends it.
-    if (!r.last || st.state.confidence > r.last->finding.confidence) {
+    // The run is described by its clearest window among the full ones made only
+    // of its own samples: a window reaching back into the run before describes a mix.
+    const bool inside = settled(st.window, r.run.start, engine.config().window.length_s);
+    if (!r.last || (inside && !r.last_inside) ||
+        (inside == r.last_inside && st.state.confidence > r.last->finding.confidence)) {
       r.last = Snapshot{st.state, st.window};
+      r.last_inside = inside;
     }
   }
 

@@ -12,29 +12,6 @@ Json opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-Json evidence_json(const std::vector<Evidence>& evidence) {
-  Json out = Json::array();
-  for (const auto& e : evidence) {
-    Json j;
-    j["key"] = e.key;
-    j["value"] = opt(e.value);
-    if (!e.op.empty()) j["op"] = e.op;
-    if (e.threshold) j["threshold"] = *e.threshold;
-    if (!e.unit.empty()) j["unit"] = e.unit;
-    if (!e.note.empty()) j["note"] = e.note;
-    out.push_back(std::move(j));
-  }
-  return out;
-}
-
-Json metrics_json(const MetricValues& values) {
-  Json out = Json::object();
-  for (const auto& info : all_metrics()) {
-    if (const auto v = values.get(info.id)) out[std::string(info.key)] = *v;
-  }
-  return out;
-}
-
 Json device_json(const GpuLive& g) {
   const DeviceInfo& d = g.device;
   Json j;
@@ -120,7 +97,7 @@ Json latest_json(const LiveSnapshot& snap, bool show_cmdline) {
     x["uuid"] = g.device.uuid;
     x["name"] = g.device.name;
     x["t"] = g.sample ? Json(g.sample->t) : Json(nullptr);
-    x["metrics"] = g.sample ? metrics_json(g.sample->values) : Json::object();
+    x["metrics"] = g.sample ? Json(g.sample->values) : Json::object();
     x["efficiency"] = opt(g.efficiency);
     Json state;
     state["id"] = g.state;
@@ -131,7 +108,7 @@ Json latest_json(const LiveSnapshot& snap, bool show_cmdline) {
     state["throttled"] = g.throttled;
     state["throttle_cause"] = g.throttle_cause;
     state["fixes"] = g.fixes;
-    state["evidence"] = evidence_json(g.evidence);
+    state["evidence"] = Json(g.evidence);
     x["state"] = std::move(state);
     const auto mask = g.sample ? g.sample->values.get(Metric::ClockEventReasons) : std::nullopt;
     Json reasons = Json::array();
@@ -168,7 +145,7 @@ Json firing_json(const LiveSnapshot& snap) {
     j["fired_at"] = f.alert.fired_at;
     j["message"] = f.alert.message;
     j["count"] = f.alert.count;
-    j["evidence"] = evidence_json(f.evidence);
+    j["evidence"] = Json(f.evidence);
     j["fixes"] = f.fixes;
     out.push_back(std::move(j));
   }

@@ -4,10 +4,13 @@
 
 #include <cmath>
 
+#include "core/json_number.hpp"
+
 namespace gpulens::server {
 namespace {
 
-// HELP text escapes backslash and newline; label values also escape quotes.
+// The one Prometheus escaper: HELP text escapes backslash and newline; label
+// values also escape quotes.
 void append_escaped(std::string& out, std::string_view text, bool quotes) {
   for (char c : text) {
     switch (c) {
@@ -42,15 +45,13 @@ std::string render_labels(std::initializer_list<Label> labels) {
   return out;
 }
 
-void append_number(std::string& out, double value) {
+void append_prom_number(std::string& out, double value) {
   if (std::isnan(value)) {
     out += "NaN";
   } else if (std::isinf(value)) {
     out += value > 0 ? "+Inf" : "-Inf";
-  } else if (value == std::floor(value) && std::fabs(value) < 1e15) {
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<long long>(value));
   } else {
-    fmt::format_to(std::back_inserter(out), "{}", value);  // shortest round-trip form
+    append_shortest(out, value);  // never rounded: Prometheus reads back the exact double
   }
 }
 
@@ -79,7 +80,7 @@ void PromWriter::sample(std::string_view name, std::string_view labels, double v
     out_ += '}';
   }
   out_ += ' ';
-  append_number(out_, value);
+  append_prom_number(out_, value);
   out_ += '\n';
 }
 

@@ -31,7 +31,7 @@ class PromWriter {
 };
 
 // "1", "0.25", "1.2e+10", "NaN", "+Inf": what Prometheus parses back exactly.
-void append_number(std::string& out, double value);
+void append_prom_number(std::string& out, double value);
 
 // `value` converted by `factor`. A factor below 1 (% to ratio, mJ to J) divides
 // by its inverse instead: one rounding, so 0.07 % reads 0.0007, not 0.0007000000000000001.

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/clock.hpp"
+#include "core/duration.hpp"
 #include "exposition/api_json.hpp"
 #include "exposition/api_params.hpp"
 #include "exposition/http_server.hpp"
@@ -56,13 +57,13 @@ bool parse_range(const Request& req, Response& res, double now, double default_s
   to = now;
   from = now - default_span;
   if (req.has_param("to")) {
-    const auto t = parse_time_param(req.get_param_value("to"), now);
-    if (!t) return reject(res, "to: a Unix time, 'now' or '-DURATION' (e.g. -15m)");
+    const auto t = parse_time(req.get_param_value("to"), now);
+    if (!t) return reject(res, "to: " + t.error().message);
     to = *t;
   }
   if (req.has_param("from")) {
-    const auto f = parse_time_param(req.get_param_value("from"), now);
-    if (!f) return reject(res, "from: a Unix time, 'now' or '-DURATION' (e.g. -1h)");
+    const auto f = parse_time(req.get_param_value("from"), now);
+    if (!f) return reject(res, "from: " + f.error().message);
     from = *f;
   } else {
     from = to - default_span;
@@ -161,7 +162,7 @@ void register_routes(HttpServer& server) {
     if (!parse_range(req, res, data_now(*snap), 3600, q.from, q.to, q.gpus)) return;
     q.step = default_step(q.to - q.from);
     if (req.has_param("step")) {
-      const auto step = parse_duration_param(req.get_param_value("step"));
+      const auto step = parse_duration(req.get_param_value("step"));
       if (!step || *step <= 0)
         return send_error(res, 400, "step: a duration such as 60, 15s or 1m");
       q.step = *step;

@@ -1,6 +1,7 @@
 #pragma once
-// The dashboard's files, embedded in the binary at build time (web/build.sh
-// writes web_assets_data.cpp): the agent serves every byte itself, no CDN.
+// The dashboard's files, embedded in the binary at build time (web/embed.cmake
+// generates web_assets_data.cpp in the build tree from web/src and
+// web/vendor/uplot): the agent serves every byte itself, no CDN.
 #include <span>
 #include <string_view>
 

@@ -1,38 +1,13 @@
 // The stable JSON form of a diagnosis report (documented in docs/diagnosis.md).
 #include <cmath>
 
+#include "core/json_number.hpp"
 #include "diagnosis/timeline.hpp"
 
 namespace gpulens {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// Rounded so that the output is stable and readable, never NaN.
-ojson num(double v, int digits = 4) {
-  if (!std::isfinite(v)) return nullptr;
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
-ojson opt(const std::optional<double>& v, int digits = 4) {
-  return v ? num(*v, digits) : ojson(nullptr);
-}
-
-ojson evidence_json(const std::vector<Evidence>& list) {
-  ojson out = ojson::array();
-  for (const auto& e : list) {
-    ojson j;
-    j["key"] = e.key;
-    j["value"] = opt(e.value);
-    if (!e.op.empty()) j["op"] = e.op;
-    if (e.threshold) j["threshold"] = num(*e.threshold);
-    if (!e.unit.empty()) j["unit"] = e.unit;
-    if (!e.note.empty()) j["note"] = e.note;
-    out.push_back(std::move(j));
-  }
-  return out;
-}
 
 ojson shares_json(const StateShares& shares) {
   ojson out = ojson::object();
@@ -43,18 +18,17 @@ ojson shares_json(const StateShares& shares) {
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [share, s] : order) out[std::string(state_id(s))] = num(share);
+  for (const auto& [share, s] : order)
+    out[std::string(state_id(s))] = json_number(share, decimals::kRatio);
   return out;
 }
 
+// The means of a run or phase; the clock reasons bitmask and the energy
+// counter have no meaningful mean.
 ojson means_json(const MetricValues& means) {
-  ojson out = ojson::object();
-  for (const auto& info : all_metrics()) {
-    if (const auto v = means.get(info.id)) {
-      if (info.id == Metric::ClockEventReasons || info.id == Metric::EnergyMj) continue;
-      out[std::string(info.key)] = num(*v, 3);
-    }
-  }
+  ojson out = means;
+  out.erase(std::string(metric_info(Metric::ClockEventReasons).key));
+  out.erase(std::string(metric_info(Metric::EnergyMj).key));
   return out;
 }
 
@@ -67,14 +41,16 @@ ojson strings(const std::vector<std::string>& list) {
 ojson limits_json(const HardwareLimits& hw) {
   ojson j;
   j["sm_count"] = hw.sm_count ? ojson(*hw.sm_count) : ojson(nullptr);
-  j["pcie_gbytes_s"] = hw.pcie_mibs ? num(*hw.pcie_mibs / kMibPerGb, 2) : ojson(nullptr);
+  j["pcie_gbytes_s"] =
+      hw.pcie_mibs ? json_number(*hw.pcie_mibs / kMibPerGb, decimals::kRate) : ojson(nullptr);
   if (!hw.pcie_basis.empty()) j["pcie_basis"] = hw.pcie_basis;
-  j["nvlink_gbytes_s"] = hw.nvlink_mibs ? num(*hw.nvlink_mibs / kMibPerGb, 2) : ojson(nullptr);
+  j["nvlink_gbytes_s"] =
+      hw.nvlink_mibs ? json_number(*hw.nvlink_mibs / kMibPerGb, decimals::kRate) : ojson(nullptr);
   if (!hw.nvlink_basis.empty()) j["nvlink_basis"] = hw.nvlink_basis;
-  j["dram_practical_peak_pct"] = num(hw.dram_practical_peak_pct, 2);
-  j["power_limit_w"] = opt(hw.power_limit_w, 1);
-  j["max_sm_clock_mhz"] = opt(hw.max_sm_clock_mhz, 0);
-  j["mem_total_mib"] = opt(hw.mem_total_mib, 0);
+  j["dram_practical_peak_pct"] = json_number(hw.dram_practical_peak_pct, decimals::kRate);
+  j["power_limit_w"] = json_number(hw.power_limit_w, decimals::kPower);
+  j["max_sm_clock_mhz"] = json_number(hw.max_sm_clock_mhz, decimals::kWhole);
+  j["mem_total_mib"] = json_number(hw.mem_total_mib, decimals::kWhole);
   j["architecture"] = hw.architecture;
   return j;
 }
@@ -86,9 +62,9 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
   out["format"] = "gpulens-diagnosis";
   out["version"] = 1;
   out["host"] = r.host;
-  out["start"] = opt(r.start, 3);
-  out["end"] = opt(r.end, 3);
-  out["window_s"] = num(r.window_s, 3);
+  out["start"] = json_number(r.start, decimals::kTime);
+  out["end"] = json_number(r.end, decimals::kTime);
+  out["window_s"] = json_number(r.window_s, decimals::kTime);
 
   ojson gpus = ojson::array();
   for (const auto& g : r.gpus) {
@@ -97,8 +73,8 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     j["name"] = g.name;
     j["state"] = state_id(g.state);
     j["shares"] = shares_json(g.shares);
-    j["throttled_share"] = num(g.throttled_share);
-    j["efficiency"] = opt(g.efficiency, 2);
+    j["throttled_share"] = json_number(g.throttled_share, decimals::kRatio);
+    j["efficiency"] = json_number(g.efficiency, decimals::kScore);
     j["means"] = means_json(g.means);
     j["limits"] = limits_json(g.limits);
     j["notes"] = strings(g.limits.notes);
@@ -111,14 +87,14 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     ojson j;
     j["name"] = p.name;
     j["gpu"] = p.gpu;
-    j["start"] = num(p.start, 3);
-    j["end"] = num(p.end, 3);
+    j["start"] = json_number(p.start, decimals::kTime);
+    j["end"] = json_number(p.end, decimals::kTime);
     j["state"] = state_id(p.state);
     j["shares"] = shares_json(p.shares);
     j["flags"] = strings(p.flags);
-    j["throttled_share"] = num(p.throttled_share);
+    j["throttled_share"] = json_number(p.throttled_share, decimals::kRatio);
     if (!p.throttle_cause.empty()) j["throttle_cause"] = p.throttle_cause;
-    j["efficiency"] = opt(p.efficiency, 2);
+    j["efficiency"] = json_number(p.efficiency, decimals::kScore);
     j["means"] = means_json(p.means);
     j["summary"] = p.summary;
     j["fixes"] = strings(p.fixes);
@@ -131,14 +107,14 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
   for (const auto& run : r.timeline) {
     ojson j;
     j["gpu"] = run.gpu;
-    j["start"] = num(run.start, 3);
-    j["end"] = num(run.end, 3);
+    j["start"] = json_number(run.start, decimals::kTime);
+    j["end"] = json_number(run.end, decimals::kTime);
     j["state"] = state_id(run.state);
-    j["confidence"] = num(run.confidence, 2);
+    j["confidence"] = json_number(run.confidence, decimals::kScore);
     j["flags"] = run.throttled_share >= 0.5 ? strings({"throttled"}) : ojson::array();
     if (!run.throttle_cause.empty()) j["throttle_cause"] = run.throttle_cause;
     j["summary"] = run.summary;
-    j["evidence"] = evidence_json(run.evidence);
+    j["evidence"] = run.evidence;
     j["cannot_tell"] = strings(run.cannot_tell);
     j["fixes"] = strings(run.fixes);
     timeline.push_back(std::move(j));
@@ -151,12 +127,12 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     j["rule"] = a.rule;
     j["gpu"] = a.gpu;
     j["severity"] = severity_id(a.severity);
-    j["since"] = num(a.since, 3);
-    j["fired_at"] = num(a.fired_at, 3);
-    j["resolved_at"] = opt(a.resolved_at, 3);
+    j["since"] = json_number(a.since, decimals::kTime);
+    j["fired_at"] = json_number(a.fired_at, decimals::kTime);
+    j["resolved_at"] = json_number(a.resolved_at, decimals::kTime);
     j["message"] = a.message;
     j["count"] = a.count;
-    j["evidence"] = evidence_json(a.evidence);
+    j["evidence"] = a.evidence;
     j["fixes"] = strings(a.fixes);
     alerts.push_back(std::move(j));
   }

@@ -3,6 +3,7 @@
 // never 0. Values are rounded so that golden files do not flap in the last bit.
 #include <cmath>
 
+#include "core/json_number.hpp"
 #include "render/verdict_output.hpp"
 
 namespace gpulens {
@@ -10,20 +11,15 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-double round_to(double x, int decimals) {
-  const double k = std::pow(10.0, decimals);
-  return std::round(x * k) / k;
-}
-
-// Ratios to 4 decimals (0.01 %), hours and money to 6, times to 3 (ms).
+// Ratios to 0.01 %, hours and money to 6 decimals, times to ms (core/json_number.hpp).
 ojson ratio(std::optional<double> x) {
-  return x ? ojson(round_to(*x, 4)) : ojson(nullptr);
+  return json_number(x, decimals::kRatio);
 }
 ojson fine(std::optional<double> x) {
-  return x ? ojson(round_to(*x, 6)) : ojson(nullptr);
+  return json_number(x, decimals::kFine);
 }
 ojson when(std::optional<double> x) {
-  return x ? ojson(round_to(*x, 3)) : ojson(nullptr);
+  return json_number(x, decimals::kTime);
 }
 ojson text_or_null(const std::string& s) {
   return s.empty() ? ojson(nullptr) : ojson(s);
@@ -69,7 +65,7 @@ ojson steady_json(const Verdict& v) {
   ojson o;
   o["start"] = when(s.start);
   o["end"] = when(s.end);
-  o["seconds"] = s.start ? ojson(round_to(*s.end - *s.start, 3)) : ojson(nullptr);
+  o["seconds"] = s.start ? ojson(round_to(*s.end - *s.start, decimals::kTime)) : ojson(nullptr);
   o["startup_share"] = ratio(v.startup_share);
   o["teardown_share"] = ratio(v.teardown_share);
   o["sm_active"] = ratio(v.steady_usage.sm.ratio());
@@ -79,15 +75,15 @@ ojson steady_json(const Verdict& v) {
     gpus.push_back({{"gpu", g.gpu},
                     {"work_start", when(g.work_start)},
                     {"work_end", when(g.work_end)},
-                    {"startup_s", round_to(g.startup_s, 3)},
-                    {"teardown_s", round_to(g.teardown_s, 3)}});
+                    {"startup_s", round_to(g.startup_s, decimals::kTime)},
+                    {"teardown_s", round_to(g.teardown_s, decimals::kTime)}});
   }
   o["gpus"] = std::move(gpus);
   ojson imbalance = ojson::array();
   for (const auto& im : v.imbalance) {
     imbalance.push_back({{"gpu", im.gpu},
                          {"peer", im.peer ? ojson(*im.peer) : ojson(nullptr)},
-                         {"waiting_s", round_to(im.waiting_s, 3)},
+                         {"waiting_s", round_to(im.waiting_s, decimals::kTime)},
                          {"share", ratio(im.share)},
                          {"sm_active", ratio(im.sm_active)},
                          {"peer_sm_active", ratio(im.peer_sm_active)}});
@@ -167,10 +163,14 @@ ojson cost_json(const Cost& c) {
 }
 
 ojson work_json(const ModelWork& w, std::optional<double> mfu) {
-  return {{"mfu", ratio(mfu)},         {"tflops", round_to(w.flops_per_s() / 1e12, 3)},
-          {"flops", w.flops},          {"seconds", round_to(w.seconds, 3)},
-          {"steps", w.steps},          {"start", round_to(w.start, 3)},
-          {"end", round_to(w.end, 3)}, {"source", w.source}};
+  return {{"mfu", ratio(mfu)},
+          {"tflops", round_to(w.flops_per_s() / 1e12, decimals::kReading)},
+          {"flops", w.flops},
+          {"seconds", round_to(w.seconds, decimals::kTime)},
+          {"steps", w.steps},
+          {"start", round_to(w.start, decimals::kTime)},
+          {"end", round_to(w.end, decimals::kTime)},
+          {"source", w.source}};
 }
 
 ojson mfu_json(const Verdict& v) {
@@ -179,7 +179,8 @@ ojson mfu_json(const Verdict& v) {
   o["dtype"] = m.peak.dtype;
   o["gpus"] = m.peak.gpus;
   o["peak_tflops_per_gpu"] = m.peak.per_gpu_tflops ? ojson(*m.peak.per_gpu_tflops) : nullptr;
-  o["peak_tflops_total"] = m.peak.known() ? ojson(round_to(m.peak.total_tflops, 3)) : nullptr;
+  o["peak_tflops_total"] =
+      m.peak.known() ? ojson(round_to(m.peak.total_tflops, decimals::kReading)) : nullptr;
   o["peak_source"] = text_or_null(m.peak.source);
   o["model_name"] = text_or_null(m.peak.model);
   if (m.work) {
@@ -218,9 +219,9 @@ ojson phases_json(const Verdict& v) {
                    {"summary", x.summary}});
     }
     out.push_back({{"name", p.name},
-                   {"start", round_to(p.start, 3)},
-                   {"end", round_to(p.end, 3)},
-                   {"seconds", round_to(p.end - p.start, 3)},
+                   {"start", round_to(p.start, decimals::kTime)},
+                   {"end", round_to(p.end, decimals::kTime)},
+                   {"seconds", round_to(p.end - p.start, decimals::kTime)},
                    {"gpus", std::move(g)},
                    {"model", p.work ? work_json(*p.work, p.mfu) : ojson(nullptr)},
                    {"estimate", ratio(p.estimate)}});
@@ -247,8 +248,10 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
     if (i < v.usage.size()) {
       const auto& u = v.usage[i];
       g["funnel"] = usage_funnel(u);
-      g["energy_kwh"] = u.energy_j ? ojson(round_to(*u.energy_j / 3.6e6, 6)) : nullptr;
-      g["mean_power_w"] = u.mean_power_w ? ojson(round_to(*u.mean_power_w, 1)) : nullptr;
+      g["energy_kwh"] =
+          u.energy_j ? ojson(round_to(*u.energy_j / 3.6e6, decimals::kFine)) : nullptr;
+      g["mean_power_w"] =
+          u.mean_power_w ? ojson(round_to(*u.mean_power_w, decimals::kPower)) : nullptr;
       g["peak_mem_mib"] = u.peak_mem_mib ? ojson(*u.peak_mem_mib) : nullptr;
     }
     gpus.push_back(std::move(g));
@@ -257,7 +260,7 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
   o["gpus_basis"] = text_or_null(v.gpus_basis);
   o["start"] = when(v.start);
   o["end"] = when(v.end);
-  o["duration_s"] = round_to(v.duration_s, 3);
+  o["duration_s"] = round_to(v.duration_s, decimals::kTime);
   o["gpu_hours"] = fine(v.gpu_hours);
   o["energy_kwh"] = fine(v.energy_kwh);
   o["energy_basis"] = text_or_null(v.energy_basis);

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "core/clock_reasons.hpp"
+#include "core/duration.hpp"
 #include "store/history_store.hpp"
 
 namespace gpulens::store {
@@ -208,13 +209,12 @@ std::optional<double> typical_interval(const std::vector<Sample>& samples) {
 std::string describe_held(const DataRange& r) {
   std::string out;
   if (r.raw_oldest && r.raw_newest) {
-    out = fmt::format("raw samples from {} to {}", format_history_time(*r.raw_oldest),
-                      format_history_time(*r.raw_newest));
+    out = fmt::format("raw samples from {} to {}", format_utc_time(*r.raw_oldest),
+                      format_utc_time(*r.raw_newest));
   }
   if (r.rollup_oldest && r.rollup_newest) {
     out += fmt::format("{}1-minute rollups from {} to {}", out.empty() ? "" : " and ",
-                       format_history_time(*r.rollup_oldest),
-                       format_history_time(*r.rollup_newest + 60));
+                       format_utc_time(*r.rollup_oldest), format_utc_time(*r.rollup_newest + 60));
   }
   return out;
 }
@@ -324,7 +324,7 @@ Result<HistoryTrace> read_history(Database& db, const ColumnMap& columns,
 Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
   if (!(rq.from < rq.to)) {
     return Error{fmt::format("the range is empty: from ({}) must be before to ({})",
-                             format_history_time(rq.from), format_history_time(rq.to))};
+                             format_utc_time(rq.from), format_utc_time(rq.to))};
   }
   std::error_code ec;
   const auto status = std::filesystem::status(rq.path, ec);
@@ -365,14 +365,14 @@ Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
     std::string gpus;
     for (int g : rq.gpus) gpus += fmt::format("{}{}", gpus.empty() ? " of GPU " : ", ", g);
     return Error{fmt::format("no samples{} in {} from {} to {}; it holds {}", gpus, rq.path,
-                             format_history_time(rq.from), format_history_time(rq.to), held)};
+                             format_utc_time(rq.from), format_utc_time(rq.to), held)};
   }
   // A rolled-up minute covers 60 s: with one in the trace, the interval is a
   // minute, which still lets each raw sample cover the time since the one before.
   trace.header.interval_s =
       out->rollup_samples > 0 ? std::optional<double>(60.0) : typical_interval(trace.samples);
   trace.warnings.push_back(fmt::format("from the agent's history {}, {} to {}", rq.path,
-                                       format_history_time(rq.from), format_history_time(rq.to)));
+                                       format_utc_time(rq.from), format_utc_time(rq.to)));
   if (out->rollup_samples > 0) {
     const std::string why =
         out->raw_capped_at
@@ -382,7 +382,7 @@ Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
     trace.warnings.push_back(fmt::format(
         "{} from 1-minute rollups ({}): each minute's means count as one 60 s sample, so states "
         "there are judged minute by minute",
-        out->raw_from ? "before " + format_history_time(*out->raw_from) : std::string("all"), why));
+        out->raw_from ? "before " + format_utc_time(*out->raw_from) : std::string("all"), why));
   }
   trace.warnings.push_back(
       "history keeps no process lists or marks: allocated counts device memory in use, and "

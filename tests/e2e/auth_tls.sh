@@ -24,7 +24,7 @@ basic_auth_users:
 YAML
 }
 write_config "$hash_old"
-start_agent "$E2E_TMP/agent.log" --replay "$TRACES/calibration-h100.trace.jsonl" --speed 0 \
+start_agent "$E2E_TMP/agent.log" --replay "$REPO/examples/calibration-h100.trace.jsonl" --speed 0 \
   --no-history --web-config "$E2E_TMP/web.yml"
 [[ $AGENT_URL == https://* ]] || fail "the agent does not announce https: $AGENT_URL"
 curl_code() { curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_TMP/tls.crt" "$@"; }

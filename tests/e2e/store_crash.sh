@@ -10,7 +10,7 @@ need curl "Debian: apt-get install curl"
 need python3 "Debian: apt-get install python3"
 
 # A long recording: the calibration trace repeated with shifted times (~40 min).
-python3 - "$TRACES/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" <<'PY'
+python3 - "$REPO/examples/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 header, body = lines[0], [json.loads(l) for l in lines[1:]]
@@ -37,7 +37,7 @@ sql() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execu
 rows=$(sql 'SELECT COUNT(*) FROM samples')
 ((rows >= before)) || fail "only $rows rows after kill -9, but $before were reported committed"
 # The agent reopens the same file and goes on writing.
-start_agent "$E2E_TMP/agent2.log" --replay "$TRACES/calibration-h100.trace.jsonl" --speed 0 --history "$db"
+start_agent "$E2E_TMP/agent2.log" --replay "$REPO/examples/calibration-h100.trace.jsonl" --speed 0 --history "$db"
 healthy() { health | python3 -c 'import json,sys; h=json.load(sys.stdin)["history"]; sys.exit(0 if h["healthy"] and h["samples_written"] > 0 else 1)'; }
 wait_for 20 healthy || { cat "$E2E_TMP/agent2.log" >&2; fail "the agent did not reopen the history after kill -9"; }
 kill -TERM "$AGENT_PID"
@@ -47,7 +47,7 @@ wait "$AGENT_PID" || fail "the agent did not stop cleanly on SIGTERM"
   fail "SIGTERM did not roll up the last minute"
 
 # History in a place that cannot be written: live data is still served.
-start_agent "$E2E_TMP/agent3.log" --replay "$TRACES/calibration-h100.trace.jsonl" --speed 0 \
+start_agent "$E2E_TMP/agent3.log" --replay "$REPO/examples/calibration-h100.trace.jsonl" --speed 0 \
   --history /proc/gpulens-e2e/h.db
 degraded() { curl -s "$AGENT_URL/api/v1/health" | grep -q '"status":"degraded"'; }
 wait_for 20 degraded || fail "health does not say degraded"

@@ -18,6 +18,14 @@ struct CommandResult {
   std::string err;
 };
 
+// A reference recording's path from the repository root, by name. The
+// calibration recording is committed once, in examples/ (where users find it);
+// the others live in tests/fixtures/traces/.
+inline std::string reference_trace(const std::string& name) {
+  if (name == "calibration-h100") return "examples/calibration-h100.trace.jsonl";
+  return "tests/fixtures/traces/" + name + ".trace.jsonl";
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

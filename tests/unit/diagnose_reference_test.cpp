@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Recordings, ReferencePhase, ::testing::ValuesIn(load_ca
 // Live there may be no phase marks: windows then restart only at level shifts.
 // The three reference recordings must still read the same, phase by phase.
 TEST(ReferenceWithoutMarks, LevelShiftsAloneFollowThePhases) {
-  const std::vector<std::string> reference{"traces/calibration-h100.trace.jsonl",
+  const std::vector<std::string> reference{"../../examples/calibration-h100.trace.jsonl",
                                            "traces/training-h100.trace.jsonl",
                                            "traces/multi-gpu-h200x2.trace.jsonl"};
   DiagnosisConfig config = DiagnosisConfig::defaults();

@@ -12,10 +12,12 @@ namespace gpulens {
 namespace {
 
 const std::string kTraces = std::string(GPULENS_FIXTURES) + "/traces/";
+const std::string kCalibration =
+    std::string(GPULENS_SOURCE_DIR) + "/examples/calibration-h100.trace.jsonl";
 
 const DiagnosisReport& calibration() {
   static const DiagnosisReport report = [] {
-    auto trace = read_trace(kTraces + "calibration-h100.trace.jsonl");
+    auto trace = read_trace(kCalibration);
     EXPECT_TRUE(trace.ok());
     return diagnose_trace(*trace, DiagnosisConfig::defaults());
   }();
@@ -137,8 +139,8 @@ TEST(DiagnoseCli, BadConfigIsAUsageError) {
   ASSERT_TRUE(f);
   std::fputs("[alerts.stalled]\nsm_activ_max = 3\n", f);
   std::fclose(f);
-  const std::string cmd = std::string(GPULENS_BINARY) + " diagnose --replay " + kTraces +
-                          "calibration-h100.trace.jsonl --config " + bad + " 2>&1";
+  const std::string cmd = std::string(GPULENS_BINARY) + " diagnose --replay " + kCalibration +
+                          " --config " + bad + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   std::string out;
   char buf[4096];

@@ -5,6 +5,7 @@
 // no mixed precision for busy tensor pipes, the job's own memory in `run`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <initializer_list>
 #include <utility>
@@ -198,6 +199,73 @@ TEST(Hang, WithoutPipeOrDramFiguresTheRuleDoesNotJudge) {
     }
   });
   EXPECT_EQ(count(fed.events, "stalled"), 0);
+}
+
+// Three GPUs of one job (no process says otherwise, so every watched GPU is one
+// job): the ranks on `hung` spin in a collective the others never joined.
+std::vector<AlertEvent> feed_job(DiagnosisEngine& engine, const std::vector<int>& hung,
+                                 double seconds) {
+  std::vector<AlertEvent> events;
+  for (int i = 0; i < static_cast<int>(seconds * 10); ++i) {
+    Tick tick;
+    tick.t = 0.1 * i;
+    for (int gpu = 0; gpu < 3; ++gpu) {
+      Sample s;
+      s.t = tick.t;
+      s.gpu = gpu;
+      if (std::find(hung.begin(), hung.end(), gpu) != hung.end()) {
+        hang_on(16)(s, s.t);
+      } else {  // the late rank: on the host, no kernel, its buffers allocated
+        s.values.set(Metric::GpuUtil, 0);
+        s.values.set(Metric::SmActive, 0);
+        quiet_pipes(s);
+        s.values.set(Metric::PowerW, 72);
+        s.values.set(Metric::MemUsedMib, 1200);
+      }
+      tick.samples.push_back(std::move(s));
+    }
+    engine.on_tick(tick);
+    for (auto& e : engine.take_events()) events.push_back(std::move(e));
+  }
+  return events;
+}
+
+TraceHeader three_gpus() {
+  TraceHeader h = header();
+  for (int gpu = 1; gpu < 3; ++gpu) {
+    h.devices.push_back(h100());
+    h.devices.back().index = gpu;
+  }
+  return h;
+}
+
+TEST(Hang, TheStalledAlertNamesTheRankThatDidNotArrive) {
+  DiagnosisEngine engine(three_gpus(), DiagnosisConfig::defaults());
+  const auto events = feed_job(engine, {0, 1}, 75);
+  int fired = 0;
+  for (const auto& e : events) {
+    if (e.rule != "stalled" || e.kind != AlertEvent::Kind::Firing) continue;
+    ++fired;
+    EXPECT_NE(e.gpu, 2) << "the late rank runs nothing: it is not hung";
+    EXPECT_TRUE(contains(e.message, "GPU 2 of the same job runs no kernel")) << e.message;
+    ASSERT_FALSE(e.fixes.empty());
+    EXPECT_TRUE(contains(e.fixes[0], "Start with GPU 2")) << e.fixes[0];
+  }
+  EXPECT_EQ(fired, 2);
+}
+
+TEST(Hang, EveryRankHungNamesNoPeer) {
+  DiagnosisEngine engine(three_gpus(), DiagnosisConfig::defaults());
+  const auto events = feed_job(engine, {0, 1, 2}, 75);
+  int fired = 0;
+  for (const auto& e : events) {
+    if (e.rule != "stalled" || e.kind != AlertEvent::Kind::Firing) continue;
+    ++fired;
+    EXPECT_FALSE(contains(e.message, "no kernel meanwhile")) << e.message;
+    ASSERT_FALSE(e.fixes.empty());
+    EXPECT_TRUE(contains(e.fixes[0], "py-spy dump")) << e.fixes[0];
+  }
+  EXPECT_EQ(fired, 3);
 }
 
 TEST(Hang, APhaseWithAHangLeadsWithTheHangsFix) {

@@ -110,15 +110,15 @@ TEST(Exposition, FamiliesAreWrittenOnce) {
 
 TEST(Exposition, NumbersReadBackExactly) {
   std::string out;
-  append_number(out, 0.1);
+  append_prom_number(out, 0.1);
   out += ' ';
-  append_number(out, 1e20);
+  append_prom_number(out, 1e20);
   out += ' ';
-  append_number(out, -3);
+  append_prom_number(out, -3);
   out += ' ';
-  append_number(out, std::numeric_limits<double>::quiet_NaN());
+  append_prom_number(out, std::numeric_limits<double>::quiet_NaN());
   out += ' ';
-  append_number(out, std::numeric_limits<double>::infinity());
+  append_prom_number(out, std::numeric_limits<double>::infinity());
   EXPECT_EQ(out, "0.1 1e+20 -3 NaN +Inf");
 }
 

@@ -112,7 +112,9 @@ CutOff dribble(int port, const std::string& start, char drip) {
   if (fd < 0) return out;
   send_all(fd, start);
   const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < 5s) {
+  // 30 s: far beyond the 1 s deadline, so that a loaded machine never mistakes a
+  // late cut-off for none (the bounds below sit halfway, at 15 s).
+  while (std::chrono::steady_clock::now() - t0 < 30s) {
     pollfd p{fd, POLLIN, 0};
     const bool answered = poll(&p, 1, 100) > 0;
     if (answered || send(fd, &drip, 1, MSG_NOSIGNAL) != 1) {
@@ -145,13 +147,13 @@ TEST(HttpDeadline, DribblingClientsAreCutOffWhileOthersAreServed) {
   const double took = Seconds(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(res) << "no answer while slow clients hold the workers";
   EXPECT_EQ(res->status, 200);
-  // Without the deadline it waits until the slow clients give up (5 s).
-  EXPECT_LT(took, 3.5) << "the workers were not freed at the 1 s deadline";
+  // Without the deadline it waits until the slow clients give up (30 s).
+  EXPECT_LT(took, 15.0) << "the workers were not freed at the 1 s deadline";
 
   for (auto* slow : {&slow1, &slow2}) {
     const CutOff cut = slow->get();
     EXPECT_GE(cut.after_s, 0.7) << "cut off before its deadline";
-    EXPECT_LE(cut.after_s, 3.0) << "not cut off at its 1 s deadline";
+    EXPECT_LE(cut.after_s, 15.0) << "not cut off at its 1 s deadline";
     EXPECT_TRUE(cut.reply.starts_with("HTTP/1.1 408 Request Timeout\r\n")) << cut.reply;
     EXPECT_NE(cut.reply.find("Connection: close\r\n"), std::string::npos);
     EXPECT_NE(cut.reply.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos);
@@ -278,7 +280,7 @@ TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
   // A handshake record announcing 512 bytes, then one byte at a time.
   const CutOff cut = dribble(s.port(), std::string("\x16\x03\x01\x02\x00", 5), '\x01');
   EXPECT_GE(cut.after_s, 0.7);
-  EXPECT_LE(cut.after_s, 3.0) << "the handshake outlived the 1 s deadline";
+  EXPECT_LE(cut.after_s, 15.0) << "the handshake outlived the 1 s deadline";
   // HTTPS still works, on a keep-alive connection across the deadline too.
   httplib::SSLClient tls("127.0.0.1", s.port());
   tls.enable_server_certificate_verification(false);

@@ -15,7 +15,7 @@ namespace {
 using testing::read_file;
 using testing::run_gpulens;
 
-const std::string kReplay = "--replay tests/fixtures/traces/calibration-h100.trace.jsonl --speed 0";
+const std::string kReplay = "--replay examples/calibration-h100.trace.jsonl --speed 0";
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/kernels_run_" + std::to_string(getpid()) + "_" + name;

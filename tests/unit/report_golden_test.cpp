@@ -12,6 +12,7 @@ namespace gpulens {
 namespace {
 
 using testing::expect_golden;
+using testing::reference_trace;
 using testing::run_gpulens;
 
 const std::string kFixtures = GPULENS_FIXTURES;
@@ -19,7 +20,7 @@ const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
 const char* kTraces[] = {"calibration-h100", "training-h100", "multi-gpu-h200x2"};
 
 std::string trace_arg(const std::string& name) {
-  return "tests/fixtures/traces/" + name + ".trace.jsonl --lenient";
+  return reference_trace(name) + " --lenient";
 }
 
 TEST(ReportGolden, TextAndJsonOfTheReferenceRecordings) {
@@ -52,7 +53,7 @@ TEST(ReportGolden, JsonHasTheDocumentedKeys) {
 class ReportArithmetic : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
-  auto trace = read_trace(kFixtures + "/traces/" + GetParam() + ".trace.jsonl",
+  auto trace = read_trace(std::string(GPULENS_SOURCE_DIR) + "/" + reference_trace(GetParam()),
                           TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace) << trace.error().message;
   auto models = GpuModelTable::load(kData + "/gpu_peaks.json");

@@ -14,6 +14,7 @@
 
 #include "cli_support.hpp"
 #include "core/clock_reasons.hpp"
+#include "core/duration.hpp"
 #include "store/history_store.hpp"
 #include "store/history_trace.hpp"
 #include "store/store_writer.hpp"
@@ -145,7 +146,7 @@ TEST_F(HistoryTraceTest, RawSamplesBecomeTheTraceTheReaderWouldGive) {
 
   // Where the samples came from is said in every report form.
   EXPECT_TRUE(any_contains(t.warnings, path_)) << t.warnings.front();
-  EXPECT_TRUE(any_contains(t.warnings, format_history_time(kT0)));
+  EXPECT_TRUE(any_contains(t.warnings, format_utc_time(kT0)));
   EXPECT_TRUE(any_contains(t.warnings, "no process lists"));
   EXPECT_FALSE(any_contains(t.warnings, "rollups"));
 }
@@ -209,7 +210,7 @@ TEST_F(HistoryTraceTest, FallsBackToMinutesWhereRawSamplesWereDropped) {
   for (std::size_t i = 1; i < s.size(); ++i) EXPECT_LE(s[i - 1].t, s[i].t);
 
   EXPECT_TRUE(any_contains(h->trace.warnings,
-                           "before " + format_history_time(kT0 + 900) + " from 1-minute rollups"))
+                           "before " + format_utc_time(kT0 + 900) + " from 1-minute rollups"))
       << h->trace.warnings[1];
 }
 
@@ -394,10 +395,10 @@ TEST_F(HistoryTraceTest, ErrorsNameTheFileAndTheWayOut) {
   ASSERT_FALSE(outside.ok());
   const std::string& m = outside.error().message;
   EXPECT_NE(m.find("no samples in " + path_), std::string::npos) << m;
-  EXPECT_NE(m.find("raw samples from " + format_history_time(kT0 + 89)), std::string::npos) << m;
-  EXPECT_NE(m.find("1-minute rollups from " + format_history_time(kT0) + " to " +
-                   format_history_time(kT0 + 120)),
-            std::string::npos)
+  EXPECT_NE(m.find("raw samples from " + format_utc_time(kT0 + 89)), std::string::npos) << m;
+  EXPECT_NE(
+      m.find("1-minute rollups from " + format_utc_time(kT0) + " to " + format_utc_time(kT0 + 120)),
+      std::string::npos)
       << m;
 
   auto backwards = load(kT0 + 60, kT0);

@@ -25,7 +25,7 @@ namespace {
 
 using testing::read_file;
 
-const std::string kReplay = "--replay tests/fixtures/traces/calibration-h100.trace.jsonl --speed 0";
+const std::string kReplay = "--replay examples/calibration-h100.trace.jsonl --speed 0";
 
 std::string temp_path(const std::string& name) {
   // ctest runs test processes in parallel: keep each process's files apart.
@@ -124,8 +124,7 @@ TEST(RunCli, ReplayGivesTheVerdictAndTheReports) {
   EXPECT_EQ(j["job"]["command"], "true");
   EXPECT_EQ(j["job"]["exit_code"], 0);
   // The whole replay was recorded: the same funnel as a report on the original.
-  const auto offline =
-      shell(kBin + " report --format json tests/fixtures/traces/calibration-h100.trace.jsonl");
+  const auto offline = shell(kBin + " report --format json examples/calibration-h100.trace.jsonl");
   const auto o = nlohmann::json::parse(offline.out);
   EXPECT_EQ(j["funnel"]["kernel_active"], o["funnel"]["kernel_active"]);
   EXPECT_EQ(j["funnel"]["sm_active"], o["funnel"]["sm_active"]);
@@ -257,10 +256,9 @@ TEST(RunCli, ASignalSentToGpulensAloneIsPassedToTheJob) {
     const std::string out = temp_path(fmt::format("sig{}.out", sig));
     const std::string err = temp_path(fmt::format("sig{}.err", sig));
     std::ofstream(out).close();
-    const pid_t pid =
-        start_gpulens({"run", "--replay", "tests/fixtures/traces/calibration-h100.trace.jsonl",
-                       "--speed", "0", "--", "sh", "-c", kTrapJob},
-                      out, err);
+    const pid_t pid = start_gpulens({"run", "--replay", "examples/calibration-h100.trace.jsonl",
+                                     "--speed", "0", "--", "sh", "-c", kTrapJob},
+                                    out, err);
     ASSERT_TRUE(wait_for_text(out, "ready", 10)) << read_file(err);
     kill(pid, sig);
     const int code = wait_status(pid);
@@ -294,8 +292,8 @@ TEST(RunCli, CtrlCOnATerminalReachesTheJobAndGpulensWaits) {
         "trap 'echo got-int; sleep 0.3; echo job-done; exit 5' INT; "
         "echo ready; while :; do sleep 0.05; done";
     execl(GPULENS_BINARY, GPULENS_BINARY, "run", "--replay",
-          "tests/fixtures/traces/calibration-h100.trace.jsonl", "--speed", "0", "--", "sh", "-c",
-          job.c_str(), static_cast<char*>(nullptr));
+          "examples/calibration-h100.trace.jsonl", "--speed", "0", "--", "sh", "-c", job.c_str(),
+          static_cast<char*>(nullptr));
     _exit(99);
   }
   std::string seen;

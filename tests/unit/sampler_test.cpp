@@ -60,7 +60,8 @@ TEST(Sampler, HungDeviceDoesNotFreezeTheOthers) {
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(tick && tick->has_value());
-    EXPECT_LT(took, 0.5) << "a hung device must not hold the tick";
+    // The device hangs for ever: 5 s tells "not held" from "held" on a loaded machine.
+    EXPECT_LT(took, 5.0) << "a hung device must not hold the tick";
     ASSERT_EQ((*tick)->samples.size(), 2u);
     EXPECT_EQ((*tick)->samples[0].get(Metric::GpuUtil), 0.0) << "device 0 keeps sampling";
     EXPECT_TRUE((*tick)->samples[1].extra.contains("x_error"));
@@ -90,14 +91,21 @@ TEST(Sampler, TicksStayOnTheirGrid) {
     // Uneven consumer delays must not accumulate into drift.
     std::this_thread::sleep_for(std::chrono::milliseconds(i % 2 == 0 ? 60 : 5));
   }
-  EXPECT_NEAR(times.back() - times.front(), 0.5, 0.05);
+  // On the grid the span is five slots, plus any slot a loaded machine made the
+  // sampler skip (counted, never silently shifted). Drift from the consumer's
+  // delays would add about 0.19 s; the 0.09 s tolerance stays below that while a
+  // late reading of the clock on a busy machine does not fail the test.
+  const auto stats = sampler.stats();
+  ASSERT_TRUE(stats);
+  const double slots = 5.0 + static_cast<double>(stats->missed_ticks);
+  EXPECT_NEAR(times.back() - times.front(), 0.1 * slots, 0.09);
   EXPECT_TRUE(sampler.header().devices.size() == 2);
 }
 
 TEST(Sampler, StopEndsABlockedNext) {
   auto fake = std::make_shared<FakeCollector>();
   SamplerOptions options;
-  options.interval_s = 5;
+  options.interval_s = 3600;  // next() would block for an hour
   Sampler sampler(fake, options);
   ASSERT_TRUE(sampler.next());  // the first tick is immediate
   std::thread stopper([&] {
@@ -109,7 +117,8 @@ TEST(Sampler, StopEndsABlockedNext) {
   stopper.join();
   ASSERT_TRUE(tick);
   EXPECT_FALSE(tick->has_value());
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  // Far below the hour next() would wait, far above any delay of a loaded machine.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60.0);
 }
 
 }  // namespace
