@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "diagnosis/state_colour.hpp"
+
 namespace gpulens::html {
 
 std::string escape(std::string_view text) {
@@ -42,32 +44,7 @@ std::string num(double x) {
 }
 
 std::string_view state_color(GpuState s) {
-  switch (s) {
-    case GpuState::ComputeBound:
-      return "#22a06b";
-    case GpuState::MemoryBound:
-      return "#e09b2d";
-    case GpuState::InterconnectBound:
-      return "#8a63d2";
-    case GpuState::PcieBound:
-      return "#d0567f";
-    case GpuState::HostBound:
-      return "#e5533c";
-    case GpuState::LaunchBound:
-      return "#c7a82a";
-    case GpuState::SmUnderused:
-      return "#3a86d4";
-    case GpuState::WaitingOnPeer:
-      return "#9a7350";
-    case GpuState::Idle:
-      return "#c3c9d2";
-    case GpuState::IdleHoldingMemory:
-      return "#8c96a3";
-    case GpuState::Unknown:
-    case GpuState::Count:
-      break;
-  }
-  return "#e6e8ec";
+  return state_colour(s).hex;  // one table for every view (diagnosis/state_colour.cpp)
 }
 
 std::string clock_label(double seconds) {

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "diagnosis/state_colour.hpp"
+#include "tui/layout.hpp"
 #include "tui/view_state.hpp"
 
 namespace gpulens::tui {
@@ -83,6 +85,12 @@ void CursesScreen::init_styles(bool color) {
   at(Style::SmBar) = A_BOLD;
   at(Style::Selected) = A_REVERSE;
   at(Style::Footer) = A_REVERSE;
+  for (const GpuState st : all_states()) {
+    // Without colour: idle states dim, the working one plain, the held-back ones bold.
+    const bool quiet =
+        st == GpuState::Unknown || st == GpuState::Idle || st == GpuState::IdleHoldingMemory;
+    at(state_style_of(st)) = quiet ? A_DIM : st == GpuState::ComputeBound ? A_NORMAL : A_BOLD;
+  }
   colors_ = color;
   if (!color) return;
   start_color();
@@ -102,6 +110,17 @@ void CursesScreen::init_styles(bool color) {
   at(Style::UtilBar) = static_cast<int>(COLOR_PAIR(kUtil));
   at(Style::SmBar) = static_cast<int>(COLOR_PAIR(kSm) | A_BOLD);
   at(Style::Footer) = static_cast<int>(COLOR_PAIR(kTitle));
+  // The states' colours: the nearest xterm-256 colour where the terminal has
+  // 256, else one of the eight basic colours with or without bold.
+  short pair = kDim + 1;
+  for (const GpuState st : all_states()) {
+    const StateColour& c = state_colour(st);
+    const bool wide = COLORS >= 256;
+    init_pair(pair, wide ? c.xterm256 : static_cast<short>(c.ansi8), -1);
+    at(state_style_of(st)) =
+        static_cast<int>(COLOR_PAIR(pair) | (wide || c.bold ? A_BOLD : A_NORMAL));
+    ++pair;
+  }
 }
 
 void CursesScreen::draw(const Screen& screen) {

@@ -9,6 +9,15 @@
 #include <ctime>
 
 namespace gpulens::tui {
+
+Style state_style_of(GpuState state) {
+  static_assert(static_cast<int>(Style::StateWaitingOnPeer) -
+                    static_cast<int>(Style::StateUnknown) + 1 ==
+                static_cast<int>(kGpuStateCount));
+  return static_cast<Style>(static_cast<int>(Style::StateUnknown) +
+                            static_cast<int>(state_index(state)));
+}
+
 namespace {
 
 bool is_continuation(unsigned char c) {
@@ -99,11 +108,13 @@ std::string short_name(const std::string& name) {
   return space == std::string::npos ? s : s.substr(0, space);
 }
 
+// A critical alert outranks the state; otherwise each state has its own colour,
+// the one the dashboard and the HTML report use.
 Style state_style(const GpuView& g) {
   if (g.critical) return Style::Bad;
-  if (g.state.empty() || g.state == "unknown" || g.state == "idle") return Style::Dim;
-  if (g.state == "compute_bound" && !g.throttled) return Style::Good;
-  return Style::Warn;
+  const auto state = state_from_id(g.state);
+  if (!state) return Style::Dim;
+  return state_style_of(*state);
 }
 
 std::string state_label(const GpuView& g) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diagnosis/state.hpp"
 #include "tui/top_model.hpp"
 #include "tui/view_state.hpp"
 
@@ -26,8 +27,23 @@ enum class Style : std::uint8_t {
   SmBar,     // SM activity: the truth beside it
   Selected,  // the selected process
   Footer,    // key help at the bottom
+  // One per GpuState, in its order: the state's own colour (diagnosis/state_colour).
+  StateUnknown,
+  StateIdle,
+  StateIdleHoldingMemory,
+  StateComputeBound,
+  StateMemoryBound,
+  StateInterconnectBound,
+  StatePcieBound,
+  StateHostBound,
+  StateLaunchBound,
+  StateSmUnderused,
+  StateWaitingOnPeer,
   Count
 };
+
+// The style that draws a state in its own colour.
+Style state_style_of(GpuState state);
 
 struct Span {
   std::string text;
