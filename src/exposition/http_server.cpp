@@ -92,6 +92,11 @@ HttpServer::HttpServer(ServerOptions options, ApiContext context)
 
 HttpServer::~HttpServer() {
   stop();
+  // The connection gate's workers serve requests after the accept loop has
+  // ended, until the server object goes; their handlers use this object's
+  // members (counts_, mutex_, auth_, reader_). Members die in reverse order of
+  // declaration, and those come after server_: end the workers first.
+  server_.reset();
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, ApiContext context) {
