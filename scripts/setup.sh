@@ -31,6 +31,9 @@ install_deploy_check() {
 
 missing=()
 for p in "${packages[@]}"; do
+  # npm: a Node.js from elsewhere (NodeSource's nodejs bundles npm) conflicts
+  # with Debian's npm package; any working npm will do.
+  if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
