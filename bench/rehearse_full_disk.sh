@@ -18,17 +18,7 @@ mount -t tmpfs -o size=2m tmpfs "$disk" || skip "cannot mount a tmpfs here"
 trap 'umount -l "$disk" 2>/dev/null || true; e2e_cleanup' EXIT
 
 # The calibration recording repeated with shifted times: more samples than 2 MiB holds.
-python3 - "$REPO/examples/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" <<'PY'
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-header, body = lines[0], [json.loads(l) for l in lines[1:]]
-span = body[-1]["t"] - body[0]["t"] + 0.1
-with open(sys.argv[2], "w") as out:
-    out.write(header + "\n")
-    for k in range(64):
-        for o in body:
-            out.write(json.dumps(dict(o, t=round(o["t"] + k * span, 3))) + "\n")
-PY
+long_recording "$REPO/examples/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" 64
 db="$disk/h.db"
 start_agent "$E2E_TMP/agent.log" --replay "$E2E_TMP/long.jsonl" --speed 50 --history "$db"
 health() { curl -sf "$AGENT_URL/api/v1/health"; }

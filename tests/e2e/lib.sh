@@ -89,3 +89,19 @@ free_port() {
 : "${GPULENS:?set GPULENS to the gpulens binary}"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TRACES="$REPO/tests/fixtures/traces"
+
+# long_recording SRC OUT REPEATS: SRC's samples and marks repeated with shifted
+# times, for replays longer than the committed recordings.
+long_recording() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+header, body = lines[0], [json.loads(l) for l in lines[1:]]
+span = body[-1]["t"] - body[0]["t"] + 0.1
+with open(sys.argv[2], "w") as out:
+    out.write(header + "\n")
+    for k in range(int(sys.argv[3])):
+        for o in body:
+            out.write(json.dumps(dict(o, t=round(o["t"] + k * span, 3))) + "\n")
+PY
+}

@@ -10,18 +10,7 @@ need curl "Debian: apt-get install curl"
 need python3 "Debian: apt-get install python3"
 
 # A long recording: the calibration trace repeated with shifted times (~40 min).
-python3 - "$REPO/examples/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" <<'PY'
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-header, body = lines[0], [json.loads(l) for l in lines[1:]]
-span = body[-1]["t"] - body[0]["t"] + 0.1
-with open(sys.argv[2], "w") as out:
-    out.write(header + "\n")
-    for k in range(32):
-        for o in body:
-            o = dict(o, t=round(o["t"] + k * span, 3))
-            out.write(json.dumps(o) + "\n")
-PY
+long_recording "$REPO/examples/calibration-h100.trace.jsonl" "$E2E_TMP/long.jsonl" 32
 db="$E2E_TMP/history/h.db"
 start_agent "$E2E_TMP/agent.log" --replay "$E2E_TMP/long.jsonl" --speed 200 --history "$db"
 health() { curl -sf "$AGENT_URL/api/v1/health"; }
