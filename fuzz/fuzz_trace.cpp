@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -12,7 +13,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto trace = gpulens::read_trace_string(text, "fuzz.jsonl", {.lenient = lenient});
     if (trace) {
       // What `stream` and the JSON outputs do with what was read.
-      for (const auto& s : trace->samples) (void)gpulens::sample_to_json(s).dump();
+      std::string line;
+      for (const auto& s : trace->samples) {
+        line.clear();
+        gpulens::append_sample_json(line, s);
+      }
       for (const auto& m : trace->marks) (void)gpulens::mark_to_json(m).dump();
       (void)gpulens::header_to_json(trace->header).dump();
     }

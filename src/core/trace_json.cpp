@@ -213,8 +213,12 @@ Result<Sample> sample_from_json(const json& j) {
 
 Mark mark_from_json(const json& j) {
   Mark m;
-  m.t = j.value("t", 0.0);
-  m.name = j.value("mark", std::string());
+  // json::value() throws when the key holds another type: a marks file is the
+  // job's to write, so a "t" that is not a number reads as absent.
+  const auto t = j.find("t");
+  m.t = t != j.end() && t->is_number() ? t->get<double>() : 0.0;
+  const auto name = j.find("mark");
+  if (name != j.end() && name->is_string()) m.name = name->get<std::string>();
   for (const auto& [key, value] : j.items()) {
     if (key != "t" && key != "mark") m.fields[key] = value;
   }

@@ -15,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "core/marks_tail.hpp"
 #include "diagnosis/config.hpp"
 #include "http/basic_auth.hpp"
 #include "http/web_config.hpp"
@@ -66,6 +67,32 @@ TEST(HardenedConfig, NulByteIsRefusedBeforeTheTomlParser) {
             "a.toml:2:2: a NUL byte (TOML allows no control characters)");
   // "[#" aborted debug builds in toml++'s own assertion.
   EXPECT_NE(config_error("[#").find("a.toml:1:2: Error while parsing key"), std::string::npos);
+}
+
+TEST(HardenedConfig, NonAsciiOutsideStringsIsRefusedBeforeTheTomlParser) {
+  // Found by fuzz_config: "\u0425[" drove toml++ 3.3's whitespace test into
+  // __builtin_unreachable (undefined behaviour, caught by UBSan).
+  EXPECT_EQ(config_error("\xd0\xa5["),
+            "a.toml:1:1: a non-ASCII character outside a string or comment (TOML keys are ASCII; "
+            "quote the value)");
+  EXPECT_NE(config_error("[diagnosis]\nwindow = 5\xc2\xa0\n").find("a.toml:2:11: a non-ASCII"),
+            std::string::npos);
+  // In comments and strings, any UTF-8 is fine (the strings' escapes and
+  // multi-line forms included).
+  EXPECT_EQ(
+      config_error("# Größe \xd0\xa5\n[alerts.stalled]\nseverity = \"warning\" # \xe2\x82\xac\n"
+                   "[[alerts.custom]]\nname = \"r\\\"\xd0\xa5\"\nmetric = \"gpu_util\"\nvalue = 1\n"
+                   "message = \"\"\"\n\xd0\xa5 \\\"\"\" \n\"\"\"\n"),
+      "accepted");
+}
+
+TEST(HardenedMarks, AMarkWhoseTimeIsNotANumberTakesTheTimeItWasRead) {
+  // Found by fuzz_marks: {"t":"gpu"} threw out of json::value() and ended
+  // `gpulens run` (std::terminate) on a line its job wrote.
+  const auto mark = parse_mark_line(R"({"mark": "trainstart", "t":"gpu"})", 5.0);
+  ASSERT_TRUE(mark.has_value());
+  EXPECT_EQ(mark->name, "trainstart");
+  EXPECT_DOUBLE_EQ(mark->t, 5.0);
 }
 
 TEST(HardenedConfig, CustomRulesAreBoundedAndDuplicatesFound) {
