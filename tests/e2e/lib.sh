@@ -56,6 +56,10 @@ PY
 start_agent() {
   local log=$1
   shift
+  # Created here, not by the background job's redirection: under load the loop
+  # below could read the log before the job has opened it (sed fails, set -e ends
+  # the script with 2).
+  : >"$log"
   "$GPULENS" serve --listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
   AGENT_PID=$!
   E2E_PIDS+=("$AGENT_PID")
