@@ -1,6 +1,10 @@
 // JSON <-> model conversions for gpu-trace v1.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "core/input_limits.hpp"
 #include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
@@ -14,6 +18,15 @@ template <typename T>
 std::optional<T> opt_number(const json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
+  if constexpr (std::is_integral_v<T>) {
+    // Converting a number outside T's range is undefined behaviour (found by
+    // fuzz_trace: 7.8e94 as an int in a header): such a value reads as absent.
+    const double v = it->get<double>();
+    const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);  // first past T
+    const double bottom = std::is_signed_v<T> ? -top : 0.0;
+    if (!(v >= bottom && v < top)) return std::nullopt;
+    if (it->is_number_float()) return static_cast<T>(v);
+  }
   return it->get<T>();
 }
 

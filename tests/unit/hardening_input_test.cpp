@@ -27,6 +27,20 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
+TEST(InputLimits, HeaderNumbersOutOfRangeReadAsAbsent) {
+  // Found by fuzz_trace: 7.8e94 converted to an int is undefined behaviour.
+  const std::string text =
+      R"({"format": "gpu-trace", "version": 1, "interval_s": 0.1, "devices": [)"
+      R"({"index": 0, "name": "G", "sm_count": 7.8e94, "pcie_gen": -1e300, "pcie_width": 16.0}]})"
+      "\n";
+  auto trace = read_trace_string(text, "t.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->header.devices.size(), 1u);
+  EXPECT_FALSE(trace->header.devices[0].sm_count.has_value());
+  EXPECT_FALSE(trace->header.devices[0].pcie_gen.has_value());
+  EXPECT_EQ(trace->header.devices[0].pcie_width, 16);
+}
+
 TEST(InputLimits, NestingIsMeasuredOutsideStringsOnly) {
   EXPECT_FALSE(json_nesting_exceeds(R"({"a": [[1]], "s": "[[[[[[["})", 3));
   EXPECT_TRUE(json_nesting_exceeds(R"({"a": [[[1]]]})", 3));
