@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Issue 16 in one device call on nvidia-h200-x2/-x4/-x8 (bench/multi_gpu/pack.sh
-# first, then carry .devbin and .devprom):
-#   1. calibration/multi_gpu.sh: phases, expected states/alerts, NVLink/PCIe checks
-#   2. bench/overhead/run_overhead.sh: collector cost per GPU beside nvidia-smi dmon
-#   3. bench/multi_gpu/serve_check.sh: serve + Prometheus for a minute, top --once
-# Everything lands under $OUT; the tables are printed.
+# Issue 16 on nvidia-h200-x2/-x4/-x8 or nvidia-h100-x2/-x4 (bench/multi_gpu/pack.sh
+# first, then carry .devbin and .devprom). Two calls on the same warm machine,
+# each inside the device tool's 10 minutes:
+#   bench/multi_gpu/device_run.sh phases   calibration/multi_gpu.sh (phases, expected
+#                                          states and alerts, NVLink/PCIe checks), then
+#                                          serve + Prometheus for a minute, top --once
+#   bench/multi_gpu/device_run.sh cost     bench/multi_gpu/cost_scaling.sh: collector
+#                                          cost per GPU at 1, 2, 4 (8) GPUs beside dmon
+# Everything lands under $OUT as one archive plus the printed tables.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:?OUT must name the output folder}
+stage=${1:?usage: device_run.sh phases|cost}
 n=$(nvidia-smi -L | wc -l)
-nvidia-smi -L >"$out/gpus.txt"
-nvidia-smi topo -m >>"$out/gpus.txt" 2>&1
-echo "== $n GPUs"
-calibration/multi_gpu.sh "$out/multi" "$n"
-echo "== collector cost on $n GPUs"
-calibration/build.sh >"$out/workload-build.log" 2>&1 &&
-  OUT="$out/overhead" OVERHEAD_SECONDS=40 bench/overhead/run_overhead.sh
-echo "== serve on $n GPUs"
-bench/multi_gpu/serve_check.sh "$out/serve"
-tar -C "$out" -czf "$out/multi-raw.tgz" multi/ranks multi/multi.log serve/serve.log 2>/dev/null
+work=/tmp/multi-gpu
+mkdir -p "$work"
+nvidia-smi -L >"$work/gpus.txt"
+nvidia-smi topo -m >>"$work/gpus.txt" 2>&1
+echo "== $n GPUs, stage $stage"
+case $stage in
+  phases)
+    GPULENS=.devbin/gpulens calibration/multi_gpu.sh "$work/multi" "$n"
+    echo "== serve on $n GPUs"
+    bench/multi_gpu/serve_check.sh "$work/serve"
+    cp "$work/multi/score.txt" "$work/serve/serve-check.txt" "$out/" 2>/dev/null
+    ;;
+  cost)
+    OUT="$work" bench/multi_gpu/cost_scaling.sh
+    cp "$work/cost-scaling.txt" "$out/" 2>/dev/null
+    ;;
+  *) echo "device_run.sh: unknown stage $stage" >&2; exit 2 ;;
+esac
+rm -rf "$work/multi/serve/tsdb" "$work/serve/tsdb"
+tar -C "$work" -czf "$out/multi-gpu-$stage.tgz" .

@@ -13,6 +13,8 @@
 # peak RSS come from /proc. The table lands in $OUT (or /tmp/overhead) as
 # overhead-table.txt, every raw file beside it in overhead-raw.tgz (the device tool
 # brings back only a few files).
+# GPUS=0,1 limits gpulens (--gpus) and dmon (-i) to those GPUs, so the cost per GPU
+# can be read at 1, 2, 4... GPUs on one machine (bench/multi_gpu/cost_scaling.sh).
 set -uo pipefail
 dest=${OUT:-/tmp/overhead}
 out=$(mktemp -d)
@@ -34,7 +36,7 @@ record() {  # name interval extra-args...
   local name=$1 interval=$2
   shift 2
   .devbin/gpulens record -q -o "/tmp/$name.jsonl" --interval "$interval" --duration "$secs" \
-    --stats "$out/$name.json" "$@" &
+    --stats "$out/$name.json" ${GPUS:+--gpus "$GPUS"} "$@" &
   pids+=($!)
 }
 
@@ -43,7 +45,7 @@ record gpm-1s 1
 record gpm-noprocs-1s 1 --no-procs
 record nogpm-1s 1 --no-gpm
 record nogpm-noprocs-1s 1 --no-gpm --no-procs
-nvidia-smi dmon -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61 >"$out/dmon.txt" 2>&1 &
+nvidia-smi dmon ${GPUS:+-i "$GPUS"} -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61 >"$out/dmon.txt" 2>&1 &
 dmon=$!
 sleep $((secs - 5))
 # Resident memory by mapping (KiB), to tell NVML's share from gpulens' own.
@@ -64,5 +66,5 @@ wait "${pids[@]}" 2>/dev/null
 kill "$load_pid" 2>/dev/null
 wait 2>/dev/null
 python3 bench/overhead/summarize.py "$out" | tee "$out/overhead-table.txt"
-cp "$out/overhead-table.txt" "$dest/"
+cp "$out/overhead-table.txt" "$out"/*.json "$dest/"
 tar -C "$out" -czf "$dest/overhead-raw.tgz" .

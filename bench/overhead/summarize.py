@@ -28,21 +28,22 @@ for name, s in rows:
 dmon_path = out / "dmon.json"
 if dmon_path.exists():
     d = json.loads(dmon_path.read_text())
-    per_sample_ms = 1000 * d["cpu_s"] / max(d["samples"], 1)
-    print(f"\nnvidia-smi dmon -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61: {d['samples']} samples, "
-          f"{d['cpu_s']:.3f} s CPU = {per_sample_ms:.3f} ms per sample, peak RSS "
+    # dmon prints one line per GPU per second, so CPU per line is CPU per GPU per tick.
+    per_gpu_sample_ms = 1000 * d["cpu_s"] / max(d["samples"], 1)
+    print(f"\nnvidia-smi dmon -d 1 --gpm-metrics 1,2,3,5,10,20,21,60,61: {d['samples']} GPU-samples, "
+          f"{d['cpu_s']:.3f} s CPU = {per_gpu_sample_ms:.3f} ms per GPU per sample, peak RSS "
           f"{d['peak_rss_mib']:.1f} MiB")
     for run, label in [("gpm-noprocs-1s", "all metrics, no per-process queries (like dmon)"),
                        ("gpm-1s", "all metrics + processes")]:
         ours = dict(rows).get(run)
         if not ours:
             continue
-        mine = ours["per_gpu_tick_ms"]["process_total"] * ours["gpus"]
-        print(f"gpulens record --interval 1, {label}: {mine:.3f} ms per tick, "
-              f"peak RSS {ours['peak_rss_mib']:.1f} MiB")
+        mine = ours["per_gpu_tick_ms"]["process_total"]
+        print(f"gpulens record --interval 1 on {ours['gpus']} GPU(s), {label}: {mine:.3f} ms per GPU "
+              f"per tick, peak RSS {ours['peak_rss_mib']:.1f} MiB")
         if mine > 0:
-            print(f"  ratio: nvidia-smi dmon uses {per_sample_ms / mine:.1f}x the CPU of gpulens "
-                  f"per sample")
+            print(f"  ratio: nvidia-smi dmon uses {per_gpu_sample_ms / mine:.1f}x the CPU of gpulens "
+                  f"per GPU per sample")
 
 # The floor: what the NVML calls of one tick cost by themselves, timed in a tight loop
 # on the same GPU under the same load. gpulens cannot go under it; what it adds on top
