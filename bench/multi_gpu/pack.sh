@@ -13,8 +13,9 @@ for b in gpulens gpulens-serve gpulens_nvml_probe; do
   strip .devbin/$b
   # Libraries outside glibc's core set travel beside the binaries.
   ldd "$build/$b" | awk '/=> \// { print $3 }' |
-    grep -vE '/(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux[^/]*)\.so' |
+    { grep -vE '/(libc|libm|libdl|libpthread|librt|libgcc_s|ld-linux[^/]*)\.so' || true; } |
     xargs -r -I{} cp -Ln {} .devbin/lib/
 done
-cp "$(command -v prometheus)" .devprom/
+# Compressed: the device tool carries at most 64 MiB, and prometheus alone is 48.
+xz -T2 -6 -c "$(command -v prometheus)" >.devprom/prometheus.xz
 du -sh .devbin .devprom

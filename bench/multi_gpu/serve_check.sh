@@ -10,6 +10,7 @@ out=${1:?usage: serve_check.sh OUTDIR}
 mkdir -p "$out"
 bin=.devbin
 port=9411
+[[ -x .devprom/prometheus ]] || xz -dc .devprom/prometheus.xz >.devprom/prometheus && chmod +x .devprom/prometheus
 "$bin/gpulens-serve" --listen "127.0.0.1:$port" >"$out/serve.log" 2>&1 &
 serve=$!
 cat >"$out/prometheus.yml" <<YML
