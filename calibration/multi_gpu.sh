@@ -7,23 +7,27 @@
 #
 #   calibration/multi_gpu.sh OUTDIR [N]
 #
-# Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor).
+# Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor),
+# PLAN (main: expected.json, the default; holdout: expected-holdout.json).
 # NVLink multicast stays off in every rank (the GPU machines require it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: calibration/multi_gpu.sh OUTDIR [N]}
 n=${2:-0}
+plan=${PLAN:-main}
+expected=calibration/multi_gpu/expected.json
+[[ $plan == holdout ]] && expected=calibration/multi_gpu/expected-holdout.json
 gpulens=${GPULENS:-.devbin/gpulens}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$out/ranks"
 t0=$(date +%s)
 "$gpulens" run -q --interval 0.1 --trace "$out/multi.trace.jsonl" -o "$out/multi.verdict.json" -- \
-  python3 calibration/multi_gpu/phases.py --gpus "$n" --out "$out/ranks" --scale "${SCALE:-1}" \
+  python3 calibration/multi_gpu/phases.py --gpus "$n" --out "$out/ranks" --scale "${SCALE:-1}" --plan "$plan" \
   >"$out/multi.log" 2>&1
 rc=$?
 echo "phases.py under gpulens run: exit $rc after $(($(date +%s) - t0)) s" | tee "$out/score.txt"
 tail -n 20 "$out/multi.log" | grep -E 'rank|Error|error' | tail -n 12
 "$gpulens" report "$out/multi.trace.jsonl" >"$out/multi.report.txt" 2>&1
 python3 calibration/multi_gpu/score.py --bin "$gpulens" --trace "$out/multi.trace.jsonl" \
-  --ranks "$out/ranks" | tee -a "$out/score.txt"
+  --ranks "$out/ranks" --expected "$expected" | tee -a "$out/score.txt"
 exit "${PIPESTATUS[0]}"

@@ -121,8 +121,8 @@ def rank_main(rank, world, out, scale):
     size = buf.numel() * buf.element_size()
     # A ring all-reduce sends 2(N-1)/N of the buffer from every GPU per operation.
     sent = ops * size * 2 * (world - 1) / world
-    record["allreduce"] = {"ops": ops, "bytes_per_op": size, "seconds": elapsed,
-                           "sent_bytes_per_s": sent / elapsed, "ring_factor": 2 * (world - 1) / world}
+    record["allreduce"].update(ops=ops, bytes_per_op=size, seconds=elapsed,
+                               sent_bytes_per_s=sent / elapsed, ring_factor=2 * (world - 1) / world)
     log(rank, f"allreduce: {ops} x {size >> 20} MiB in {elapsed:.1f} s, {sent / elapsed / 1e9:.1f} GB/s sent")
     time.sleep(2)
 
@@ -184,11 +184,101 @@ def rank_main(rank, world, out, scale):
         json.dump(record, f, indent=1)
 
 
+SPIN_KERNEL = r"""
+extern "C" __global__ void spin(float* out, long long cycles) {
+    float x = threadIdx.x;
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+        for (int i = 0; i < 64; ++i) x = x * 1.000001f + 0.5f;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
+"""
+
+
+def holdout_main(rank, world, out, scale):
+    """The holdout plan (expected-holdout.json): a 4x imbalance, the same few-SM
+    kernel on every rank, and a shorter hang."""
+    import torch
+    import torch.distributed as dist
+
+    os.environ.update(MULTICAST_OFF)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=900),
+                            device_id=torch.device("cuda", rank))
+    dev = torch.device("cuda", rank)
+    secs = lambda s: max(2.0, s * scale)  # noqa: E731
+    record = {"rank": rank, "world": world, "plan": "holdout"}
+    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=dev)
+    b = torch.randn(8192, 8192, dtype=torch.bfloat16, device=dev)
+    grads = torch.ones(32 * 1024 * 1024, dtype=torch.bfloat16, device=dev)
+    for _ in range(3):
+        dist.all_reduce(grads)
+        a @ b
+    torch.cuda.synchronize()
+    time.sleep(3)
+
+    gemms = lambda r: 32 if r == 0 else 8  # noqa: E731
+    with Phase(rank, "imbalanced4x", record, gemms_rank0=gemms(0), gemms_other=gemms(1)):
+        end = time.time() + secs(30)
+        n = 0
+        while True:
+            for _ in range(gemms(rank)):
+                a @ b
+            dist.all_reduce(grads)
+            n += 1
+            stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+            dist.broadcast(stop, 0)
+            if stop.item():
+                break
+    record["imbalanced4x"]["steps"] = n
+    log(rank, f"imbalanced4x: {n} steps of {gemms(rank)} GEMMs")
+    time.sleep(2)
+
+    import cupy
+
+    with cupy.cuda.Device(rank):
+        spin = cupy.RawKernel(SPIN_KERNEL, "spin")
+        sink = cupy.zeros(8 * 128, dtype=cupy.float32)
+        # ~5 ms at the H100/H200 boost clock (1980 MHz).
+        cycles = cupy.int64(10_000_000)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with Phase(rank, "underused_all", record, blocks=8, threads=128):
+            end = time.time() + secs(30)
+            launches = 0
+            with stream:
+                while time.time() < end:
+                    spin((8,), (128,), (sink, cycles))
+                    launches += 1
+                    if launches % 20 == 0:
+                        stream.synchronize()
+                stream.synchronize()
+        record["underused_all"]["launches"] = launches
+    log(rank, f"underused_all: {launches} launches of 8 blocks")
+    time.sleep(2)
+
+    late = world - 1
+    with Phase(rank, "hang", record, late_rank=late):
+        if rank == late:
+            time.sleep(secs(80))
+        dist.all_reduce(grads)
+        torch.cuda.synchronize()
+    record["hang"]["late_rank"] = late
+    log(rank, "hang: released")
+    dist.barrier()
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, default=0, help="ranks (default: every visible GPU)")
     parser.add_argument("--out", required=True, help="folder for rank<R>.json")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length")
+    parser.add_argument("--plan", choices=["main", "holdout"], default="main",
+                        help="main: expected.json's phases; holdout: expected-holdout.json's")
     args = parser.parse_args(argv)
     import torch
     import torch.multiprocessing as mp
@@ -200,7 +290,8 @@ def main(argv):
     os.makedirs(args.out, exist_ok=True)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
-    mp.spawn(rank_main, args=(world, args.out, args.scale), nprocs=world, join=True)
+    target = rank_main if args.plan == "main" else holdout_main
+    mp.spawn(target, args=(world, args.out, args.scale), nprocs=world, join=True)
     return 0
 
 

@@ -274,11 +274,16 @@ class Classifier {
 
   bool check_waiting_on_peer(double util, double ratio) {
     const StateFacts& f = out_.facts;
-    if (!f.peer_sm_active || util < th_.host_util_max || ratio >= th_.launch_ratio_max)
+    // Any kernel time that keeps SMs under the busy line can be the wait: a rank
+    // that computes for a third of a step and spins in the collective for the rest
+    // reads 0.36 on 4 H200s (NCCL's waiting kernel holds ~18 % of the SMs), not
+    // under 0.3. The peer gap is what tells the wait from a small-kernel problem,
+    // which every rank of one program would share.
+    if (!f.peer_sm_active || util < th_.host_util_max || ratio >= th_.busy_ratio_min)
       return false;
     const double gap = *f.peer_sm_active - *f.sm_active;
     if (gap < th_.peer_gap_points) return false;
-    add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
+    add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
     add(ev("peer_sm_active_gap", gap, ">=", th_.peer_gap_points, "points",
            fmt::format("GPU {} of the same job at {:.1f} % SM activity", *f.peer_gpu,
                        *f.peer_sm_active)));

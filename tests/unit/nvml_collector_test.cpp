@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "nvml_fake.hpp"
@@ -175,6 +176,32 @@ TEST_F(NvmlCollectorTest, GpmIsSkippedWhenTicksAreUnder100msApart) {
   // A 10 Hz sampler a few ms early still gets GPM; 90 ms is too short.
   EXPECT_TRUE(tick(*c, 0, 0.097).get(Metric::SmActive));
   EXPECT_FALSE(tick(*c, 0, 0.09).get(Metric::SmActive));
+}
+
+// An interval the driver had no data for reads every GPM metric 0 with DRAM
+// bandwidth missing; the collector keeps its older baseline instead of emitting
+// a 100 ms "idle" blip. On the H200s DRAM came back as a success holding NaN,
+// which must count as missing too (it reached the trace as zeros before).
+TEST_F(NvmlCollectorTest, EmptyGpmIntervalsAreSpannedNotEmitted) {
+  for (const bool nan_dram : {false, true}) {
+    SCOPED_TRACE(nan_dram ? "DRAM: success with NaN" : "DRAM: an error");
+    auto c = open();
+    EXPECT_EQ(tick(*c, 0, 1.0).get(Metric::SmActive), 88.5);
+    const auto busy = fake.gpus[0].gpm;
+    for (auto& [id, m] : fake.gpus[0].gpm) m.value = 0;
+    auto& dram = fake.gpus[0].gpm[nvml::kGpmDramBwUtil];
+    dram = nan_dram ? FakeGpmMetric{kOk, std::nan("")} : FakeGpmMetric{Return::Unknown, 0};
+    const Sample empty = tick(*c, 0, 0.1);
+    EXPECT_FALSE(empty.get(Metric::SmActive));
+    EXPECT_FALSE(empty.get(Metric::PcieRxMibs));
+    EXPECT_EQ(empty.get(Metric::GpuUtil), 97.0);  // the classic readings still come
+    fake.gpus[0].gpm = busy;
+    EXPECT_EQ(tick(*c, 0, 0.1).get(Metric::SmActive), 88.5);  // spans both intervals
+    // A GPU that is really idle reads 0 with DRAM answering: that is emitted.
+    for (auto& [id, m] : fake.gpus[0].gpm) m.value = 0;
+    EXPECT_EQ(tick(*c, 0, 0.1).get(Metric::SmActive), 0.0);
+    fake.gpus[0].gpm = busy;
+  }
 }
 
 TEST_F(NvmlCollectorTest, XidEventsArePolled) {

@@ -80,7 +80,10 @@ Return take_sample(const NvmlApi& api, nvml::Device dev, const GpmStream& s, nvm
 
 // The signature of an interval the driver had no data for: SM activity and
 // every other metric that answered read exactly 0 while DRAM bandwidth did not
-// answer (core/gpm_interval.hpp judges recorded samples the same way).
+// answer (core/gpm_interval.hpp judges recorded samples the same way). "Did not
+// answer" includes a success with a value that is not a number: the H200s'
+// driver (580.159.04, 4 GPUs) reports DRAM that way, and the trace, which keeps
+// only finite values, then shows it absent like an error.
 bool empty_interval(const GpmStream& s) {
   bool sm_zero = false;
   bool dram_missing = false;
@@ -88,7 +91,7 @@ bool empty_interval(const GpmStream& s) {
     const nvml::GpmMetric& m = s.request->metrics[i];
     const bool ok = m.nvmlReturn == Return::Success;
     if (s.keys[i] == Metric::DramActive) {
-      dram_missing = !ok;
+      dram_missing = !ok || !std::isfinite(m.value);
       continue;
     }
     if (!ok) continue;
