@@ -4,8 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <string>
 
 #include "cli/command.hpp"
+#include "cli/completion.hpp"
+#include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 
 int main(int argc, char** argv) {
@@ -18,11 +21,17 @@ int main(int argc, char** argv) {
       "Every command accepts --replay FILE to work from a recording instead of live GPUs."};
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
   app.require_subcommand(0, 1);
+  // The example is the installed copy (examples/ in the source tree is the same file).
+  const std::string example = example_recording();
   app.footer(
       "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
-      "Try it without a GPU:\n"
-      "  gpulens top --replay examples/calibration-h100.trace.jsonl --speed 10\n"
-      "  gpulens stream --replay examples/calibration-h100.trace.jsonl --speed 10\n"
+      "Try it without a GPU, on the recording installed with gpulens:\n"
+      "  gpulens top --replay " +
+      example +
+      " --speed 10\n"
+      "  gpulens report " +
+      example +
+      "\n"
       "Run 'gpulens COMMAND --help' for the options of a command.");
 
   std::function<int()> run;
@@ -33,6 +42,7 @@ int main(int argc, char** argv) {
   register_run(app, run);
   register_report(app, run);
   register_serve_launcher(app, run);
+  register_completion(app, run);
 
   // Plain `gpulens` on a terminal is the full-screen view; on a pipe, the help.
   const bool bare = argc == 1;
