@@ -22,12 +22,16 @@ target_compile_definitions(gpulens_cli PRIVATE
   GPULENS_INSTALL_FULL_DATADIR="${CMAKE_INSTALL_FULL_DATADIR}/gpulens")
 
 # The unit in deploy/ stays usable as it is (copied by hand, it runs
-# /usr/local/bin/gpulens); the installed one runs the binary of this prefix.
-file(READ ${CMAKE_SOURCE_DIR}/deploy/gpulens.service GPULENS_UNIT)
-string(REPLACE "/usr/local/bin/" "${CMAKE_INSTALL_FULL_BINDIR}/" GPULENS_UNIT "${GPULENS_UNIT}")
-file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/deploy/gpulens.service CONTENT "${GPULENS_UNIT}" @ONLY)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/deploy/gpulens.service)
-install(FILES ${CMAKE_BINARY_DIR}/deploy/gpulens.service DESTINATION lib/systemd/system)
+# /usr/local/bin/gpulens); the installed one runs the binary of the prefix it is
+# installed under, which `cmake --install --prefix` and CPack choose at install time.
+install(CODE "
+  file(READ \"${CMAKE_SOURCE_DIR}/deploy/gpulens.service\" unit)
+  string(REPLACE \"/usr/local/bin/\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/\" unit \"\${unit}\")
+  set(unit_path \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/gpulens.service\")
+  message(STATUS \"Installing: \${unit_path}\")
+  file(WRITE \"\${unit_path}\" \"\${unit}\")
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${unit_path}\")
+")
 
 file(GLOB GPULENS_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES README.md ${GPULENS_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
