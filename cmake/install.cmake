@@ -44,7 +44,7 @@ foreach(file ${GPULENS_COMPLETIONS})
   string(REGEX REPLACE "/.*" "" shell ${file})
   set(out ${GPULENS_COMPLETION_DIR}/${file})
   add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gpulens> "-DARGS=completion\;${shell}"
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gpulens> -DARGS=completion,${shell}
       -DOUT=${out} -P ${CMAKE_SOURCE_DIR}/cmake/capture.cmake
     DEPENDS gpulens gpulens-serve ${CMAKE_SOURCE_DIR}/cmake/capture.cmake
     COMMENT "Generating the ${shell} completion of gpulens" VERBATIM)

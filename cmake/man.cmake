@@ -8,7 +8,7 @@ if(COMMAND)
     message(FATAL_ERROR "${PROGRAM} ${COMMAND} --help failed (${rc})")
   endif()
   # The first line of the command's description names the page.
-  string(REGEX MATCH "\n([^\n]+)" first "${help}")
+  string(REGEX MATCH "^([^\n]+)" first "${help}")
   string(STRIP "${CMAKE_MATCH_1}" summary)
   set(help_option "--help-option=${COMMAND} --help")
 else()

@@ -204,7 +204,7 @@ CompletionCommand describe_command(const CLI::App& app) {
     CompletionOption option;
     for (const auto& l : o->get_lnames()) option.names.push_back("--" + l);
     for (const auto& s : o->get_snames()) option.names.push_back("-" + s);
-    option.takes_value = o->get_type_size_max() > 0;
+    option.takes_value = o->get_items_expected_max() > 0;  // flags expect 0 items
     option.description = first_line(o->get_description());
     c.options.push_back(std::move(option));
   }

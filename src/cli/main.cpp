@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   const std::string example = example_recording();
   app.footer(
       "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
-      "Try it without a GPU, on the recording installed with gpulens:\n"
+      "Try it without a GPU, on the recording installed with gpulens (examples/ in the source):\n"
       "  gpulens top --replay " +
       example +
       " --speed 10\n"

@@ -47,6 +47,15 @@ done
 grep -q "^ExecStart=$prefix/bin/gpulens serve " "$p/lib/systemd/system/gpulens.service" ||
   fail "the unit's ExecStart is not $prefix/bin/gpulens: $(grep ^ExecStart "$p/lib/systemd/system/gpulens.service")"
 
+# The completion scripts parse in their shells (where those shells are installed).
+bash -n "$p/share/bash-completion/completions/gpulens" || fail "the bash completion does not parse"
+if command -v zsh >/dev/null 2>&1; then
+  zsh -n "$p/share/zsh/vendor-completions/_gpulens" || fail "the zsh completion does not parse"
+fi
+if command -v fish >/dev/null 2>&1; then
+  fish --no-execute "$p/share/fish/vendor_completions.d/gpulens.fish" || fail "the fish completion does not parse"
+fi
+
 # A man page per command that the binary declares (its fish completion lists them).
 if grep -q '^GPULENS_HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt"; then
   [[ -e "$p/share/man/man1/gpulens.1.gz" || -e "$p/share/man/man1/gpulens.1" ]] || fail "no gpulens.1"
@@ -67,7 +76,8 @@ out=$("$p/bin/gpulens" --version)
 [[ "$out" == "gpulens $version" ]] || fail "--version says: $out"
 echo "$out"
 example="$p/share/gpulens/examples/calibration-h100.trace.jsonl"
-"$p/bin/gpulens" --help | grep -qF -- "--replay $example" ||
+help=$("$p/bin/gpulens" --help)
+grep -qF -- "--replay $example" <<<"$help" ||
   fail "--help does not point at the installed example $example"
 "$p/bin/gpulens" report "$example" >report.txt 2>report.err || { cat report.err >&2; fail "gpulens report"; }
 ! grep -q "not found" report.txt report.err || fail "a table was not found: $(grep "not found" report.txt report.err)"
@@ -84,9 +94,11 @@ if command -v rpmbuild >/dev/null 2>&1; then
   if command -v rpm2cpio >/dev/null 2>&1 && command -v cpio >/dev/null 2>&1; then
     mkdir "$tmp/rpmroot"
     (cd "$tmp/rpmroot" && rpm2cpio "$rpm" | cpio -idm --quiet)
-    "$tmp/rpmroot$prefix/bin/gpulens" --version | grep -qx "gpulens $version" || fail "the .rpm's gpulens --version"
-    "$tmp/rpmroot$prefix/bin/gpulens" report "$tmp/rpmroot$prefix/share/gpulens/examples/calibration-h100.trace.jsonl" |
-      grep -q "MFU (bf16" || fail "the .rpm's gpulens report has no MFU"
+    [[ $("$tmp/rpmroot$prefix/bin/gpulens" --version) == "gpulens $version" ]] || fail "the .rpm's gpulens --version"
+    rpm_report=$("$tmp/rpmroot$prefix/bin/gpulens" report "$tmp/rpmroot$prefix/share/gpulens/examples/calibration-h100.trace.jsonl")
+    grep -q "MFU (bf16" <<<"$rpm_report" || fail "the .rpm's gpulens report has no MFU"
+    grep -q "Cost at" <<<"$rpm_report" || fail "the .rpm's gpulens report has no price"
+    echo "the .rpm unpacks (rpm2cpio) and its gpulens reports with price and MFU"
   fi
 else
   echo "note: rpmbuild is not installed (Debian: rpm), so no .rpm"
