@@ -10,6 +10,7 @@ if(COMMAND)
   # The first line of the command's description names the page.
   string(REGEX MATCH "^([^\n]+)" first "${help}")
   string(STRIP "${CMAKE_MATCH_1}" summary)
+  string(REGEX REPLACE "[,:;]$" "" summary "${summary}")  # a sentence that goes on
   set(help_option "--help-option=${COMMAND} --help")
 else()
   set(page_name gpulens)

@@ -54,6 +54,8 @@ if command -v zsh >/dev/null 2>&1; then
 fi
 if command -v fish >/dev/null 2>&1; then
   fish --no-execute "$p/share/fish/vendor_completions.d/gpulens.fish" || fail "the fish completion does not parse"
+  got=$(fish -c "source '$p/share/fish/vendor_completions.d/gpulens.fish'; complete -C 'gpulens report --data'")
+  [[ $got == --data-dir* ]] || fail "fish completes 'gpulens report --data' as: $got"
 fi
 
 # A man page per command that the binary declares (its fish completion lists them).
