@@ -1,10 +1,10 @@
 // gpulens: what your NVIDIA GPUs are really doing.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
-#include <string>
 
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
@@ -22,17 +22,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
   app.require_subcommand(0, 1);
   // The example is the installed copy (examples/ in the source tree is the same file).
-  const std::string example = example_recording();
-  app.footer(
+  app.footer(fmt::format(
       "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
       "Try it without a GPU, on the recording installed with gpulens (examples/ in the source):\n"
-      "  gpulens top --replay " +
-      example +
-      " --speed 10\n"
-      "  gpulens report " +
-      example +
-      "\n"
-      "Run 'gpulens COMMAND --help' for the options of a command.");
+      "  gpulens top --replay {0} --speed 10\n"
+      "  gpulens report {0}\n"
+      "Run 'gpulens COMMAND --help' for the options of a command.",
+      example_recording()));
 
   std::function<int()> run;
   register_top(app, run);
