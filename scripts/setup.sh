@@ -11,6 +11,8 @@ packages=(
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libncurses-dev tmux
+  help2man dpkg-dev rpm cpio  # man pages, the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
+  podman                      # the container image, built offline (deploy/container)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"

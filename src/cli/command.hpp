@@ -2,6 +2,7 @@
 // Each subcommand lives in its own cmd_<name>.cpp and registers itself here.
 // A command's run function returns the process exit code.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -46,6 +47,8 @@ void register_top(CLI::App& app, std::function<int()>& run);
 void register_serve(CLI::App& app, std::function<int()>& run);
 // In gpulens: `serve` starts gpulens-serve with the same arguments.
 void register_serve_launcher(CLI::App& app, std::function<int()>& run);
+// The agent binary, gpulens-serve, beside the running executable.
+std::filesystem::path agent_binary_path();
 
 inline constexpr const char* kServeDescription =
     "Run the node agent: sample every GPU, diagnose, keep history (SQLite), and serve\n"

@@ -1,4 +1,5 @@
 // gpulens: what your NVIDIA GPUs are really doing.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -6,6 +7,8 @@
 #include <functional>
 
 #include "cli/command.hpp"
+#include "cli/completion.hpp"
+#include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 
 int main(int argc, char** argv) {
@@ -18,12 +21,14 @@ int main(int argc, char** argv) {
       "Every command accepts --replay FILE to work from a recording instead of live GPUs."};
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
   app.require_subcommand(0, 1);
-  app.footer(
+  // The example is the installed copy (examples/ in the source tree is the same file).
+  app.footer(fmt::format(
       "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
-      "Try it without a GPU:\n"
-      "  gpulens top --replay examples/calibration-h100.trace.jsonl --speed 10\n"
-      "  gpulens stream --replay examples/calibration-h100.trace.jsonl --speed 10\n"
-      "Run 'gpulens COMMAND --help' for the options of a command.");
+      "Try it without a GPU, on the recording installed with gpulens (examples/ in the source):\n"
+      "  gpulens top --replay {0} --speed 10\n"
+      "  gpulens report {0}\n"
+      "Run 'gpulens COMMAND --help' for the options of a command.",
+      example_recording()));
 
   std::function<int()> run;
   register_top(app, run);
@@ -33,6 +38,7 @@ int main(int argc, char** argv) {
   register_run(app, run);
   register_report(app, run);
   register_serve_launcher(app, run);
+  register_completion(app, run);
 
   // Plain `gpulens` on a terminal is the full-screen view; on a pipe, the help.
   const bool bare = argc == 1;

@@ -8,32 +8,53 @@
 #include "kernels/analysis.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
+#include "verdict/data_files.hpp"
 
 namespace gpulens {
 
-ReportTables load_report_tables(const std::string& data_dir) {
+namespace {
+
+// One table: the first directory's file, else the built-in copy. A file that
+// does not parse is reported and the built-in copy used, so a broken override
+// costs a warning, not the report's MFU and price.
+template <class Table>
+std::optional<Table> load_table(const std::string& name, const std::vector<std::string>& dirs,
+                                std::vector<std::string>& warnings) {
+  if (const auto path = find_data_file(name, dirs)) {
+    auto table = Table::load(*path);
+    if (table) return std::move(*table);
+    warnings.push_back(table.error().message + "; using the built-in " + name);
+  }
+  const auto text = builtin_data_file(name);
+  if (!text) {
+    warnings.push_back(name + " is not built in and was not found");
+    return std::nullopt;
+  }
+  auto table = Table::parse(std::string(*text), builtin_data_origin(name));
+  if (!table) {
+    warnings.push_back(table.error().message);
+    return std::nullopt;
+  }
+  return std::move(*table);
+}
+
+}  // namespace
+
+ReportTables load_report_tables(const std::vector<std::string>& dirs) {
   ReportTables t;
-  if (const auto path = find_data_file("gpu_peaks.json", data_dir)) {
-    auto models = GpuModelTable::load(*path);
-    if (models) {
-      t.models = std::move(*models);
-    } else {
-      t.warnings.push_back(models.error().message);
-    }
-  } else {
-    t.warnings.push_back(
-        "gpu_peaks.json not found (set --data-dir or GPULENS_DATA_DIR): no MFU "
-        "without --peak-tflops");
-  }
-  if (const auto path = find_data_file("prices.json", data_dir)) {
-    auto prices = PriceTable::load(*path);
-    if (prices) {
-      t.prices = std::move(*prices);
-    } else {
-      t.warnings.push_back(prices.error().message);
-    }
-  }
+  t.models = load_table<GpuModelTable>("gpu_peaks.json", dirs, t.warnings);
+  t.prices = load_table<PriceTable>("prices.json", dirs, t.warnings);
   return t;
+}
+
+ReportTables load_report_tables(const std::string& data_dir) {
+  std::error_code ec;
+  if (!data_dir.empty() && !std::filesystem::is_directory(data_dir, ec)) {
+    ReportTables t = load_report_tables(data_search_dirs({}));
+    t.warnings.insert(t.warnings.begin(), "--data-dir " + data_dir + " is not a directory");
+    return t;
+  }
+  return load_report_tables(data_search_dirs(data_dir));
 }
 
 Result<VerdictOptions> make_verdict_options(const ReportSettings& s, const ReportTables& tables) {

@@ -17,7 +17,7 @@ struct ReportSettings {
   std::string dtype = "bf16";         // --dtype
   std::optional<double> flops_per_step;
   std::string config_path;  // --config: the diagnosis TOML (thresholds, price)
-  std::string data_dir;     // --data-dir: where gpu_peaks.json and prices.json live
+  std::string data_dir;     // --data-dir: gpu_peaks.json and prices.json overriding the built-in
   std::vector<int> gpus;    // --gpus
 };
 
@@ -28,6 +28,10 @@ struct ReportTables {
   std::vector<std::string> warnings;  // a table missing or malformed
 };
 
+// Each table from the first of `dirs` that has its file, else the built-in copy
+// (verdict/data_files.hpp).
+ReportTables load_report_tables(const std::vector<std::string>& dirs);
+// `dirs` from --data-dir (empty: none), $GPULENS_DATA_DIR and /etc/gpulens.
 ReportTables load_report_tables(const std::string& data_dir);
 
 // Errors: a config file that does not load, a dtype the peak table does not know.

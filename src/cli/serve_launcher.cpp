@@ -20,17 +20,8 @@ namespace {
 
 constexpr const char* kAgentBinary = "gpulens-serve";
 
-// The agent beside the running executable; the symlink is resolved so that a
-// `gpulens` linked into /usr/local/bin still finds its sibling.
-std::filesystem::path agent_path() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return kAgentBinary;
-  return self.parent_path() / kAgentBinary;
-}
-
 int exec_agent(const std::vector<std::string>& args) {
-  const std::filesystem::path path = agent_path();
+  const std::filesystem::path path = agent_binary_path();
   std::vector<char*> argv;
   std::string name = kAgentBinary;
   argv.push_back(name.data());
@@ -48,6 +39,15 @@ int exec_agent(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+// The symlink is resolved so that a `gpulens` linked into /usr/local/bin still
+// finds its sibling.
+std::filesystem::path agent_binary_path() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return kAgentBinary;
+  return self.parent_path() / kAgentBinary;
+}
 
 void register_serve_launcher(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand(

@@ -2,11 +2,14 @@
 // directly by a service manager. It parses its arguments as the `serve` subcommand,
 // so that help and errors read "gpulens serve" either way.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/completion.hpp"
 #include "cli/signals.hpp"
 
 int main(int argc, char** argv) {
@@ -17,6 +20,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::function<int()> run;
   register_serve(app, run);
+  if (argc == 2 && std::string_view(argv[1]) == "--completion-spec") {
+    // For `gpulens completion`: the agent's options, which only this binary declares.
+    const auto* serve = app.get_subcommand("serve");
+    std::fputs(options_to_spec(describe_command(*serve).options).c_str(), stdout);
+    return kExitOk;
+  }
 
   // As if run as `gpulens serve ARGS...`.
   std::string program = "gpulens";

@@ -1,7 +1,5 @@
 #include "verdict/gpu_models.hpp"
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -21,12 +19,6 @@ Result<nlohmann::json> parse_object(const std::string& text, const std::string& 
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Error{name + ": not a JSON object"};
   return j;
-}
-
-std::filesystem::path executable_dir() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path{} : exe.parent_path();
 }
 
 }  // namespace
@@ -118,30 +110,6 @@ std::optional<double> PriceTable::price(const std::string& model) const {
   const auto it = prices_.find(model);
   if (it == prices_.end()) return std::nullopt;
   return it->second;
-}
-
-std::optional<std::string> find_data_file(const std::string& file_name, const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  if (!dir.empty()) {
-    candidates.emplace_back(fs::path(dir) / file_name);
-  } else {
-    if (const char* env = std::getenv("GPULENS_DATA_DIR"); env != nullptr && *env != '\0') {
-      candidates.emplace_back(fs::path(env) / file_name);
-    }
-    const auto exe = executable_dir();
-    if (!exe.empty()) {
-      candidates.emplace_back(exe / "../share/gpulens" / file_name);  // installed
-      candidates.emplace_back(exe / "../../data" / file_name);        // build/<preset>/gpulens
-      candidates.emplace_back(exe / "../data" / file_name);
-    }
-    candidates.emplace_back(fs::path("data") / file_name);
-  }
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec).string();
-  }
-  return std::nullopt;
 }
 
 std::string currency_symbol(const std::string& currency) {

@@ -1,8 +1,8 @@
 #pragma once
 // The two documented data files the report reads: dense peak TFLOP/s per GPU
 // model and data type (data/gpu_peaks.json, the MFU denominator) and the price
-// of a GPU-hour per model (data/prices.json). Parsing is pure; finding the files
-// is the only I/O here.
+// of a GPU-hour per model (data/prices.json). Parsing is pure; load() reads a
+// file. Which file, or the built-in copy, is data_files.hpp's business.
 #include <map>
 #include <optional>
 #include <regex>
@@ -55,12 +55,6 @@ class PriceTable {
   std::string currency_ = "USD";
   std::string origin_;
 };
-
-// Where a data file lives: `dir` when given, else $GPULENS_DATA_DIR, else the
-// installed share/gpulens or the source tree's data/ next to the executable,
-// else ./data. nullopt when none of them has the file.
-std::optional<std::string> find_data_file(const std::string& file_name,
-                                          const std::string& dir = {});
 
 // "$" for USD, else the code followed by a space ("EUR ").
 std::string currency_symbol(const std::string& currency);

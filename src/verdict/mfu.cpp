@@ -89,7 +89,7 @@ PeakBasis resolve_peak(const std::vector<DeviceInfo>& devices, const GpuModelTab
     if (m == nullptr) {
       p.problems.push_back(fmt::format("GPU {} ({}) is not in the peak table{}", d.index,
                                        d.name.empty() ? "unnamed" : d.name,
-                                       table == nullptr ? " (data/gpu_peaks.json not found)" : ""));
+                                       table == nullptr ? " (no peak table loaded)" : ""));
       continue;
     }
     const auto peak = m->peak_tflops(dtype);
@@ -108,11 +108,11 @@ PeakBasis resolve_peak(const std::vector<DeviceInfo>& devices, const GpuModelTab
     p.peak_clock_mhz = found.front()->peak_clock_mhz;
     if (!override_tflops) {
       p.per_gpu_tflops = found.front()->peak_tflops(dtype);
-      p.source = "data/gpu_peaks.json: " + found.front()->source;
+      p.source = table->origin() + ": " + found.front()->source;
     }
   } else if (!found.empty()) {
     p.model = "mixed";
-    if (!override_tflops) p.source = "data/gpu_peaks.json, per GPU";
+    if (!override_tflops && table != nullptr) p.source = table->origin() + ", per GPU";
   }
   return p;
 }

@@ -63,7 +63,7 @@ void resolve_price(const VerdictOptions& o, Verdict& v) {
   }
   if (o.prices == nullptr || o.models == nullptr || v.devices.empty()) {
     if (o.prices == nullptr)
-      v.notes.push_back("no price known: data/prices.json not found; pass --price");
+      v.notes.push_back("no price known: no price table loaded; pass --price");
     return;
   }
   double sum = 0;
@@ -83,7 +83,7 @@ void resolve_price(const VerdictOptions& o, Verdict& v) {
   v.cost.currency = o.prices->currency();
   std::string names;
   for (const auto& m : models) names += (names.empty() ? "" : ", ") + m;
-  v.cost.price_source = "data/prices.json: " + names;
+  v.cost.price_source = o.prices->origin() + ": " + names;
 }
 
 Trace job_trace(const Trace& trace, const std::vector<int>& gpus, const Verdict& v) {
