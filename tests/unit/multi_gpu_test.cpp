@@ -32,18 +32,18 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
-struct Run {
+struct LiveRun {
   Trace trace;
   DiagnosisReport report;
   std::vector<nlohmann::json> ranks;
   nlohmann::json labels;
 };
 
-const Run& run_of(const std::string& name) {
-  static std::map<std::string, Run> cache;
+const LiveRun& run_of(const std::string& name) {
+  static std::map<std::string, LiveRun> cache;
   if (auto it = cache.find(name); it != cache.end()) return it->second;
   const fs::path dir = kRuns / name;
-  Run run;
+  LiveRun run;
   auto trace = read_trace((dir / "multi.trace.jsonl").string(), TraceReadOptions{.lenient = true});
   if (!trace) throw std::runtime_error(trace.error().message);
   run.trace = std::move(*trace);
@@ -77,7 +77,8 @@ std::vector<int> gpus_of(const std::string& which, int world) {
 }
 
 // What differs from one label row on one GPU, in words; empty when right.
-std::vector<std::string> problems(const Run& run, const nlohmann::json& row, int gpu, int world) {
+std::vector<std::string> problems(const LiveRun& run, const nlohmann::json& row, int gpu,
+                                  int world) {
   const std::string name = row.at("phase").get<std::string>();
   const PhaseSummary* phase = nullptr;
   for (const auto& p : run.report.phases) {
@@ -87,7 +88,7 @@ std::vector<std::string> problems(const Run& run, const nlohmann::json& row, int
   std::vector<std::string> out;
   std::vector<std::string> states = row.value("state_any", std::vector<std::string>{});
   if (states.empty()) states.push_back(row.at("state").get<std::string>());
-  const std::string got = state_id(phase->state);
+  const std::string got(state_id(phase->state));
   if (std::find(states.begin(), states.end(), got) == states.end()) out.push_back("state " + got);
   const auto fired = [&](const std::string& rule) {
     return std::any_of(run.report.alerts.begin(), run.report.alerts.end(), [&](const auto& a) {
@@ -103,9 +104,8 @@ std::vector<std::string> problems(const Run& run, const nlohmann::json& row, int
   }
   if (row.value("names_late_rank", false)) {
     const std::string late = fmt::format("GPU {}", world - 1);
-    bool named = std::any_of(phase->fixes.begin(), phase->fixes.end(), [&](const auto& f) {
-      return f.find(late) != std::string::npos;
-    });
+    bool named = std::any_of(phase->fixes.begin(), phase->fixes.end(),
+                             [&](const auto& f) { return f.find(late) != std::string::npos; });
     for (const auto& a : run.report.alerts) {
       named = named || (a.gpu == gpu && a.message.find(late) != std::string::npos);
     }
@@ -118,7 +118,7 @@ TEST(MultiGpuLive, EveryPhaseOnEveryGpuAsLabelled) {
   const auto runs = run_names();
   ASSERT_FALSE(runs.empty()) << "no recording under " << kRuns;
   for (const auto& name : runs) {
-    const Run& run = run_of(name);
+    const LiveRun& run = run_of(name);
     const int world = static_cast<int>(run.ranks.size());
     ASSERT_GE(world, 2) << name << ": fewer than 2 rank files";
     ASSERT_EQ(run.trace.header.devices.size(), static_cast<std::size_t>(world)) << name;
@@ -128,11 +128,13 @@ TEST(MultiGpuLive, EveryPhaseOnEveryGpuAsLabelled) {
         const auto found = problems(run, row, gpu, world);
         std::string text;
         for (const auto& p : found) text += p + "; ";
-        const std::string where = fmt::format("{} {} GPU {}", name, row.at("phase").get<std::string>(), gpu);
+        const std::string where =
+            fmt::format("{} {} GPU {}", name, row.at("phase").get<std::string>(), gpu);
         if (known.empty()) {
           EXPECT_TRUE(found.empty()) << where << ": " << text;
         } else {
-          EXPECT_FALSE(found.empty()) << where << " is right now: remove its known_miss (" << known << ")";
+          EXPECT_FALSE(found.empty())
+              << where << " is right now: remove its known_miss (" << known << ")";
         }
       }
     }
@@ -144,7 +146,7 @@ TEST(MultiGpuLive, EveryPhaseOnEveryGpuAsLabelled) {
 // bytes per second.
 TEST(MultiGpuLive, LinkRatesMatchWhatTheProgramMoved) {
   for (const auto& name : run_names()) {
-    const Run& run = run_of(name);
+    const LiveRun& run = run_of(name);
     const auto& checks = run.labels.at("checks");
     struct Check {
       const char* phase;
@@ -152,9 +154,10 @@ TEST(MultiGpuLive, LinkRatesMatchWhatTheProgramMoved) {
       const char* rank_field;
       double within;
     };
-    const Check list[] = {
-        {"allreduce", Metric::NvlinkTxMibs, "sent_bytes_per_s", checks.at("nvlink_tx_within").get<double>()},
-        {"h2d_pinned", Metric::PcieRxMibs, "rx_bytes_per_s", checks.at("pcie_rx_within").get<double>()}};
+    const Check list[] = {{"allreduce", Metric::NvlinkTxMibs, "sent_bytes_per_s",
+                           checks.at("nvlink_tx_within").get<double>()},
+                          {"h2d_pinned", Metric::PcieRxMibs, "rx_bytes_per_s",
+                           checks.at("pcie_rx_within").get<double>()}};
     for (const Check& c : list) {
       std::optional<double> start, end;
       for (const auto& m : run.trace.marks) {
