@@ -279,8 +279,7 @@ class Classifier {
     // reads 0.36 on 4 H200s (NCCL's waiting kernel holds ~18 % of the SMs), not
     // under 0.3. The peer gap is what tells the wait from a small-kernel problem,
     // which every rank of one program would share.
-    if (!f.peer_sm_active || util < th_.host_util_max || ratio >= th_.busy_ratio_min)
-      return false;
+    if (!f.peer_sm_active || util < th_.host_util_max || ratio >= th_.busy_ratio_min) return false;
     const double gap = *f.peer_sm_active - *f.sm_active;
     if (gap < th_.peer_gap_points) return false;
     add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
