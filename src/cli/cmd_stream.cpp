@@ -2,6 +2,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -47,7 +48,11 @@ int run_stream(const StreamArgs& args) {
   }
   LiveDiagnosis diagnosis(source->header(), !args.no_diagnosis);
   const bool tty = isatty(STDOUT_FILENO) != 0;
-  std::fputs(formatter->header_text().c_str(), stdout);
+  const std::string header = formatter->header_text();
+  std::fputs(header.c_str(), stdout);
+  winsize size{};
+  const int rows = tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_row : 0;
+  HeaderRepeat repeat(rows, static_cast<int>(std::count(header.begin(), header.end(), '\n')));
   long ticks = 0;
   while (args.count == 0 || ticks < args.count) {
     auto tick = source->next();
@@ -59,9 +64,10 @@ int run_stream(const StreamArgs& args) {
     diagnosis.on_tick(**tick);
     if (tick->value().samples.empty()) continue;
     ++ticks;
-    // Like dmon, repeat the header on a terminal so the columns stay readable.
-    if (tty && fo.format == StreamFormat::Table && ticks % 40 == 0) {
-      std::fputs(formatter->header_text().c_str(), stdout);
+    // Like dmon, repeat the header every screenful on a terminal (not into a
+    // pipe or file, where it would break the columns for other tools).
+    if (repeat.due(tick->value().samples.size()) && tty && fo.format == StreamFormat::Table) {
+      std::fputs(header.c_str(), stdout);
     }
     for (const auto& sample : tick->value().samples) {
       const auto note = diagnosis.annotation(sample.gpu);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.hpp"
+#include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 
 namespace gpulens::cli {
@@ -23,8 +24,11 @@ void add_source_options(CLI::App& app, SourceOptions& options, bool offline) {
   app.add_option("--interval", options.interval_s,
                  "Seconds between samples (0.1 to 3600; GPM needs 0.1 s or more)")
       ->check(CLI::Range(0.1, 3600.0));
-  app.add_flag("!--no-gpm", options.gpm, "Do not read the GPM activity counters");
-  app.add_flag("!--no-procs", options.processes, "Do not list processes on each GPU");
+  // Callbacks, not CLI11's negated flags ("!--no-gpm"), whose help reads "--no-gpm{false}".
+  app.add_flag_callback(
+      "--no-gpm", [&options] { options.gpm = false; }, "Do not read the GPM activity counters");
+  app.add_flag_callback(
+      "--no-procs", [&options] { options.processes = false; }, "Do not list processes on each GPU");
   app.add_option("--proc-util-every", options.process_util_every_s,
                  "Seconds between reads of each process's SM share (the driver call costs "
                  "~2 ms of CPU)")
@@ -61,8 +65,8 @@ std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options)
                    "  Install the NVIDIA driver (or run where it is mounted, e.g. a container "
                    "started with --gpus all),\n"
                    "  or try gpulens on a bundled recording:\n"
-                   "    gpulens stream --replay examples/calibration-h100.trace.jsonl\n",
-                   source.error().message.c_str());
+                   "    gpulens stream --replay %s\n",
+                   source.error().message.c_str(), example_recording().c_str());
     } else {
       std::fprintf(stderr, "gpulens: %s\n", source.error().message.c_str());
     }

@@ -10,15 +10,18 @@
 #include "cli/completion.hpp"
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
+#include "cli/unknown_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpulens::cli;
   block_stop_signals();  // before any thread starts, so every thread inherits the mask
+  // Named here, so that "Usage:" says gpulens and not the path it was started by.
   CLI::App app{
       "gpulens: what your NVIDIA GPUs are really doing.\n"
       "Reads NVML and the GPM activity counters (SM activity, occupancy, tensor pipes,\n"
       "DRAM, PCIe, NVLink) beside the classic utilization, and says what holds the GPU back.\n"
-      "Every command accepts --replay FILE to work from a recording instead of live GPUs."};
+      "Every command accepts --replay FILE to work from a recording instead of live GPUs.",
+      "gpulens"};
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
   app.require_subcommand(0, 1);
   // The example is the installed copy (examples/ in the source tree is the same file).
@@ -39,6 +42,15 @@ int main(int argc, char** argv) {
   register_report(app, run);
   register_serve_launcher(app, run);
   register_completion(app, run);
+
+  // An unknown command is a usage error even with --help after it (CLI11 would
+  // answer `gpulens frobnicate --help` with the main help and exit 0).
+  if (argc > 1 && argv[1][0] != '-') {
+    if (auto unknown = unknown_command(app, argv[1])) {
+      std::fputs(unknown->c_str(), stderr);
+      return kExitUsage;
+    }
+  }
 
   // Plain `gpulens` on a terminal is the full-screen view; on a pipe, the help.
   const bool bare = argc == 1;

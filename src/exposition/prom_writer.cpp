@@ -50,8 +50,13 @@ void append_prom_number(std::string& out, double value) {
     out += "NaN";
   } else if (std::isinf(value)) {
     out += value > 0 ? "+Inf" : "-Inf";
+  } else if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    append_shortest(out, value);  // integers as integers: bytes, counts, timestamps
   } else {
-    append_shortest(out, value);  // never rounded: Prometheus reads back the exact double
+    // 15 significant digits: every digit a double holds for sure, without the
+    // 16th-17th digit noise that arithmetic leaves (16.806 / 100 is
+    // 0.16806000000000001 in shortest round-trip form, 0.16806 here).
+    fmt::format_to(std::back_inserter(out), "{:.15g}", value);
   }
 }
 

@@ -97,6 +97,22 @@ int StreamFormatter::width(const StreamColumn& c) const {
   return c.name == "time" && tenths_ ? c.width + 2 : c.width;
 }
 
+HeaderRepeat::HeaderRepeat(int rows, int header_lines) {
+  const int usable = (rows > 0 ? rows : 24) - header_lines;
+  screen_ = static_cast<std::size_t>(std::max(usable, 1));
+}
+
+bool HeaderRepeat::due(std::size_t tick_lines) {
+  // A tick's lines stay together: the header goes before a tick that would not
+  // fit under the last one on the same screen.
+  if (since_header_ > 0 && since_header_ + tick_lines > screen_) {
+    since_header_ = tick_lines;
+    return true;
+  }
+  since_header_ += tick_lines;
+  return false;
+}
+
 std::string StreamFormatter::header_text() const {
   switch (options_.format) {
     case StreamFormat::Json:

@@ -37,6 +37,20 @@ struct StreamFormatOptions {
   bool utc = false;                  // timestamps in UTC instead of local time
 };
 
+// When a terminal table repeats its header, as dmon does: once a screenful of
+// rows has gone by since the last header, so that the column names are always on
+// screen. `rows` is the terminal's height (0 when unknown: 24 is assumed).
+class HeaderRepeat {
+ public:
+  HeaderRepeat(int rows, int header_lines);
+  // Called before a tick's lines are printed; true when the header comes first.
+  bool due(std::size_t tick_lines);
+
+ private:
+  std::size_t screen_;
+  std::size_t since_header_ = 0;
+};
+
 class StreamFormatter {
  public:
   static Result<StreamFormatter> create(StreamFormatOptions options, const TraceHeader& header);

@@ -86,12 +86,23 @@ TEST(CliStream, NoDriverGivesAClearMessageAndExitCode2) {
   const auto r = run_gpulens("stream -c 1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("libnvidia-ml.so.1"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("--replay examples/calibration-h100.trace.jsonl"), std::string::npos);
+  // The example named is one that exists where this gpulens is installed.
+  EXPECT_NE(r.err.find("gpulens stream --replay "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("calibration-h100.trace.jsonl"), std::string::npos) << r.err;
 }
 
 TEST(CliStream, BadArgumentsAndBadFilesExplainThemselves) {
   EXPECT_EQ(run_gpulens("stream --interval 0.01 --replay " + kCalibration).exit_code, 2);
   EXPECT_EQ(run_gpulens("frobnicate").exit_code, 2);
+  const auto unknown_help = run_gpulens("frobnicate --help");
+  EXPECT_EQ(unknown_help.exit_code, 2);
+  EXPECT_NE(unknown_help.err.find("'frobnicate' is not a gpulens command"), std::string::npos)
+      << unknown_help.err;
+  EXPECT_TRUE(unknown_help.out.empty()) << unknown_help.out;
+  EXPECT_NE(run_gpulens("strem").err.find("Did you mean 'gpulens stream'?"), std::string::npos);
+  const auto usage = run_gpulens("stream --help");
+  EXPECT_NE(usage.out.find("Usage: gpulens stream"), std::string::npos) << usage.out;
+  EXPECT_EQ(usage.out.find("{false}"), std::string::npos) << usage.out;
   EXPECT_EQ(run_gpulens("").exit_code, 2);
   const auto help = run_gpulens("stream --help");
   EXPECT_EQ(help.exit_code, 0);
