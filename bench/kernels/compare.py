@@ -14,9 +14,11 @@ from profile_train import idle_stats  # noqa: E402
 
 
 def ours(path):
-    kernels, intervals, records = {}, [], []
+    kernels, intervals, records, steps = {}, [], [], []
     with open(path) as f:
         for line in f:
+            if '"mark":"step"' in line.replace(" ", ""):
+                steps.append(json.loads(line)["t"] * 1e9)
             if '"x_kernels"' not in line:
                 continue
             r = json.loads(line)
@@ -29,11 +31,11 @@ def ours(path):
             for b in r.get("busy", []):
                 v = b["intervals"]
                 intervals += [(base + v[i], base + v[i + 1]) for i in range(0, len(v), 2)]
-    return kernels, intervals, records
+    return kernels, intervals, records, steps
 
 
 def main():
-    kernels, intervals, records = ours(sys.argv[1])
+    kernels, intervals, records, steps = ours(sys.argv[1])
     with open(sys.argv[2]) as f:
         prof = json.load(f)
     pk = prof["kernels"]
@@ -55,6 +57,17 @@ def main():
     print("idle share, first to last GPU activity: gpulens {:.1f} % of {:.2f} s, torch.profiler {:.1f} % of {:.2f} s".format(
         st.get("idle_share", 0) * 100, st.get("window_ns", 0) / 1e9, prof.get("idle_share", 0) * 100,
         prof.get("window_ns", 0) / 1e9))
+    # The same steps in both runs: each run's idle share between its first and
+    # last step mark (the window gpulens' report uses). The whole-run figures above
+    # differ by what each run did outside the steps (start-up, exit).
+    if len(steps) >= 2 and "steps_idle_share" in prof:
+        ws = idle_stats(list(intervals), (min(steps), max(steps)))
+        diff = (ws["idle_share"] - prof["steps_idle_share"]) * 100
+        print(f"idle share over the marked steps: gpulens {ws['idle_share'] * 100:.2f} % of "
+              f"{ws['window_ns'] / 1e9:.3f} s ({len(steps) - 1} steps), torch.profiler "
+              f"{prof['steps_idle_share'] * 100:.2f} % of {prof['steps_window_ns'] / 1e9:.3f} s "
+              f"({prof['steps']} steps): {diff:+.2f} points"
+              + ("" if prof.get("activity_covers_steps") else " (profiler trace does not cover its steps: clocks?)"))
     labels = ["<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"]
     for name, s in (("gpulens", st), ("torch.profiler", prof)):
         print(f"gaps {name:15}" + "  ".join(f"{l}: {c} ({ns / 1e6:.1f} ms)" for l, c, ns in

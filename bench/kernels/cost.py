@@ -52,7 +52,10 @@ def summarize(rows, metric_of):
     baseline ('none') of the same round."""
     base = {(r, w): res for r, c, w, res in rows if c == "none"}
     out = {}
+    values = {}
     for r, c, w, res in rows:
+        for metric in metric_of[w]:
+            values.setdefault((w, metric, c), []).append(res[metric])
         if c == "none" or (r, w) not in base:
             continue
         for metric in metric_of[w]:
@@ -63,7 +66,9 @@ def summarize(rows, metric_of):
         mean = statistics.mean(ds)
         half = t95(len(ds) - 1) * statistics.stdev(ds) / math.sqrt(len(ds)) if len(ds) > 1 else float("nan")
         table.append({"workload": w, "metric": metric, "config": c, "rounds": len(ds),
-                      "cost_pct": mean, "ci95_pct": half, "min_pct": min(ds), "max_pct": max(ds)})
+                      "cost_pct": mean, "ci95_pct": half, "min_pct": min(ds), "max_pct": max(ds),
+                      "median_value": statistics.median(values[(w, metric, c)]),
+                      "median_base": statistics.median(values.get((w, metric, "none"), [float("nan")]))})
     return table
 
 
@@ -101,15 +106,26 @@ def in_process(args, gl):
 
 def process_slots(args, gl):
     tmp = tempfile.mkdtemp(prefix="gpulens-cost-")
-    job = [sys.executable, os.path.join(HERE, "workloads.py"), "--seconds", str(args.slot),
-           "--workloads", args.workloads]
-    configs = {"none": job,
-               "run-kernels": [gl, "run", "--kernels", "-q", "--trace", f"{tmp}/k.jsonl", "--"] + job}
+    job = [sys.executable, os.path.join(HERE, "workloads.py"), "--seconds", str(args.process_slot),
+           "--workloads", args.process_workloads]
+    run_k = [gl, "run", "--kernels", "-q", "--trace", f"{tmp}/k.jsonl", "--"]
+    configs = {"none": (job, {}),
+               "run-kernels": (run_k + job, {}),
+               # Only the kernel activity: what the other kinds add on top.
+               "kernels-only": (run_k + job, {"GPULENS_KERNELS_KINDS": "kernel"}),
+               # The peer: torch.profiler recording CUDA activity through CUPTI too.
+               "torch-profiler": (job + ["--profiler"], {}),
+               # gpulens run's sampler alone (1 s), without --kernels.
+               "run-1s": ([gl, "run", "-q", "--trace", f"{tmp}/r.jsonl", "--"] + job, {})}
+    names = [c for c in configs if c in args.process_configs.split(",")]
     rows = []
     for rnd in range(args.process_rounds):
-        order = ["none", "run-kernels"] if rnd % 2 == 0 else ["run-kernels", "none"]
+        # Every configuration once per round, in a rotated order (each one first
+        # in turn), so that drift over the run falls on all of them alike.
+        order = names[rnd % len(names):] + names[:rnd % len(names)]
         for cfg in order:
-            out = subprocess.run(configs[cfg], capture_output=True, text=True)
+            cmd, env = configs[cfg]
+            out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
             for line in out.stdout.splitlines():
                 if line.startswith("RESULT "):
                     res = json.loads(line[7:])
@@ -117,15 +133,18 @@ def process_slots(args, gl):
             if out.returncode != 0:
                 print(f"cost: {cfg} exited {out.returncode}: {out.stderr[-2000:]}", file=sys.stderr)
         print(f"cost: process round {rnd + 1}/{args.process_rounds} done", file=sys.stderr, flush=True)
-    metric_of = {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"]}
+    metric_of = {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"],
+                 "launch": ["us_per_launch"]}
     return rows, summarize(rows, metric_of)
 
 
 def format_table(table):
-    lines = [f"{'workload':8} {'metric':8} {'config':13} {'rounds':>6} {'cost %':>8} {'95% CI':>8} {'min..max %':>16}"]
+    lines = [f"{'workload':8} {'metric':13} {'config':14} {'rounds':>6} {'cost %':>8} {'95% CI':>8} "
+             f"{'min..max %':>16} {'median':>9} {'alone':>9}"]
     for t in table:
-        lines.append(f"{t['workload']:8} {t['metric']:8} {t['config']:13} {t['rounds']:6d} "
-                     f"{t['cost_pct']:+8.2f} {t['ci95_pct']:8.2f} {t['min_pct']:+7.2f}..{t['max_pct']:+7.2f}")
+        lines.append(f"{t['workload']:8} {t['metric']:13} {t['config']:14} {t['rounds']:6d} "
+                     f"{t['cost_pct']:+8.2f} {t['ci95_pct']:8.2f} {t['min_pct']:+7.2f}..{t['max_pct']:+7.2f} "
+                     f"{t['median_value']:9.3f} {t['median_base']:9.3f}")
     return "\n".join(lines)
 
 
@@ -137,6 +156,11 @@ def main():
     p.add_argument("--settle", type=float, default=0.4, help="seconds after a monitor starts")
     p.add_argument("--rounds", type=int, default=5, help="rounds of in-process slots")
     p.add_argument("--process-rounds", type=int, default=4, help="rounds of process slots (--kernels)")
+    p.add_argument("--process-workloads", default="launch,batch1,train",
+                   help="workloads of the process slots")
+    p.add_argument("--process-slot", type=float, default=3.0, help="seconds per workload per process slot")
+    p.add_argument("--process-configs", default="none,run-kernels,kernels-only,torch-profiler",
+                   help="process configurations: none,run-kernels,kernels-only,torch-profiler,run-1s")
     p.add_argument("--skip", default="", help="in-process or process")
     p.add_argument("--out", default=".")
     a = p.parse_args()
@@ -150,7 +174,8 @@ def main():
     if "process" not in a.skip.replace("in-process", ""):
         rows, table = process_slots(a, gl)
         result["process"] = {"rows": rows, "table": table}
-        text += ["", "process slots (python3 workloads.py alone vs under gpulens run --kernels)",
+        text += ["", "process slots (python3 workloads.py alone, under gpulens run --kernels, with only the kernel "
+                 "activity, under torch.profiler with CUDA activities)",
                  format_table(table)]
     with open(os.path.join(a.out, "cost.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -59,8 +59,13 @@ out=$("$B/gpulens" run --kernels -q -- sh -c 'echo plain-output; exit 3' 2>"$OUT
 echo "stdout=[$out] exit=$?" >"$OUT/nocuda.txt"
 
 step "cost harness"
-python3 bench/kernels/cost.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COST_ROUNDS:-5}" \
-  --process-rounds "${COST_PROCESS_ROUNDS:-4}" >"$OUT/cost.log" 2>&1
+# In-process slots: the device counters (record at 1 s and 100 ms) and dmon on
+# GEMM throughput and batch-1 latency. Process slots: --kernels, only its kernel
+# activity, and torch.profiler (the peer) on per-launch cost, batch-1 and training.
+python3 bench/kernels/cost.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COST_ROUNDS:-6}" \
+  --slot "${COST_SLOT:-2}" --workloads "${COST_WORKLOADS:-gemm,batch1}" \
+  --process-rounds "${COST_PROCESS_ROUNDS:-5}" --process-slot "${COST_PROCESS_SLOT:-3}" \
+  >"$OUT/cost.log" 2>&1
 
 step "done"
 (cd "$raw" && tar czf "$OUT/kernels-raw.tgz" ./*.jsonl)

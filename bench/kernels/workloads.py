@@ -8,6 +8,8 @@ slots of the same process:
          microseconds each): per-step latency p50/p99, the cost of anything that
          lengthens a launch or a synchronisation.
   train  examples/train_gpt.py's model and step at a smaller size: step time.
+  launch 1000 one-element adds then a synchronisation: microseconds per kernel
+         launch, the per-launch cost of kernel tracing without a model around it.
 """
 import os
 import sys
@@ -91,8 +93,27 @@ class Train:
                 "steps": len(times)}
 
 
-ALL = {"gemm": Gemm, "batch1": Batch1, "train": Train}
-PRIMARY = {"gemm": "tflops", "batch1": "p50_ms", "train": "step_ms"}
+class Launch:
+    name = "launch"
+
+    def __init__(self):
+        self.x = torch.zeros(1, device="cuda")
+
+    def slot(self, seconds):
+        per = []
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            s = time.perf_counter()
+            for _ in range(1000):
+                self.x.add_(1)
+            torch.cuda.synchronize()
+            per.append((time.perf_counter() - s) / 1000 * 1e6)
+        per.sort()
+        return {"us_per_launch": per[len(per) // 2], "batches": len(per)}
+
+
+ALL = {"gemm": Gemm, "batch1": Batch1, "train": Train, "launch": Launch}
+PRIMARY = {"gemm": "tflops", "batch1": "p50_ms", "train": "step_ms", "launch": "us_per_launch"}
 HIGHER_IS_BETTER = {"tflops"}
 
 
@@ -114,7 +135,18 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=2.0)
     p.add_argument("--workloads", default="gemm,batch1,train")
+    p.add_argument("--profiler", action="store_true",
+                   help="measure under torch.profiler (CUDA activities, the peer of --kernels)")
     a = p.parse_args()
+    ctx = None
+    if a.profiler:
+        from torch.profiler import ProfilerActivity, profile
+        ctx = profile(activities=[ProfilerActivity.CUDA])
+        ctx.__enter__()
+    results = []
     for w in make(a.workloads.split(",")):
-        r = w.slot(a.seconds)
-        print("RESULT " + json.dumps({"workload": w.name, **r}), flush=True)
+        results.append({"workload": w.name, **w.slot(a.seconds)})
+    if ctx is not None:
+        ctx.__exit__(None, None, None)  # the trace's processing is not part of the slots
+    for r in results:
+        print("RESULT " + json.dumps(r), flush=True)

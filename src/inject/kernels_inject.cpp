@@ -56,6 +56,24 @@ const CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
 
+// $GPULENS_KERNELS_KINDS (a measurement knob of bench/kernels/cost.py, documented
+// in docs/kernels.md): a comma list of kernel, memcpy, memset, sync to record
+// only those, so the cost of each kind on the job can be told apart. Unset: all.
+// Device properties are always read (one record per GPU).
+bool kind_wanted(CUpti_ActivityKind k) {
+  static const std::string list = [] {
+    const char* v = std::getenv("GPULENS_KERNELS_KINDS");
+    return v != nullptr && *v != '\0' ? "," + std::string(v) + "," : std::string();
+  }();
+  if (list.empty() || k == CUPTI_ACTIVITY_KIND_DEVICE) return true;
+  const char* name = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? ",kernel,"
+                     : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? ",memcpy,"
+                     : k == CUPTI_ACTIVITY_KIND_MEMSET          ? ",memset,"
+                     : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? ",sync,"
+                                                                : ",other,";
+  return list.find(name) != std::string::npos;
+}
+
 struct State {
   std::mutex mutex;
   Api api;
@@ -251,6 +269,8 @@ void write_record(State& s) {
   j["pid"] = static_cast<long>(getpid());
   j["status"] = s.status;
   if (!s.reason.empty()) j["reason"] = s.reason;
+  if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr && *kinds != '\0')
+    j["kinds"] = kinds;  // a measurement run recorded only these
   j["cupti"] = {{"path", s.library.path}, {"version", s.cupti_version}};
   if (s.library.handle == nullptr) j["cupti"]["searched"] = s.library.searched;
   j["clock"] = {{"base_ns", s.base_ns}, {"base_unix_ns", s.base_unix_ns}};
@@ -345,6 +365,7 @@ int initialize() {
   }
   s.active = true;
   for (CUpti_ActivityKind k : kKinds) {
+    if (!kind_wanted(k)) continue;
     const CUptiResult r = a.enable(k);
     if (r == CUPTI_SUCCESS) continue;
     const std::string what =
