@@ -92,6 +92,7 @@ struct State {
   std::unordered_map<std::string, std::string> names;  // mangled -> demangled
   // NVTX: how often NVTX's loader called us and libcupti accepted, and why not.
   int nvtx_forwarded = 0;
+  bool nvtx_called = false;
   std::string nvtx_error;  // CUPTI refused NVTX or its marker records
 };
 
@@ -290,6 +291,9 @@ std::string canonical(const char* path) {
 nlohmann::json nvtx_status(const State& s) {
   if (s.nvtx_forwarded > 0 && s.nvtx_error.empty()) return {{"status", "ok"}};
   if (!s.nvtx_error.empty()) return {{"status", "cupti_error"}, {"reason", s.nvtx_error}};
+  if (s.nvtx_called && s.library.handle == nullptr) {
+    return {{"status", "no_cupti"}};  // the record's own status says why
+  }
   const char* env = std::getenv("NVTX_INJECTION64_PATH");
   if (env == nullptr || *env == '\0') {
     return {{"status", "not_set"},
@@ -452,7 +456,11 @@ GPULENS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTable get_export_table)
   const char* dir = std::getenv("GPULENS_KERNELS_DIR");
   if (dir == nullptr || *dir == '\0') return 0;  // loaded outside gpulens run
   const CuptiLibrary& lib = cupti_library();
-  if (lib.handle == nullptr) return 0;  // the record says no_cupti
+  if (lib.handle == nullptr) {
+    std::lock_guard lock(s.mutex);
+    s.nvtx_called = true;
+    return 0;  // the record says no_cupti
+  }
   using Init = int (*)(NvtxGetExportTable);
   auto real = reinterpret_cast<Init>(dlsym(lib.handle, "InitializeInjectionNvtx2"));
   const int ok = real != nullptr ? real(get_export_table) : 0;

@@ -37,9 +37,9 @@ void nvtx_lines(std::string& out, const kernels::NvtxView& n) {
                      "GPU busy", "idle inside", "window idle", "range");
   for (const auto& r : n.ranges) {
     const double share = n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s : 0;
-    out += fmt::format("  {:7} {:>9} {:>9} {:7.1f}% {:>11} {:>5.1f}% {:>5}  {}\n", r.count,
-                       dur(r.total_s), dur(r.mean_s), r.busy_share * 100, dur(r.idle_s),
-                       share * 100, "", cut(r.name, 60));
+    out +=
+        fmt::format("  {:7} {:>9} {:>9} {:7.1f}% {:>11} {:11.1f}%  {}\n", r.count, dur(r.total_s),
+                    dur(r.mean_s), r.busy_share * 100, dur(r.idle_s), share * 100, cut(r.name, 60));
   }
   if (n.window_idle_s > 0) {
     out += fmt::format("    window idle inside no range: {} of {}{}\n", dur(n.unranged_idle_s),
