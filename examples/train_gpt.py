@@ -16,9 +16,17 @@ end of the first to the end of the last.
 default), as a slow input pipeline would: the GPU then waits for the host, and
 gpulens should say host_bound and point at the DataLoader. --workers N moves
 that work to N loader processes, which is the fix.
+
+--nvtx wraps each step and its phases (data, forward, backward, optimizer) in
+NVTX ranges (torch.cuda.nvtx.range_push/pop). Under `gpulens run --kernels` the
+report then has an NVTX ranges table: with --starve the "data" range holds the
+GPU's idle time. Without --nvtx no NVTX call is made at all.
+
+    gpulens run --kernels -o starved.html -- python examples/train_gpt.py --seconds 60 --starve --nvtx
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -106,6 +114,29 @@ def dense_peak_tflops(device_name, dtype):
     return None, None
 
 
+class nvtx_range:
+    """An NVTX push/pop range (seen by `gpulens run --kernels`, Nsight, ...)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        torch.cuda.nvtx.range_push(self.name)
+
+    def __exit__(self, *exc):
+        torch.cuda.nvtx.range_pop()
+
+
+_NO_RANGE = contextlib.nullcontext()
+
+
+def no_range(name):
+    """Without --nvtx: one shared do-nothing context, so the step costs the same as before."""
+    return _NO_RANGE
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=300, help="timed steps (after warm-up)")
@@ -122,6 +153,7 @@ def main():
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     p.add_argument("--peak-tflops", type=float, help="dense bf16 peak per GPU (default: data/gpu_peaks.json)")
     p.add_argument("--log-every", type=int, default=20)
+    p.add_argument("--nvtx", action="store_true", help="NVTX ranges around each step and its phases")
     args = p.parse_args()
 
     if not torch.cuda.is_available():
@@ -147,14 +179,20 @@ def main():
           f"{' (starved: %g ms CPU per batch, %d workers)' % (args.starve_ms, args.workers) if args.starve else ''}",
           flush=True)
 
+    rng = nvtx_range if args.nvtx else no_range
+
     def train_step():
-        batch = next(loader).to(device, non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = model(batch[:, :-1])
-            loss = F.cross_entropy(logits.float().view(-1, args.vocab), batch[:, 1:].reshape(-1))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        with rng("step"):
+            with rng("data"):
+                batch = next(loader).to(device, non_blocking=True)
+            with rng("forward"), torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(batch[:, :-1])
+                loss = F.cross_entropy(logits.float().view(-1, args.vocab), batch[:, 1:].reshape(-1))
+            with rng("backward"):
+                loss.backward()
+            with rng("optimizer"):
+                opt.step()
+                opt.zero_grad(set_to_none=True)
         return loss
 
     for _ in range(args.warmup):

@@ -1,18 +1,46 @@
 // A stand-in for a CUDA process under `gpulens run --kernels`, for machines with
-// no GPU: it does what the CUDA driver does at cuInit when CUDA_INJECTION64_PATH
-// is set (dlopen the library, call InitializeInjection), then prints a line and
-// exits with the status given as its argument.
+// no GPU. It first does what NVTX's loader does at a job's first NVTX call when
+// NVTX_INJECTION64_PATH is set (dlopen the library, call its
+// InitializeInjectionNvtx2 with an export-table getter), then what the CUDA
+// driver does at cuInit when CUDA_INJECTION64_PATH is set (dlopen the library,
+// call InitializeInjection), then prints a line and exits with the status given
+// as its argument. With FAKE_JOB_SAY_NVTX set it also says what NVTX's
+// initialisation returned and which export table the tool asked for.
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
+namespace {
+
+std::uint32_t table_asked = 0;
+
+const void* export_table(std::uint32_t id) {
+  table_asked = id;
+  return nullptr;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  int nvtx_result = -1;
+  if (const char* lib = std::getenv("NVTX_INJECTION64_PATH"); lib != nullptr) {
+    if (void* h = dlopen(lib, RTLD_NOW)) {
+      using Init = int (*)(const void* (*)(std::uint32_t));
+      if (auto init = reinterpret_cast<Init>(dlsym(h, "InitializeInjectionNvtx2"))) {
+        nvtx_result = init(export_table);
+      }
+    }
+  }
   if (const char* lib = std::getenv("CUDA_INJECTION64_PATH"); lib != nullptr) {
     if (void* h = dlopen(lib, RTLD_NOW)) {
       using Init = int (*)();
       if (auto init = reinterpret_cast<Init>(dlsym(h, "InitializeInjection"))) init();
     }
+  }
+  if (std::getenv("FAKE_JOB_SAY_NVTX") != nullptr) {
+    std::printf("nvtx init %d table %u\n", nvtx_result, static_cast<unsigned>(table_asked));
   }
   std::printf("fake cuda job output\n");
   return argc > 1 ? std::atoi(argv[1]) : 0;

@@ -77,6 +77,12 @@ KernelsSetup prepare_kernels(const std::string& run_dir) {
   s.env = {{"CUDA_INJECTION64_PATH", lib},
            {"LD_PRELOAD", preload},
            {"GPULENS_KERNELS_DIR", s.records_dir}};
+  // NVTX ranges reach a tool only through this variable, read at the job's first
+  // NVTX call: the library passes it on to its libcupti (kernels_inject.cpp). A
+  // tool that already holds it (Nsight) keeps it; each record then says so.
+  if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx == nullptr || *nvtx == '\0') {
+    s.env.emplace_back("NVTX_INJECTION64_PATH", lib);
+  }
   if (auto cupti = find_toolkit_cupti(); !cupti.empty()) {
     s.env.emplace_back("GPULENS_TOOLKIT_CUPTI", cupti);
   }
@@ -86,7 +92,7 @@ KernelsSetup prepare_kernels(const std::string& run_dir) {
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
   std::vector<nlohmann::json> records;
   if (!setup.unavailable.empty()) {
-    records.push_back({{"x_kernels", 1}, {"status", setup.status}, {"reason", setup.unavailable}});
+    records.push_back({{"x_kernels", 2}, {"status", setup.status}, {"reason", setup.unavailable}});
   } else {
     std::error_code ec;
     std::vector<fs::path> files;
@@ -102,7 +108,7 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
     }
     fs::remove(setup.records_dir, ec);
     if (records.empty()) {
-      records.push_back({{"x_kernels", 1},
+      records.push_back({{"x_kernels", 2},
                          {"status", "no_cuda"},
                          {"reason",
                           "no process of the job started CUDA (or each one ended without running "

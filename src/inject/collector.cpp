@@ -114,6 +114,51 @@ void Collector::compact(std::vector<std::pair<std::int64_t, std::int64_t>>& v) {
   v.resize(out);
 }
 
+std::size_t Collector::range_key(std::string_view name, std::string_view domain) {
+  RangeKey k{std::string(domain.substr(0, kMaxRangeNameChars)),
+             std::string(name.substr(0, kMaxRangeNameChars))};
+  if (auto it = range_index_.find(k); it != range_index_.end()) return it->second;
+  if (ranges_.size() >= kMaxRangeNames) {
+    ++range_names_folded_;
+    k = RangeKey{"", kOtherRanges};
+    if (auto it = range_index_.find(k); it != range_index_.end()) return it->second;
+  }
+  range_index_.emplace(k, ranges_.size());
+  ranges_.emplace_back(k, RangeStats{});
+  return ranges_.size() - 1;
+}
+
+void Collector::range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
+                            std::string_view domain) {
+  if (open_ranges_.size() >= kMaxOpenRanges && !open_ranges_.contains(id)) {
+    ++ranges_unmatched_;  // ranges that never end must not grow the table without bound
+    return;
+  }
+  open_ranges_[id] = OpenRange{ts, range_key(name, domain)};
+}
+
+void Collector::range_end(std::uint32_t id, std::uint64_t ts) {
+  auto it = open_ranges_.find(id);
+  if (it == open_ranges_.end() || ts < it->second.start) {
+    ++ranges_unmatched_;  // started before CUPTI recorded, or past the cap
+    if (it != open_ranges_.end()) open_ranges_.erase(it);
+    return;
+  }
+  const OpenRange r = it->second;
+  open_ranges_.erase(it);
+  const std::uint64_t d = ts - r.start;
+  RangeStats& s = ranges_[r.key].second;
+  ++s.count;
+  s.total_ns += d;
+  s.min_ns = std::min(s.min_ns, d);
+  s.max_ns = std::max(s.max_ns, d);
+  range_instances_.push_back({rel(r.start, base_ns_), rel(ts, base_ns_), r.key});
+  if (range_instances_.size() > kMaxRangeInstances) {
+    range_instances_.pop_front();
+    ++range_instances_dropped_;
+  }
+}
+
 std::vector<std::pair<std::int64_t, std::int64_t>> Collector::merged_busy(std::uint32_t device) {
   auto it = busy_.find(device);
   if (it == busy_.end()) return {};
@@ -184,15 +229,31 @@ nlohmann::json Collector::to_json() {
                        {"shared_per_sm", d.shared_per_sm},
                        {"cc", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)}});
   }
-  return {{"devices", devices},
-          {"kernels", kernels},
-          {"copies", copies},
-          {"memsets", memsets},
-          {"syncs", syncs},
-          {"busy", busy},
-          {"streams", streams},
-          {"dropped", dropped_},
-          {"kernel_configs_folded", kernel_keys_overflow_}};
+  json ranges = json::array();
+  for (const auto& [k, s] : ranges_) {
+    ranges.push_back({{"domain", k.domain},
+                      {"name", k.name},
+                      {"count", s.count},
+                      {"total_ns", s.total_ns},
+                      {"min_ns", s.count > 0 ? s.min_ns : 0},
+                      {"max_ns", s.max_ns}});
+  }
+  json instances = json::array();
+  for (const auto& r : range_instances_) {
+    instances.push_back(r.start);
+    instances.push_back(r.end);
+    instances.push_back(r.key);
+  }
+  json nvtx = {{"ranges", ranges},
+               {"instances", instances},
+               {"instances_dropped", range_instances_dropped_},
+               {"names_folded", range_names_folded_},
+               {"unmatched", ranges_unmatched_ + open_ranges_.size()}};
+  return {
+      {"devices", devices}, {"kernels", kernels},  {"copies", copies},
+      {"memsets", memsets}, {"syncs", syncs},      {"busy", busy},
+      {"streams", streams}, {"dropped", dropped_}, {"kernel_configs_folded", kernel_keys_overflow_},
+      {"nvtx", nvtx}};
 }
 
 }  // namespace gpulens::inject

@@ -2,13 +2,17 @@
 // What the injection library keeps of the job's GPU activity, in the job's own
 // process: per kernel launch configuration a count and a duration histogram, per
 // copy kind totals, the synchronisations, and per device the union of busy
-// intervals (kernels, copies, memsets on any stream). Pure C++: no CUPTI here, so
+// intervals (kernels, copies, memsets on any stream), and the job's NVTX ranges
+// (per name totals and the most recent instances). Pure C++: no CUPTI here, so
 // the aggregation is tested without a GPU.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace gpulens::inject {
@@ -66,6 +70,30 @@ struct DeviceInfo {
   std::uint32_t cc_minor = 0;
 };
 
+// An NVTX range is named within its domain (empty: NVTX's default domain).
+struct RangeKey {
+  std::string domain;
+  std::string name;
+  bool operator<(const RangeKey& o) const {
+    return std::tie(domain, name) < std::tie(o.domain, o.name);
+  }
+};
+
+struct RangeStats {
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+  std::uint64_t min_ns = UINT64_MAX;
+  std::uint64_t max_ns = 0;
+};
+
+// Bounds on what NVTX ranges may cost in the job's memory and in the record: a
+// job naming each range differently ("step 1234") must not grow without end.
+inline constexpr std::size_t kMaxRangeNameChars = 1000;
+inline constexpr std::size_t kMaxRangeNames = 1000;       // then folded into "(other ranges)"
+inline constexpr std::size_t kMaxRangeInstances = 20000;  // the most recent ones are kept
+inline constexpr std::size_t kMaxOpenRanges = 100000;     // started, not yet ended
+inline constexpr const char* kOtherRanges = "(other ranges)";
+
 class Collector {
  public:
   // Times are CUPTI timestamps (ns); `base_ns` is the one taken at start, all
@@ -79,10 +107,16 @@ class Collector {
               std::uint32_t stream);
   void sync(int type, std::uint64_t start, std::uint64_t end);
   void device(const DeviceInfo& info) { devices_[info.id] = info; }
+  // NVTX ranges as CUPTI's marker records give them: a start with the name, an
+  // end with the same id. Push/pop and start/end ranges look alike there.
+  void range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
+                   std::string_view domain);
+  void range_end(std::uint32_t id, std::uint64_t ts);
   void dropped(std::uint64_t n) { dropped_ += n; }
 
   // The record's activity part (kernels, copies, memsets, syncs, busy intervals,
-  // devices); the caller adds the process and status fields.
+  // devices, "nvtx" without its status); the caller adds the process and status
+  // fields.
   nlohmann::json to_json();
 
   // Busy intervals of one device merged (sorted, overlaps joined), relative ns.
@@ -104,6 +138,23 @@ class Collector {
   std::map<std::uint32_t, DeviceInfo> devices_;
   std::uint64_t dropped_ = 0;
   std::uint64_t kernel_keys_overflow_ = 0;
+
+  struct OpenRange {
+    std::uint64_t start = 0;
+    std::size_t key = 0;
+  };
+  struct RangeInstance {
+    std::int64_t start = 0, end = 0;
+    std::size_t key = 0;
+  };
+  std::size_t range_key(std::string_view name, std::string_view domain);
+  std::map<RangeKey, std::size_t> range_index_;
+  std::vector<std::pair<RangeKey, RangeStats>> ranges_;  // by index
+  std::unordered_map<std::uint32_t, OpenRange> open_ranges_;
+  std::deque<RangeInstance> range_instances_;  // the most recent, by end
+  std::uint64_t range_instances_dropped_ = 0;  // older instances let go
+  std::uint64_t range_names_folded_ = 0;       // instances of names past kMaxRangeNames
+  std::uint64_t ranges_unmatched_ = 0;         // ends without a start, starts past the cap
 };
 
 }  // namespace gpulens::inject

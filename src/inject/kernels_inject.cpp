@@ -4,11 +4,19 @@
 // the two CUPTI entry points below stand in front of libcupti's own).
 //
 // It records GPU activity with the CUPTI Activity API only: kernels, copies,
-// memsets, synchronisations, device properties. It never subscribes to the
+// memsets, synchronisations, device properties, and the job's NVTX ranges as
+// CUPTI marker records. It never subscribes to the
 // Callback API, which admits one subscriber per process, so a profiler the job
 // starts itself (torch.profiler, kineto) still can. When the job registers its own
 // activity buffers, this library flushes what it has, steps aside and says so
 // in its record: the job's profiler then gets every record, as it would alone.
+//
+// NVTX reaches a tool only through the library NVTX_INJECTION64_PATH names (NVTX
+// ignores preloaded libraries). `gpulens run` names this library there, unless
+// the variable was already set; InitializeInjectionNvtx2 below passes NVTX's
+// call on to the libcupti this library uses, so there is one CUPTI in the
+// process and it sees the ranges. A job that sets the variable itself before its
+// first NVTX call keeps its own tool; the record then says so.
 //
 // At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
 // kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
@@ -21,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +63,13 @@ struct Api {
 
 const CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER};
+
+// The kinds without which the kernel view loses a column or a table, not itself.
+bool optional_kind(CUpti_ActivityKind k) {
+  return k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ||
+         k == CUPTI_ACTIVITY_KIND_MARKER;
+}
 
 // $GPULENS_KERNELS_KINDS (a measurement knob of bench/kernels/cost.py, documented
 // in docs/kernels.md): a comma list of kernel, memcpy, memset, sync to record
@@ -93,12 +108,25 @@ struct State {
   bool job_registered_first = false;  // the job had registered buffers before cuInit
   std::uint32_t cupti_version = 0;
   std::unordered_map<std::string, std::string> names;  // mangled -> demangled
+  // NVTX: how often NVTX's loader called us and libcupti accepted, and why not.
+  int nvtx_forwarded = 0;
+  bool nvtx_called = false;
+  std::string nvtx_error;  // CUPTI refused NVTX or its marker records
 };
 
 State& state() {
   static State* s =
       new State;  // never destroyed: exit handlers of other libraries may run after ours
   return *s;
+}
+
+// libcupti, opened once for both ways in: cuInit (InitializeInjection) and the
+// job's first NVTX call (InitializeInjectionNvtx2), whichever comes first. Both
+// must use the same copy: two CUPTIs in one process fight over the driver.
+const CuptiLibrary& cupti_library() {
+  static std::once_flag once;
+  std::call_once(once, [] { state().library = open_cupti(); });
+  return state().library;
 }
 
 std::int64_t unix_now_ns() {
@@ -219,6 +247,17 @@ void take(State& s, const CUpti_Activity* rec) {
       c.sync(static_cast<int>(y->type), y->start, y->end);
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      // Instantaneous markers (nvtxMark) have no length: they are not kept.
+      if ((m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0) {
+        c.range_start(m->id, m->timestamp, m->name != nullptr ? m->name : "(unnamed)",
+                      m->domain != nullptr ? m->domain : "");
+      } else if ((m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0) {
+        c.range_end(m->id, m->timestamp);
+      }
+      break;
+    }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(rec);
       DeviceInfo info;
@@ -261,11 +300,42 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   std::free(buffer);
 }
 
+std::string canonical(const char* path) {
+  char buf[PATH_MAX];
+  return realpath(path, buf) != nullptr ? std::string(buf) : std::string(path);
+}
+
+// Whether the job's NVTX ranges reached us, and if not why, in the record's terms.
+nlohmann::json nvtx_status(const State& s) {
+  if (s.nvtx_forwarded > 0 && s.nvtx_error.empty()) return {{"status", "ok"}};
+  if (!s.nvtx_error.empty()) return {{"status", "cupti_error"}, {"reason", s.nvtx_error}};
+  if (s.nvtx_called && s.library.handle == nullptr) {
+    return {{"status", "no_cupti"}};  // the record's own status says why
+  }
+  const char* env = std::getenv("NVTX_INJECTION64_PATH");
+  if (env == nullptr || *env == '\0') {
+    return {{"status", "not_set"},
+            {"reason",
+             "NVTX_INJECTION64_PATH was not set in this process, so NVTX ranges "
+             "reach no tool"}};
+  }
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&nvtx_status), &self) != 0 && self.dli_fname != nullptr &&
+      canonical(env) != canonical(self.dli_fname)) {
+    return {{"status", "injection_taken"},
+            {"reason", std::string("NVTX_INJECTION64_PATH names another tool (") + env +
+                           "): the job's NVTX ranges go to it"}};
+  }
+  return {{"status", "unused"}};  // ours, and the job made no NVTX call
+}
+
 void write_record(State& s) {
   if (s.written || s.out_dir.empty()) return;
   s.written = true;
   nlohmann::json j = s.collector != nullptr ? s.collector->to_json() : nlohmann::json::object();
-  j["x_kernels"] = 1;
+  j["x_kernels"] = 2;
+  if (!j.contains("nvtx")) j["nvtx"] = nlohmann::json::object();
+  j["nvtx"].update(nvtx_status(s));
   j["pid"] = static_cast<long>(getpid());
   j["status"] = s.status;
   if (!s.reason.empty()) j["reason"] = s.reason;
@@ -332,7 +402,7 @@ int initialize() {
     s.reason = "the job registered its own CUPTI activity buffers before CUDA started";
     return 1;
   }
-  s.library = open_cupti();
+  cupti_library();
   if (s.library.handle == nullptr) {
     s.status = "no_cupti";
     s.reason = "libcupti was not found";
@@ -370,7 +440,13 @@ int initialize() {
     if (r == CUPTI_SUCCESS) continue;
     const std::string what =
         "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + result_text(a, r);
-    if (k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
+    if (k == CUPTI_ACTIVITY_KIND_MARKER) {
+      // Without it there are no NVTX ranges; the kernel view stays whole.
+      std::lock_guard lock(s.mutex);
+      s.nvtx_error = what;
+      continue;
+    }
+    if (optional_kind(k)) {
       // Without these the view loses SM limits or synchronisations, not its kernels.
       s.reason += (s.reason.empty() ? "" : "; ") + what;
       continue;
@@ -387,6 +463,37 @@ int initialize() {
 
 }  // namespace
 }  // namespace gpulens::inject
+
+// NVTX's loader calls this at the first NVTX call of each copy of NVTX in the
+// process (every library built with the NVTX headers has its own), because
+// `gpulens run` names this library in NVTX_INJECTION64_PATH. Each call goes on to
+// libcupti's own entry point, which installs CUPTI's NVTX handlers; CUPTI then
+// writes the ranges as marker records into our activity buffers. Returning 0
+// leaves NVTX's calls as no-ops, as with no tool at all.
+using NvtxGetExportTable = const void* (*)(std::uint32_t);
+GPULENS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTable get_export_table) {
+  using namespace gpulens::inject;
+  State& s = state();
+  const char* dir = std::getenv("GPULENS_KERNELS_DIR");
+  if (dir == nullptr || *dir == '\0') return 0;  // loaded outside gpulens run
+  const CuptiLibrary& lib = cupti_library();
+  if (lib.handle == nullptr) {
+    std::lock_guard lock(s.mutex);
+    s.nvtx_called = true;
+    return 0;  // the record says no_cupti
+  }
+  using Init = int (*)(NvtxGetExportTable);
+  auto real = reinterpret_cast<Init>(dlsym(lib.handle, "InitializeInjectionNvtx2"));
+  const int ok = real != nullptr ? real(get_export_table) : 0;
+  std::lock_guard lock(s.mutex);
+  if (ok != 0) {
+    ++s.nvtx_forwarded;
+  } else if (s.nvtx_error.empty()) {
+    s.nvtx_error = real == nullptr ? lib.path + " has no InitializeInjectionNvtx2"
+                                   : lib.path + ": InitializeInjectionNvtx2 failed";
+  }
+  return ok;
+}
 
 GPULENS_EXPORT int InitializeInjection(void) {
   static std::once_flag once;

@@ -133,6 +133,27 @@ std::string kernels_to_html(const kernels::KernelView& v) {
     }
     out += "</table>";
   }
+  if (v.nvtx) {
+    const auto& n = *v.nvtx;
+    out +=
+        "<h3>NVTX ranges</h3><p>Wall time inside each range, how busy the GPU was inside it, and "
+        "the share of the window's idle time for which it was the innermost open range.</p>"
+        "<div class=\"scroll\"><table><tr><th>range</th><th>count</th><th>total</th><th>mean</th>"
+        "<th>GPU busy</th><th>idle inside</th><th>window idle</th></tr>";
+    for (const auto& r : n.ranges) {
+      out += fmt::format(
+          "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f} %</td>"
+          "<td>{}</td><td>{:.1f} %</td></tr>",
+          escape(r.name), r.count, dur(r.total_s), dur(r.mean_s), r.busy_share * 100, dur(r.idle_s),
+          n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s * 100 : 0.0);
+    }
+    out += "</table></div>";
+    if (n.window_idle_s > 0) {
+      out += fmt::format("<p>Window idle inside no range: {} of {}{}.</p>", dur(n.unranged_idle_s),
+                         dur(n.window_idle_s),
+                         n.window_clipped ? " (from the oldest range instance kept)" : "");
+    }
+  }
   if (!v.notes.empty()) {
     out += "<ul class=\"note\">";
     for (const auto& n : v.notes) out += "<li>" + escape(n) + "</li>";

@@ -76,6 +76,27 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
   auto& findings = j["findings"] = nlohmann::ordered_json::array();
   for (const auto& f : v.findings)
     findings.push_back({{"kind", f.kind}, {"text", f.text}, {"fix", f.fix}});
+  if (v.nvtx) {
+    auto& ranges = j["nvtx"]["ranges"] = nlohmann::ordered_json::array();
+    for (const auto& r : v.nvtx->ranges) {
+      ranges.push_back({{"name", r.name},
+                        {"count", r.count},
+                        {"total_s", r.total_s},
+                        {"mean_s", r.mean_s},
+                        {"measured", r.measured},
+                        {"measured_s", r.measured_s},
+                        {"busy_s", r.busy_s},
+                        {"busy_share", r.busy_share},
+                        {"idle_s", r.idle_s},
+                        {"attributed_idle_s", r.attributed_idle_s}});
+    }
+    j["nvtx"]["window_idle_s"] = v.nvtx->window_idle_s;
+    j["nvtx"]["unranged_idle_s"] = v.nvtx->unranged_idle_s;
+    j["nvtx"]["window_clipped"] = v.nvtx->window_clipped;
+    j["nvtx"]["instances_dropped"] = v.nvtx->instances_dropped;
+    j["nvtx"]["names_folded"] = v.nvtx->names_folded;
+    j["nvtx"]["unmatched"] = v.nvtx->unmatched;
+  }
   j["dropped_records"] = v.dropped;
   return j;
 }

@@ -30,6 +30,29 @@ void idle_lines(std::string& out, const kernels::IdleStats& st, const std::strin
   out += "\n";
 }
 
+void nvtx_lines(std::string& out, const kernels::NvtxView& n) {
+  out +=
+      "  NVTX ranges (GPU busy and idle inside each; the window's idle time by innermost range):\n";
+  out += fmt::format("  {:>7} {:>9} {:>9} {:>8} {:>11} {:>12}  {}\n", "count", "total", "mean",
+                     "GPU busy", "idle inside", "window idle", "range");
+  for (const auto& r : n.ranges) {
+    const double share = n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s : 0;
+    out +=
+        fmt::format("  {:7} {:>9} {:>9} {:7.1f}% {:>11} {:11.1f}%  {}\n", r.count, dur(r.total_s),
+                    dur(r.mean_s), r.busy_share * 100, dur(r.idle_s), share * 100, cut(r.name, 60));
+  }
+  if (n.window_idle_s > 0) {
+    out += fmt::format("    window idle inside no range: {} of {}{}\n", dur(n.unranged_idle_s),
+                       dur(n.window_idle_s),
+                       n.window_clipped ? " (from the oldest range instance kept)" : "");
+  }
+  if (n.instances_dropped > 0) {
+    out += fmt::format(
+        "    busy and idle from the most recent instances; {} older ones were not kept\n",
+        n.instances_dropped);
+  }
+}
+
 }  // namespace
 
 std::string kernels_to_text(const kernels::KernelView& v) {
@@ -72,6 +95,7 @@ std::string kernels_to_text(const kernels::KernelView& v) {
                          c.gb_per_s, c.pageable ? "  (pageable host memory)" : "");
     }
   }
+  if (v.nvtx) nvtx_lines(out, *v.nvtx);
   out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs, dur(v.sync_s));
   if (!v.findings.empty()) {
     out += "  fixes from the kernel view:\n";

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
 
 #include "cli_support.hpp"
 
@@ -78,6 +80,61 @@ TEST(KernelsRun, AnotherToolHoldingTheInjectionPointIsSaid) {
   const auto k = kernels_section(report);
   EXPECT_EQ(k["status"], "injection_taken");
   std::remove(report.c_str());
+}
+
+// The kernel records of a recording (the x_kernels lines).
+std::vector<nlohmann::json> kernel_records(const std::string& trace_path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(read_file(trace_path));
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("x_kernels")) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+TEST(KernelsRun, TheJobsFirstNvtxCallIsPassedOnToItsCupti) {
+  // gpulens names its library in NVTX_INJECTION64_PATH; the library hands NVTX's
+  // call to the libcupti it found (here one with only NVTX's entry point).
+  const std::string report = temp_path("nvtx.json");
+  const std::string trace = temp_path("nvtx.jsonl");
+  const auto r = run_gpulens("run --kernels -q " + kReplay + " -o '" + report + "' --trace '" +
+                             trace + "' -- env GPULENS_CUPTI='" + GPULENS_KERNELS_FAKE_CUPTI +
+                             "' FAKE_JOB_SAY_NVTX=1 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "nvtx init 1 table 1\nfake cuda job output\n");
+  const auto records = kernel_records(trace);
+  ASSERT_EQ(records.size(), 1u) << read_file(trace);
+  EXPECT_EQ(records[0]["x_kernels"], 2);
+  EXPECT_EQ(records[0]["status"], "no_cupti");  // no Activity API in the stand-in
+  EXPECT_EQ(records[0]["nvtx"]["status"], "ok");
+  std::remove(report.c_str());
+  std::remove(trace.c_str());
+}
+
+TEST(KernelsRun, AJobWithItsOwnNvtxToolKeepsItAndTheReportSaysSo) {
+  const std::string report = temp_path("nvtx_taken.json");
+  const std::string trace = temp_path("nvtx_taken.jsonl");
+  const auto r =
+      run_gpulens("run --kernels -q " + kReplay + " -o '" + report + "' --trace '" + trace +
+                  "' -- env NVTX_INJECTION64_PATH=/opt/other/libnvtx_tool.so "
+                  "GPULENS_CUPTI=/nonexistent/libcupti.so.13 FAKE_JOB_SAY_NVTX=1 '" +
+                  GPULENS_KERNELS_FAKE_JOB + "' 0");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "nvtx init -1 table 0\nfake cuda job output\n");  // its tool, not ours
+  const auto records = kernel_records(trace);
+  ASSERT_EQ(records.size(), 1u) << read_file(trace);
+  EXPECT_EQ(records[0]["nvtx"]["status"], "injection_taken");
+  const auto k = kernels_section(report);
+  bool said = false;
+  for (const auto& n : k["notes"]) {
+    said = said || n.get<std::string>().find(
+                       "NVTX ranges not recorded: NVTX_INJECTION64_PATH "
+                       "names another tool (/opt/other/libnvtx_tool.so)") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << k["notes"];
+  std::remove(report.c_str());
+  std::remove(trace.c_str());
 }
 #endif
 
