@@ -100,6 +100,10 @@ def in_process(args, gl):
                 proc.terminate()
                 proc.wait()
         print(f"cost: in-process round {rnd + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        partial = summarize(rows, {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"],
+                                   "launch": ["us_per_launch"]})
+        with open(os.path.join(args.out, "cost-in-process-partial.txt"), "w") as f:
+            f.write(f"after {rnd + 1} of {args.rounds} rounds\n" + format_table(partial) + "\n")
     metric_of = {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"]}
     return rows, summarize(rows, metric_of)
 
@@ -133,6 +137,11 @@ def process_slots(args, gl):
             if out.returncode != 0:
                 print(f"cost: {cfg} exited {out.returncode}: {out.stderr[-2000:]}", file=sys.stderr)
         print(f"cost: process round {rnd + 1}/{args.process_rounds} done", file=sys.stderr, flush=True)
+        # A partial table after every round: a run cut off by a time limit keeps what it measured.
+        partial = summarize(rows, {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"],
+                                   "launch": ["us_per_launch"]})
+        with open(os.path.join(args.out, "cost-process-partial.txt"), "w") as f:
+            f.write(f"after {rnd + 1} of {args.process_rounds} rounds\n" + format_table(partial) + "\n")
     metric_of = {"gemm": ["tflops"], "batch1": ["p50_ms", "p99_ms"], "train": ["step_ms"],
                  "launch": ["us_per_launch"]}
     return rows, summarize(rows, metric_of)

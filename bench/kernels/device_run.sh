@@ -7,7 +7,10 @@
 #      still see its kernels, and gpulens must say it stepped aside
 #   5. a job without CUDA under --kernels: output and exit status unchanged
 #   6. the cost harness (cost.py): in-process slots and process slots
-# Writes everything under $OUT (traces in kernels-raw.tgz) and prints a short table.
+#   7. NVTX ranges: train_gpt.py --nvtx, fed and starved, under --kernels
+# STAGES (default: all of train compare nested nocuda cost nvtx) picks stages, so a
+# call fits the device tool's 10 minutes. Writes everything under $OUT (traces in
+# kernels-raw.tgz) and prints a short table.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels}
 mkdir -p "$OUT"
@@ -16,6 +19,8 @@ T0=$(date +%s)
 step() { echo "== $* (t=$(($(date +%s) - T0)) s)" | tee -a "$OUT/steps.txt"; }
 raw=$(mktemp -d)
 STEPS=${KERNELS_STEPS:-40}
+STAGES=" ${STAGES:-train compare nested nocuda cost nvtx} "
+want() { [[ $STAGES == *" $1 "* ]]; }
 
 step probe
 {
@@ -33,6 +38,7 @@ PY
 } >"$OUT/probe.txt" 2>&1
 head -3 "$OUT/probe.txt"
 
+if want train; then
 step "train_gpt good, --kernels ($STEPS steps)"
 "$B/gpulens" run --kernels -o "$OUT/train-good-kernels.html" --trace "$raw/train-good-kernels.trace.jsonl" \
   -- python3 examples/train_gpt.py --steps "$STEPS" >"$OUT/train-good-kernels.log" 2>&1
@@ -41,23 +47,42 @@ step "train_gpt starved, --kernels"
 "$B/gpulens" run --kernels -o "$OUT/train-starved-kernels.html" --trace "$raw/train-starved-kernels.trace.jsonl" \
   -- python3 examples/train_gpt.py --steps 16 --starve >"$OUT/train-starved-kernels.log" 2>&1
 echo "exit $?" >>"$OUT/train-starved-kernels.log"
+fi
 
+if want compare; then
 step "train_gpt good under torch.profiler"
 python3 bench/kernels/profile_train.py "$OUT/profiler-good.json" examples/train_gpt.py --steps "$STEPS" \
   >"$OUT/profiler-good.log" 2>&1
 python3 bench/kernels/compare.py "$raw/train-good-kernels.trace.jsonl" "$OUT/profiler-good.json" \
   >"$OUT/comparison.txt" 2>&1
+fi
 
+if want nested; then
 step "torch.profiler inside gpulens run --kernels"
 "$B/gpulens" run --kernels --trace "$raw/nested.trace.jsonl" -o "$OUT/nested.txt" \
   -- python3 bench/kernels/profile_train.py "$OUT/profiler-nested.json" examples/train_gpt.py --steps 20 \
   >"$OUT/nested.log" 2>&1
 echo "exit $?" >>"$OUT/nested.log"
+fi
 
+if want nocuda; then
 step "no CUDA under --kernels"
 out=$("$B/gpulens" run --kernels -q -- sh -c 'echo plain-output; exit 3' 2>"$OUT/nocuda.err")
 echo "stdout=[$out] exit=$?" >"$OUT/nocuda.txt"
+fi
 
+if want nvtx; then
+for v in good starved; do
+  step "train_gpt $v --nvtx, --kernels"
+  extra=""
+  [[ $v == starved ]] && extra="--starve"
+  "$B/gpulens" run --kernels -o "$OUT/nvtx-$v.txt" --trace "$raw/nvtx-$v.trace.jsonl" \
+    -- python3 examples/train_gpt.py --steps 16 --nvtx $extra >"$OUT/nvtx-$v.log" 2>&1
+  echo "exit $?" >>"$OUT/nvtx-$v.log"
+done
+fi
+
+if want cost; then
 step "cost harness"
 # In-process slots: the device counters (record at 1 s and 100 ms) and dmon on
 # GEMM throughput and batch-1 latency. Process slots: --kernels, only its kernel
@@ -66,9 +91,12 @@ python3 bench/kernels/cost.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${CO
   --slot "${COST_SLOT:-2}" --workloads "${COST_WORKLOADS:-gemm,batch1}" \
   --process-rounds "${COST_PROCESS_ROUNDS:-5}" --process-slot "${COST_PROCESS_SLOT:-3}" \
   >"$OUT/cost.log" 2>&1
+fi
 
 step "done"
-(cd "$raw" && tar czf "$OUT/kernels-raw.tgz" ./*.jsonl)
+(cd "$raw" && tar czf "$OUT/kernels-raw.tgz" ./*.jsonl 2>/dev/null)
+# The device tool brings back a few files: everything small goes in one archive too.
+(cd "$OUT" && tar czf kernels-out.tgz --exclude=kernels-raw.tgz --exclude=kernels-out.tgz . 2>/dev/null)
 echo
 echo "--- torch.profiler vs gpulens --kernels (train_gpt.py --steps $STEPS) ---"
 cat "$OUT/comparison.txt"
@@ -76,7 +104,9 @@ echo "--- torch.profiler inside --kernels ---"
 tail -n 3 "$OUT/nested.log"
 grep -o '"status": *"[a-z_]*"' "$raw/nested.trace.jsonl" | sort | uniq -c
 cat "$OUT/nocuda.txt"
+echo "--- nvtx ---"
+for v in good starved; do grep -A12 -i 'nvtx' "$OUT/nvtx-$v.txt" 2>/dev/null | head -16; done
 echo "--- cost ---"
-cat "$OUT/cost.txt" 2>/dev/null || tail -n 20 "$OUT/cost.log"
+cat "$OUT/cost.txt" 2>/dev/null || cat "$OUT"/cost-*-partial.txt 2>/dev/null || tail -n 20 "$OUT/cost.log"
 echo "--- times ---"
 cat "$OUT/steps.txt"

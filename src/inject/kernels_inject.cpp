@@ -72,7 +72,7 @@ bool optional_kind(CUpti_ActivityKind k) {
 }
 
 // $GPULENS_KERNELS_KINDS (a measurement knob of bench/kernels/cost.py, documented
-// in docs/kernels.md): a comma list of kernel, memcpy, memset, sync to record
+// in docs/kernels.md): a comma list of kernel, memcpy, memset, sync, nvtx to record
 // only those, so the cost of each kind on the job can be told apart. Unset: all.
 // Device properties are always read (one record per GPU).
 bool kind_wanted(CUpti_ActivityKind k) {
@@ -85,6 +85,7 @@ bool kind_wanted(CUpti_ActivityKind k) {
                      : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? ",memcpy,"
                      : k == CUPTI_ACTIVITY_KIND_MEMSET          ? ",memset,"
                      : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? ",sync,"
+                     : k == CUPTI_ACTIVITY_KIND_MARKER          ? ",nvtx,"
                                                                 : ",other,";
   return list.find(name) != std::string::npos;
 }
@@ -108,6 +109,10 @@ struct State {
   bool job_registered_first = false;  // the job had registered buffers before cuInit
   std::uint32_t cupti_version = 0;
   std::unordered_map<std::string, std::string> names;  // mangled -> demangled
+  // CUPTI shares one name string among all records of a kernel, so its address
+  // finds the demangled name without hashing a mangled name of hundreds of bytes
+  // per record (this runs for every kernel the job launches).
+  std::unordered_map<const char*, const std::string*> names_by_address;
   // NVTX: how often NVTX's loader called us and libcupti accepted, and why not.
   int nvtx_forwarded = 0;
   bool nvtx_called = false;
@@ -145,14 +150,21 @@ std::string result_text(const Api& api, CUptiResult r) {
 
 const std::string& demangled(State& s, const char* mangled) {
   if (mangled == nullptr) mangled = "(unnamed)";
+  if (auto at = s.names_by_address.find(mangled); at != s.names_by_address.end())
+    return *at->second;
   auto it = s.names.find(mangled);
-  if (it != s.names.end()) return it->second;
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string name = (status == 0 && d != nullptr) ? d : mangled;
-  std::free(d);
-  if (name.size() > 1000) name.resize(1000);  // cutlass templates run to kilobytes
-  return s.names.emplace(mangled, std::move(name)).first->second;
+  if (it == s.names.end()) {
+    int status = 0;
+    char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string name = (status == 0 && d != nullptr) ? d : mangled;
+    std::free(d);
+    if (name.size() > 1000) name.resize(1000);  // cutlass templates run to kilobytes
+    it = s.names.emplace(mangled, std::move(name)).first;
+  }
+  // Bounded: a job that builds kernel names at run time (JIT) must not grow this
+  // without end; past the bound the lookup by content still works.
+  if (s.names_by_address.size() < 100000) s.names_by_address.emplace(mangled, &it->second);
+  return it->second;
 }
 
 const char* copy_kind(std::uint8_t k) {
