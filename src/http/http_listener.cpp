@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <deque>
@@ -167,6 +169,7 @@ void HttpListener::listen() {
       break;
     }
     if (fds[1].revents != 0) break;
+    if ((fds[0].revents & (POLLERR | POLLNVAL)) != 0) break;  // the socket itself failed
     if ((fds[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
