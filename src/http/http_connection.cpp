@@ -171,10 +171,21 @@ AfterRequest handle_request(ConnectionStream& stream, const ConnectionLimits& li
     return AfterRequest::CloseLinger;
   }
   Response response;
-  process(*request, response);
+  bool failed = false;
+  try {
+    process(*request, response);
+  } catch (...) {
+    // The handler reports its own failures; what escapes it (out of memory)
+    // must not end a worker thread, and so the process.
+    response = Response{};
+    response.status = 500;
+    response.set_content("internal error\n", "text/plain; charset=utf-8");
+    failed = true;
+  }
   // A body is never read, so nothing after it on the connection can be trusted
   // to start a request.
-  const bool close = last || !request->keep_alive || request->has_body || says_close(response);
+  const bool close =
+      failed || last || !request->keep_alive || request->has_body || says_close(response);
   const auto keep_alive_terms =
       fmt::format("timeout={}, max={}",
                   std::chrono::ceil<std::chrono::seconds>(limits.keep_alive_timeout).count(),
