@@ -8,7 +8,7 @@
 
 #include "exposition/exposition.hpp"
 #include "exposition/http_server.hpp"
-#include "http/http.hpp"
+#include "http_test_client.hpp"  // tests/unit: the tests' small HTTP client
 
 namespace gpulens::server {
 namespace {
@@ -103,8 +103,7 @@ void BM_ScrapeOverHttp8Gpus(benchmark::State& state) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   });
   auto& server = served.server;
-  httplib::Client client("127.0.0.1", server->port());
-  client.set_keep_alive(true);
+  gpulens::testing::TestClient client("127.0.0.1", server->port());
   std::int64_t failures = 0;
   for (auto _ : state) {
     auto res = client.Get("/metrics");

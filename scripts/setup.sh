@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format git
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcpp-httplib-dev libssl-dev libcrypt-dev
+  libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libncurses-dev tmux

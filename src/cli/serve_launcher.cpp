@@ -1,5 +1,5 @@
 // `gpulens serve` hands over to the agent binary, gpulens-serve, installed beside
-// gpulens. The agent's network stack (cpp-httplib, OpenSSL, crypt) lives only there,
+// gpulens. The agent's network stack (the HTTP layer, OpenSSL, crypt) lives only there,
 // so the commands that run beside people's jobs (record, stream, run) do not map and
 // initialise it: about 5 MiB less resident memory for every one of them.
 #include <unistd.h>

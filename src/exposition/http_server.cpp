@@ -5,11 +5,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <thread>
 
 #include "agent/log.hpp"
-#include "http/guarded_server.hpp"
-#include "http/http.hpp"
 
 namespace gpulens::server {
 
@@ -25,12 +22,12 @@ constexpr const char* kCsp =
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 // On every answer, the connection layer's own refusals included.
-httplib::Headers response_headers(const WebConfig& web) {
-  httplib::Headers headers = {{"X-Content-Type-Options", "nosniff"},
-                              {"X-Frame-Options", "DENY"},
-                              {"Referrer-Policy", "no-referrer"},
-                              {"Content-Security-Policy", kCsp}};
-  for (const auto& [name, value] : web.headers) headers.emplace(name, value);
+HeaderFields response_headers(const WebConfig& web) {
+  HeaderFields headers = {{"X-Content-Type-Options", "nosniff"},
+                          {"X-Frame-Options", "DENY"},
+                          {"Referrer-Policy", "no-referrer"},
+                          {"Content-Security-Policy", kCsp}};
+  for (const auto& [name, value] : web.headers) headers.emplace_back(name, value);
   return headers;
 }
 
@@ -92,11 +89,11 @@ HttpServer::HttpServer(ServerOptions options, ApiContext context)
 
 HttpServer::~HttpServer() {
   stop();
-  // The connection gate's workers serve requests after the accept loop has
-  // ended, until the server object goes; their handlers use this object's
-  // members (counts_, mutex_, auth_, reader_). Members die in reverse order of
-  // declaration, and those come after server_: end the workers first.
-  server_.reset();
+  // The listener's workers serve requests after the accept loop has ended,
+  // until the listener goes; handle() uses this object's members (counts_,
+  // mutex_, auth_, reader_, routes_). listener_ is declared last so that it dies
+  // first; the reset says so where it matters.
+  listener_.reset();
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, ApiContext context) {
@@ -111,117 +108,101 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
     s->web_ = std::move(*web);
   }
   s->auth_ = std::make_shared<BasicAuth>(s->web_.users);
+  s->default_headers_ = response_headers(s->web_);
   HttpServer* self = s.get();
   auto limits =
       connection_limits(s->options_, s->web_, [self](int status) { self->count_refused(status); });
+  s->listener_ = std::make_unique<HttpListener>(
+      std::move(limits), static_cast<std::size_t>(std::max(1, s->options_.threads)),
+      [self](const Request& req, Response& res) { self->handle(req, res); });
   if (s->web_.tls) {
     if (auto st = s->identity_.load(*s->web_.tls); !st) return st.error();
     s->tls_enabled_ = true;
-    auto ssl = std::make_unique<GuardedSslServer>(
-        [self](SSL_CTX& ctx) { return self->identity_.configure(ctx); }, std::move(limits));
-    if (!ssl->is_valid()) {
+    if (!s->listener_->enable_tls([self](SSL_CTX& ctx) { return self->identity_.configure(ctx); }))
       return Error{"cannot set up TLS with the web config's certificate and key"};
-    }
-    s->server_ = std::move(ssl);
-  } else {
-    s->server_ = std::make_unique<GuardedServer>(
-        std::move(limits), static_cast<std::size_t>(std::max(1, s->options_.threads)));
   }
   if (!s->context_.history_path.empty()) {
     s->reader_ = std::make_unique<store::HistoryReader>(s->context_.history_path,
                                                         s->options_.query_deadline);
   }
-  s->setup();
+  register_routes(*s);
   return s;
 }
 
-void HttpServer::setup() {
-  httplib::Server& srv = *server_;
-  const int threads = std::max(1, options_.threads);
-  srv.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  // The connection loop (ConnectionLimits) enforces the timeouts; cpp-httplib
-  // still writes the keep-alive ones into its Keep-Alive header.
-  srv.set_read_timeout(options_.read_timeout_s, 0);
-  srv.set_write_timeout(options_.write_timeout_s, 0);
-  srv.set_keep_alive_timeout(options_.keep_alive_s);
-  srv.set_keep_alive_max_count(kKeepAliveMax);
-  srv.set_payload_max_length(options_.max_body_bytes);
-  srv.set_default_headers(response_headers(web_));
-
-  // Nothing here changes anything: only GET and HEAD reach the handlers, and
-  // every request passes authentication first.
-  srv.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    // No endpoint takes a body, and cpp-httplib reads none for GET and HEAD:
-    // one that comes anyway is refused when too large (its limit would never
-    // apply), and the connection closes after the answer so that the body is
-    // never parsed as the next request.
-    const bool chunked = req.has_header("Transfer-Encoding");
-    const std::string length_text = req.get_header_value("Content-Length");
-    const auto length = content_length(length_text);
-    if (chunked || (length && *length > 0)) res.set_header("Connection", "close");
-    // Two Content-Length fields (or one beside Transfer-Encoding) leave the
-    // request's end in doubt between this server and any proxy before it.
-    const bool ambiguous =
-        req.get_header_value_count("Content-Length") > 1 || (chunked && !length_text.empty());
-    if (ambiguous || (!length_text.empty() && !length)) {
-      res.set_header("Connection", "close");
-      res.status = 400;
-      res.set_content("{\"error\":\"bad Content-Length\"}\n", "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (length && *length > options_.max_body_bytes) {
-      res.status = 413;
-      res.set_content("{\"error\":\"requests carry no body\"}\n", "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.method != "GET" && req.method != "HEAD") {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content("{\"error\":\"only GET and HEAD are served\"}\n", "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!authorized(req)) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Basic realm=\"gpulens\", charset=\"UTF-8\"");
-      res.set_content("{\"error\":\"authentication required\"}\n", "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  srv.set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (closes_connection(res.status) && !res.has_header("Connection"))
-          res.set_header("Connection", "close");
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        const std::string text = res.status == 404 ? "not found" : "bad request";
-        if (req.path.starts_with("/api/"))
-          res.set_content(fmt::format("{{\"error\":\"{}\"}}\n", text), "application/json");
-        else
-          res.set_content(text + "\n", "text/plain; charset=utf-8");
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  srv.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown error";
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log_error("{} {} failed: {}", req.method, req.path, what);
-        res.status = 500;
-        res.set_content("{\"error\":\"internal error\"}\n", "application/json");
-      });
-  srv.set_logger(
-      [this](const httplib::Request& req, const httplib::Response& res) { count(req, res); });
-  register_routes(*this);
+// Nothing here changes anything: only GET and HEAD reach the handlers, and
+// every request passes authentication first.
+bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
+  // No endpoint takes a body, and none is ever read: one that comes anyway is
+  // refused when too large, and the connection closes after the answer so that
+  // the body is never parsed as the next request (http_connection.cpp).
+  const bool chunked = req.has_header("Transfer-Encoding");
+  const std::string length_text = req.header("Content-Length");
+  const auto length = content_length(length_text);
+  if (chunked || (length && *length > 0)) res.set_header("Connection", "close");
+  // Two Content-Length fields (or one beside Transfer-Encoding) leave the
+  // request's end in doubt between this server and any proxy before it.
+  const bool ambiguous =
+      req.header_count("Content-Length") > 1 || (chunked && !length_text.empty());
+  if (ambiguous || (!length_text.empty() && !length)) {
+    res.set_header("Connection", "close");
+    res.status = 400;
+    res.set_content("{\"error\":\"bad Content-Length\"}\n", "application/json");
+    return true;
+  }
+  if (length && *length > options_.max_body_bytes) {
+    res.status = 413;
+    res.set_content("{\"error\":\"requests carry no body\"}\n", "application/json");
+    return true;
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("{\"error\":\"only GET and HEAD are served\"}\n", "application/json");
+    return true;
+  }
+  if (!authorized(req)) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Basic realm=\"gpulens\", charset=\"UTF-8\"");
+    res.set_content("{\"error\":\"authentication required\"}\n", "application/json");
+    return true;
+  }
+  return false;
 }
 
-bool HttpServer::authorized(const httplib::Request& req) {
+void HttpServer::handle(const Request& req, Response& res) {
+  res.headers = default_headers_;
+  if (!refuse_before_routing(req, res)) {
+    const auto route = routes_.find(req.path);
+    if (route == routes_.end()) {
+      res.status = 404;
+    } else {
+      try {
+        route->second(req, res);
+      } catch (const std::exception& e) {
+        log_error("{} {} failed: {}", req.method, req.path, e.what());
+        res.status = 500;
+        res.set_content("{\"error\":\"internal error\"}\n", "application/json");
+      }
+    }
+  }
+  if (res.status >= 400) {
+    if (closes_connection(res.status) && !res.has_header("Connection"))
+      res.set_header("Connection", "close");
+    if (res.body.empty()) {
+      const std::string text = res.status == 404 ? "not found" : "bad request";
+      if (req.path.starts_with("/api/"))
+        res.set_content(fmt::format("{{\"error\":\"{}\"}}\n", text), "application/json");
+      else
+        res.set_content(text + "\n", "text/plain; charset=utf-8");
+    }
+  }
+  count(req, res);
+}
+
+bool HttpServer::authorized(const Request& req) {
   auto auth = current_auth();
   if (!auth->enabled()) return true;
-  return auth->check(req.get_header_value("Authorization"));
+  return auth->check(req.header("Authorization"));
 }
 
 std::shared_ptr<BasicAuth> HttpServer::current_auth() const {
@@ -233,7 +214,7 @@ bool HttpServer::auth() const {
   return current_auth()->enabled();
 }
 
-void HttpServer::count(const httplib::Request& req, const httplib::Response& res) {
+void HttpServer::count(const Request& req, const Response& res) {
   static const char* const kHandlers[] = {
       "/metrics",         "/api/v1/version", "/api/v1/health",
       "/api/v1/devices",  "/api/v1/latest",  "/api/v1/history",
@@ -247,8 +228,8 @@ void HttpServer::count(const httplib::Request& req, const httplib::Response& res
   ++counts_[{handler, res.status}];
 }
 
-// Answers the connection loop gave before cpp-httplib saw the request (408,
-// 414, 431): no handler was chosen.
+// Answers the connection loop gave before a request was parsed (400, 408, 414,
+// 431): no handler was chosen.
 void HttpServer::count_refused(int status) {
   std::lock_guard lock(mutex_);
   ++counts_[{"other", status}];
@@ -262,37 +243,27 @@ std::vector<HttpCount> HttpServer::request_counts() const {
 }
 
 Status HttpServer::bind() {
-  if (port_ == 0) {
-    const int port = server_->bind_to_any_port(host_);
-    if (port < 0)
-      return Error{fmt::format("cannot listen on {}: {}", options_.listen, std::strerror(errno))};
-    port_ = port;
-    return ok_status();
-  }
-  if (!server_->bind_to_port(host_, port_)) {
+  const int port = listener_->bind(host_, port_);
+  if (port < 0 && port_ == 0)
+    return Error{fmt::format("cannot listen on {}: {}", options_.listen, std::strerror(errno))};
+  if (port < 0) {
     return Error{
         fmt::format("cannot listen on {}:{}: {} (another agent or dcgm-exporter on the "
                     "port? choose one with --listen)",
                     host_, port_, std::strerror(errno))};
   }
+  port_ = port;
   return ok_status();
 }
 
 void HttpServer::serve() {
-  serving_ = true;
-  if (!stop_requested_) server_->listen_after_bind();
-  serving_ = false;
+  listener_->listen();
 }
 
+// A stop that comes before serve() (--exit-at-end on a short replay) makes
+// serve() return at once: it is never lost.
 void HttpServer::stop() {
-  if (!server_) return;
-  // cpp-httplib's stop() does nothing until its accept loop runs: a stop that
-  // comes between serve()'s start and that loop (--exit-at-end on a short
-  // replay) would be lost and serve() would never return. So the request is
-  // remembered, and a serve() already on its way is waited for.
-  stop_requested_ = true;
-  while (serving_ && !server_->is_running()) std::this_thread::sleep_for(kStopPoll);
-  server_->stop();
+  if (listener_) listener_->stop();
 }
 
 std::string HttpServer::url() const {

@@ -15,16 +15,12 @@
 #include "core/result.hpp"
 #include "exposition/exposition.hpp"
 #include "http/basic_auth.hpp"
+#include "http/http_listener.hpp"
+#include "http/http_message.hpp"
 #include "http/tls_identity.hpp"
 #include "http/web_config.hpp"
 #include "store/history_query.hpp"
 #include "store/store_writer.hpp"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace gpulens::server {
 
@@ -80,11 +76,19 @@ class HttpServer {
   std::vector<HttpCount> request_counts() const;
 
  private:
+  using Handler = std::function<void(const Request&, Response&)>;
+
   HttpServer(ServerOptions options, ApiContext context);
-  void setup();
-  void count(const httplib::Request& req, const httplib::Response& res);
+  // Routes are exact paths; only GET (and HEAD, answered as GET) reach them.
+  void get(std::string path, Handler handler) { routes_[std::move(path)] = std::move(handler); }
+  // Every request: the checks every path shares, the route, and the answers
+  // for errors; counted in request_counts().
+  void handle(const Request& req, Response& res);
+  // Answers before the route: bodies, methods and authentication.
+  bool refuse_before_routing(const Request& req, Response& res);
+  void count(const Request& req, const Response& res);
   void count_refused(int status);
-  bool authorized(const httplib::Request& req);
+  bool authorized(const Request& req);
   std::shared_ptr<BasicAuth> current_auth() const;
   SelfStats self_stats() const;
 
@@ -93,7 +97,8 @@ class HttpServer {
   WebConfig web_;
   bool tls_enabled_ = false;
   TlsIdentity identity_;
-  std::unique_ptr<httplib::Server> server_;
+  HeaderFields default_headers_;  // on every answer; fixed at start like TLS on or off
+  std::map<std::string, Handler> routes_;
   std::string host_;
   int port_ = 0;
   std::unique_ptr<store::HistoryReader> reader_;
@@ -102,9 +107,8 @@ class HttpServer {
   std::shared_ptr<BasicAuth> auth_;
   std::map<std::pair<std::string, int>, std::uint64_t> counts_;
   std::atomic<double> last_scrape_s_{0};
-  std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> serving_{false};
-  static constexpr std::chrono::milliseconds kStopPoll{1};
+  // Last: its threads call handle(), so it goes before everything handle() uses.
+  std::unique_ptr<HttpListener> listener_;
 
   friend void register_routes(HttpServer& server);
 };

@@ -15,14 +15,11 @@
 #include "exposition/api_params.hpp"
 #include "exposition/http_server.hpp"
 #include "exposition/web_assets.hpp"
-#include "http/http.hpp"
+#include "http/http_message.hpp"
 #include "store/store_writer.hpp"
 
 namespace gpulens::server {
 namespace {
-
-using httplib::Request;
-using httplib::Response;
 
 // Longest range one history or timeline request may cover.
 constexpr double kMaxRange = 100 * 86400.0;
@@ -57,12 +54,12 @@ bool parse_range(const Request& req, Response& res, double now, double default_s
   to = now;
   from = now - default_span;
   if (req.has_param("to")) {
-    const auto t = parse_time(req.get_param_value("to"), now);
+    const auto t = parse_time(req.param("to"), now);
     if (!t) return reject(res, "to: " + t.error().message);
     to = *t;
   }
   if (req.has_param("from")) {
-    const auto f = parse_time(req.get_param_value("from"), now);
+    const auto f = parse_time(req.param("from"), now);
     if (!f) return reject(res, "from: " + f.error().message);
     from = *f;
   } else {
@@ -71,7 +68,7 @@ bool parse_range(const Request& req, Response& res, double now, double default_s
   if (!(from < to)) return reject(res, "from must be before to");
   if (to - from > kMaxRange) return reject(res, "the range may cover at most 100 days");
   if (req.has_param("gpu")) {
-    const auto g = parse_gpu_list(req.get_param_value("gpu"));
+    const auto g = parse_gpu_list(req.param("gpu"));
     if (!g) return reject(res, "gpu: GPU indexes such as 0 or 0,1,3");
     gpus = *g;
   }
@@ -123,10 +120,9 @@ SelfStats HttpServer::self_stats() const {
 }
 
 void register_routes(HttpServer& server) {
-  httplib::Server& srv = *server.server_;
   HttpServer* self = &server;
 
-  srv.Get("/metrics", [self](const Request&, Response& res) {
+  self->get("/metrics", [self](const Request&, Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto snap = self->context_.snapshot();
     std::string body = render_metrics(*snap, self->options_.exposition, self->self_stats());
@@ -136,9 +132,10 @@ void register_routes(HttpServer& server) {
     res.set_content(std::move(body), "text/plain; version=0.0.4; charset=utf-8");
   });
 
-  srv.Get("/api/v1/version", [](const Request&, Response& res) { send_json(res, version_json()); });
+  self->get("/api/v1/version",
+            [](const Request&, Response& res) { send_json(res, version_json()); });
 
-  srv.Get("/api/v1/health", [self](const Request&, Response& res) {
+  self->get("/api/v1/health", [self](const Request&, Response& res) {
     const auto snap = self->context_.snapshot();
     const auto store = self->context_.store_status ? self->context_.store_status() : std::nullopt;
     const double now = unix_now();
@@ -147,39 +144,39 @@ void register_routes(HttpServer& server) {
               health_status(*snap, store, now) == "failing" ? 503 : 200);
   });
 
-  srv.Get("/api/v1/devices", [self](const Request&, Response& res) {
+  self->get("/api/v1/devices", [self](const Request&, Response& res) {
     send_json(res, devices_json(*self->context_.snapshot()));
   });
 
-  srv.Get("/api/v1/latest", [self](const Request&, Response& res) {
+  self->get("/api/v1/latest", [self](const Request&, Response& res) {
     send_json(res, latest_json(*self->context_.snapshot(), self->options_.show_cmdline));
   });
 
-  srv.Get("/api/v1/history", [self](const Request& req, Response& res) {
+  self->get("/api/v1/history", [self](const Request& req, Response& res) {
     if (!self->reader_) return send_error(res, 503, "history is disabled (--no-history)");
     const auto snap = self->context_.snapshot();
     store::HistoryQuery q;
     if (!parse_range(req, res, data_now(*snap), 3600, q.from, q.to, q.gpus)) return;
     q.step = default_step(q.to - q.from);
     if (req.has_param("step")) {
-      const auto step = parse_duration(req.get_param_value("step"));
+      const auto step = parse_duration(req.param("step"));
       if (!step || *step <= 0)
         return send_error(res, 400, "step: a duration such as 60, 15s or 1m");
       q.step = *step;
     }
     if (req.has_param("metrics")) {
       std::string bad;
-      const auto metrics = parse_metric_list(req.get_param_value("metrics"), bad);
+      const auto metrics = parse_metric_list(req.param("metrics"), bad);
       if (!metrics) return send_error(res, 400, fmt::format("metrics: unknown key '{}'", bad));
       q.metrics = *metrics;
     }
-    q.min_max = req.get_param_value("stats") == "all";
+    q.min_max = req.param("stats") == "all";
     auto result = self->reader_->history(q);
     if (!result) return send_error(res, 503, "history: " + result.error().message);
     send_json(res, history_json(*result));
   });
 
-  srv.Get("/api/v1/timeline", [self](const Request& req, Response& res) {
+  self->get("/api/v1/timeline", [self](const Request& req, Response& res) {
     if (!self->reader_) return send_error(res, 503, "history is disabled (--no-history)");
     const auto snap = self->context_.snapshot();
     double from = 0, to = 0;
@@ -193,14 +190,14 @@ void register_routes(HttpServer& server) {
     send_json(res, body);
   });
 
-  srv.Get("/api/v1/alerts", [self](const Request& req, Response& res) {
+  self->get("/api/v1/alerts", [self](const Request& req, Response& res) {
     const auto snap = self->context_.snapshot();
     double from = 0, to = 0;
     std::vector<int> gpus;
     if (!parse_range(req, res, data_now(*snap), 86400, from, to, gpus)) return;
     int limit = 200;
     if (req.has_param("limit")) {
-      const auto text = req.get_param_value("limit");
+      const auto text = req.param("limit");
       const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
       if (ec != std::errc() || ptr != text.data() + text.size() || limit < 1 || limit > 1000)
         return send_error(res, 400, "limit: a number from 1 to 1000");
@@ -238,9 +235,10 @@ void register_routes(HttpServer& server) {
   });
 
   for (const auto& asset : web_assets()) {
-    srv.Get(std::string(asset.path), [&asset](const Request&, Response& res) {
+    self->get(std::string(asset.path), [&asset](const Request&, Response& res) {
       res.set_header("Cache-Control", "no-cache");
-      res.set_content(asset.body.data(), asset.body.size(), std::string(asset.content_type));
+      res.set_content(std::string(asset.body.data(), asset.body.size()),
+                      std::string(asset.content_type));
     });
   }
 }

@@ -1,8 +1,9 @@
 #pragma once
-// Waits for requests without holding worker threads. cpp-httplib gives each
-// connection a worker from accept to close, so eight clients that send a byte
-// a second (or nothing at all) took all eight workers and every scrape waited
-// behind them for the whole request deadline. Here one thread watches every
+// Waits for requests without holding worker threads. A server that gives each
+// connection a worker from accept to close (as cpp-httplib, which the agent used
+// to be built on, did) lets eight clients that send a byte a second (or nothing
+// at all) take all eight workers, and every scrape waits behind them for the
+// whole request deadline. Here one thread watches every
 // open connection with epoll and reads what arrives, each connection within its
 // own deadline; only a connection whose request head is complete (or that broke
 // a limit and must be answered) goes to a worker, which answers that one request
@@ -23,7 +24,7 @@ namespace gpulens::server {
 
 class ConnectionGate {
  public:
-  // `listening` is cpp-httplib's listening socket: -1 once the server stops.
+  // `listening` is the listening socket (HttpListener): -1 once the server stops.
   ConnectionGate(const ConnectionLimits& limits, std::size_t workers,
                  const std::atomic<int>& listening, ProcessRequest process);
   ~ConnectionGate();

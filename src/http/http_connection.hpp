@@ -1,11 +1,10 @@
 #pragma once
-// The agent's own connection loop around cpp-httplib's request parser. 0.11
-// bounds each read and write but not a request as a whole, so a client that
-// sends one header byte every few seconds holds a worker thread for as long as
-// it likes, and it answers an over-long head by closing the connection. Here
-// each request must arrive and be answered within a total deadline, its head
-// (request line and header fields) is read and measured before cpp-httplib
-// parses it, and a head that is too large gets a 414 or 431.
+// The agent's connection loop: reads each request's head, measures it, has it
+// parsed (http_message.hpp), hands the request to the server's handler and
+// writes the answer. Each request must arrive and be answered within a total
+// deadline, so a client that sends one header byte every few seconds cannot
+// hold a worker thread for as long as it likes; a head that is too large gets
+// a 414 or 431, never a silent close.
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -13,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "http/http.hpp"
+#include "http/http_message.hpp"
 #include "http/http_transport.hpp"
 
 namespace gpulens::server {
@@ -34,15 +33,18 @@ struct ConnectionLimits {
 
 enum class HeadVerdict { Ok, UriTooLong, FieldsTooLarge };
 
-// `head` is a request's head, blank line included. The request line and each
-// header line (with its line end) may have as many bytes as cpp-httplib takes
-// (CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, CPPHTTPLIB_HEADER_MAX_LENGTH): beyond, it
-// would answer a bare 400, where 414 and 431 say what is wrong.
+// The request line, and each header line, with its line end: the bounds the
+// agent has always had (they were cpp-httplib's, which it used to be built on).
+inline constexpr std::size_t kMaxRequestLine = 8192;
+inline constexpr std::size_t kMaxHeaderLine = 8192;
+
+// `head` is a request's head, blank line included: whether its request line and
+// each header line keep within kMaxRequestLine and kMaxHeaderLine.
 HeadVerdict check_head(std::string_view head);
 
-// cpp-httplib's Server::process_request for one request on `stream`.
-using ProcessRequest =
-    std::function<bool(httplib::Stream& stream, bool close_connection, bool& connection_closed)>;
+// The server's answer to one parsed request. It may throw: the connection layer
+// never sees it, the handler catches what it wants to report.
+using ProcessRequest = std::function<void(const Request& request, Response& response)>;
 
 // Serves requests on one connection until it ends: the client closes or goes
 // idle, a request breaks a limit, an answer says "Connection: close", or the

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "exposition/http_server.hpp"
-#include "http/http.hpp"
 #include "http/http_connection.hpp"
 #include "server_test_support.hpp"
 
@@ -141,7 +140,7 @@ TEST(HttpDeadline, DribblingClientsAreCutOffWhileOthersAreServed) {
 
   // A normal request waits for a worker, which the deadline frees.
   const auto t0 = std::chrono::steady_clock::now();
-  httplib::Client c("127.0.0.1", s.port());
+  gpulens::testing::TestClient c("127.0.0.1", s.port());
   c.set_read_timeout(8, 0);
   auto res = c.Get("/api/v1/version");
   const double took = Seconds(std::chrono::steady_clock::now() - t0).count();
@@ -211,7 +210,7 @@ TEST(HttpDeadline, OversizedHeadsGetAStatus) {
   const auto reply = exchange(s.port(), many + "\r\n");
   EXPECT_TRUE(reply.starts_with("HTTP/1.1 431 ")) << reply.substr(0, 200);
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos);
-  // One header line longer than cpp-httplib takes (8 KiB), the head within bounds.
+  // One header line longer than 8 KiB, the head within bounds.
   EXPECT_TRUE(exchange(s.port(), get + "X: " + std::string(9000, 'b') + "\r\n\r\n")
                   .starts_with("HTTP/1.1 431 "));
   // A head that never ends, from a client that stops sending: still an answer.
@@ -220,7 +219,7 @@ TEST(HttpDeadline, OversizedHeadsGetAStatus) {
   send_all(fd, get + "X: " + std::string(40000, 'b'));
   EXPECT_TRUE(read_to_end(fd).starts_with("HTTP/1.1 431 "));
   close(fd);
-  // Request lines: too long for cpp-httplib, and too long for the whole bound.
+  // Request lines: longer than 8 KiB, and too long for the whole bound.
   EXPECT_TRUE(exchange(s.port(), "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n")
                   .starts_with("HTTP/1.1 414 "));
   EXPECT_TRUE(exchange(s.port(), "GET /" + std::string(50000, 'a') + " HTTP/1.1\r\n\r\n")
@@ -228,7 +227,7 @@ TEST(HttpDeadline, OversizedHeadsGetAStatus) {
   // Within the bounds all is well.
   EXPECT_TRUE(exchange(s.port(), get + "X: " + std::string(8000, 'b') + "\r\n\r\n")
                   .starts_with("HTTP/1.1 200 OK\r\n"));
-  // Malformed but small: cpp-httplib's 400, and the connection closes.
+  // Malformed but small: a 400, and the connection closes.
   const auto bad = exchange(s.port(), "\x16\x03\x01garbage\r\n\r\nGET / HTTP/1.1\r\n\r\n");
   EXPECT_TRUE(bad.starts_with("HTTP/1.1 400 ")) << bad;
   EXPECT_EQ(bad.find("HTTP/1.1", 1), std::string::npos) << "answered after a 400: " << bad;
@@ -258,7 +257,7 @@ TEST(HttpDeadline, BodiesAreBoundedAndNeverReadAsRequests) {
   EXPECT_EQ(smuggled.find("\"gpus\""), std::string::npos) << "the body was served as a request";
 }
 
-TEST(HttpDeadline, CheckHeadMeasuresLinesAsCppHttplibDoes) {
+TEST(HttpDeadline, CheckHeadMeasuresLinesWithTheirLineEnds) {
   const std::string line = "GET / HTTP/1.1\r\n";
   EXPECT_EQ(check_head(line + "\r\n"), HeadVerdict::Ok);
   EXPECT_EQ(check_head(line + "X: " + std::string(8187, 'a') + "\r\n\r\n"), HeadVerdict::Ok);
@@ -282,9 +281,7 @@ TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
   EXPECT_GE(cut.after_s, 0.7);
   EXPECT_LE(cut.after_s, 15.0) << "the handshake outlived the 1 s deadline";
   // HTTPS still works, on a keep-alive connection across the deadline too.
-  httplib::SSLClient tls("127.0.0.1", s.port());
-  tls.enable_server_certificate_verification(false);
-  tls.set_keep_alive(true);
+  gpulens::testing::TestClient tls("127.0.0.1", s.port(), true);
   for (int i = 0; i < 2; ++i) {
     if (i > 0) std::this_thread::sleep_for(1200ms);
     auto res = tls.Get("/api/v1/version");

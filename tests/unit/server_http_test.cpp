@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "exposition/http_server.hpp"
-#include "http/http.hpp"
 #include "server_test_support.hpp"
 #include "store/history_store.hpp"
 
@@ -214,8 +213,7 @@ TEST(ServerHttp, TlsServesHttpsAndRefusesPlainHttp) {
   Running r(o);
   ASSERT_TRUE(r.server) << r.error;
   EXPECT_TRUE(r.server->tls());
-  httplib::SSLClient tls("127.0.0.1", r.server->port());
-  tls.enable_server_certificate_verification(false);
+  gpulens::testing::TestClient tls("127.0.0.1", r.server->port(), true);
   auto ok = tls.Get("/api/v1/version");
   ASSERT_TRUE(ok) << "HTTPS request failed";
   EXPECT_EQ(ok->status, 200);

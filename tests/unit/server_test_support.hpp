@@ -18,7 +18,7 @@
 #include "agent/snapshot.hpp"
 #include "cli_support.hpp"
 #include "exposition/http_server.hpp"
-#include "http/http.hpp"
+#include "http_test_client.hpp"
 
 namespace gpulens::testing {
 
@@ -135,8 +135,8 @@ class RunningServer {
   RunningServer(const RunningServer&) = delete;
   RunningServer& operator=(const RunningServer&) = delete;
   int port() const { return server->port(); }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server->port());
+  TestClient client() const {
+    TestClient c("127.0.0.1", server->port());
     c.set_read_timeout(5, 0);
     return c;
   }

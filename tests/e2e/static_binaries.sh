@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The binaries carried to GPU machines need nothing but glibc and the NVIDIA
+# driver: their NEEDED entries name only glibc's own libraries, they need no
+# GLIBC_x.y newer than the floor (docs/serve.md lists the distributions), and no
+# libstdc++/libgcc versions at all (those are linked in). NVML is dlopen'ed, so
+# it is never NEEDED.
+# Usage: static_binaries.sh STATIC(0|1) FLOOR BINARY...
+# Exit 77 (skipped) when the binaries are built without GPULENS_STATIC.
+set -euo pipefail
+static=${1:?usage: static_binaries.sh STATIC FLOOR BINARY...}
+floor=${2:-}
+shift 2
+if [[ $static != 1 ]]; then
+  echo "static_binaries: built without GPULENS_STATIC; nothing to check" >&2
+  exit 77
+fi
+[[ $floor =~ ^2\.[0-9]+$ ]] || { echo "static_binaries: bad glibc floor '$floor'" >&2; exit 1; }
+for tool in readelf objdump; do
+  command -v "$tool" >/dev/null || { echo "static_binaries: $tool missing (binutils)" >&2; exit 1; }
+done
+
+# glibc's own libraries, the dynamic loader of any architecture included.
+allowed='^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|ld-linux[-a-z0-9_.]*\.so\.[0-9]+)$'
+floor_minor=${floor#2.}
+failed=0
+for bin in "$@"; do
+  name=$(basename "$bin")
+  needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  [[ -n $needed ]] || { echo "$name: no NEEDED entries read" >&2; failed=1; }
+  while read -r lib; do
+    [[ -z $lib || $lib =~ $allowed ]] && continue
+    echo "$name: NEEDS $lib, which is not part of glibc" >&2
+    failed=1
+  done <<<"$needed"
+  symbols=$(objdump -T "$bin")
+  newest=0
+  while read -r version; do
+    minor=${version#GLIBC_2.}
+    minor=${minor%%.*}
+    ((minor > newest)) && newest=$minor
+    if ((minor > floor_minor)); then
+      echo "$name: needs $version (floor $floor):" >&2
+      grep -F "($version)" <<<"$symbols" | awk '{print "  " $NF}' >&2
+      failed=1
+    fi
+  done < <(grep -o 'GLIBC_2\.[0-9.]*' <<<"$symbols" | sort -u)
+  if grep -Eq '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols"; then
+    echo "$name: needs the shared libstdc++ or libgcc_s:" >&2
+    grep -E '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols" | head -5 >&2
+    failed=1
+  fi
+  echo "$name: NEEDED $(tr '\n' ' ' <<<"$needed"); newest GLIBC_2.$newest (floor $floor)"
+done
+exit "$failed"
