@@ -1,9 +1,9 @@
 // An unknown command is a usage error with the nearest real command suggested.
-#include "cli/unknown_command.hpp"
-
 #include <gtest/gtest.h>
 
 #include <memory>
+
+#include "cli/unknown_command.hpp"
 
 namespace gpulens::cli {
 namespace {

@@ -1,9 +1,9 @@
 // HeaderRepeat: when the terminal table of `gpulens stream` shows its header again.
+#include "render/stream_format.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "render/stream_format.hpp"
 
 namespace gpulens {
 namespace {
