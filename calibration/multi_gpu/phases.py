@@ -76,6 +76,29 @@ class Phase:
         return False
 
 
+def gemm_steps(rank, name, gemms, record, a, b, grads, seconds):
+    """A data-parallel phase: `gemms(rank)` bf16 GEMMs then an all-reduce of the
+    "gradients", step after step for `seconds`; rank 0 decides when all stop."""
+    import torch
+    import torch.distributed as dist
+
+    with Phase(rank, name, record, gemms_rank0=gemms(0), gemms_other=gemms(1)):
+        end = time.time() + seconds
+        n = 0
+        while True:
+            for _ in range(gemms(rank)):
+                a @ b
+            dist.all_reduce(grads)
+            n += 1
+            stop = torch.tensor([1 if time.time() >= end else 0], device=a.device)
+            dist.broadcast(stop, 0)
+            if stop.item():
+                break
+    record[name]["steps"] = n
+    log(rank, f"{name}: {n} steps of {gemms(rank)} GEMMs")
+    time.sleep(2)
+
+
 def rank_main(rank, world, out, scale):
     import torch
     import torch.distributed as dist
@@ -126,25 +149,8 @@ def rank_main(rank, world, out, scale):
     log(rank, f"allreduce: {ops} x {size >> 20} MiB in {elapsed:.1f} s, {sent / elapsed / 1e9:.1f} GB/s sent")
     time.sleep(2)
 
-    def steps(name, gemms):
-        with Phase(rank, name, record, gemms_rank0=gemms(0), gemms_other=gemms(1)):
-            end = time.time() + secs(30)
-            n = 0
-            while True:
-                for _ in range(gemms(rank)):
-                    a @ b
-                dist.all_reduce(grads)
-                n += 1
-                stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
-                dist.broadcast(stop, 0)
-                if stop.item():
-                    break
-        record[name]["steps"] = n
-        log(rank, f"{name}: {n} steps of {gemms(rank)} GEMMs")
-        time.sleep(2)
-
-    steps("balanced", lambda r: 8)
-    steps("imbalanced", lambda r: 24 if r == 0 else 8)
+    gemm_steps(rank, "balanced", lambda r: 8, record, a, b, grads, secs(30))
+    gemm_steps(rank, "imbalanced", lambda r: 24 if r == 0 else 8, record, a, b, grads, secs(30))
 
     host = torch.empty(buf.numel(), dtype=torch.bfloat16).pin_memory()
     with Phase(rank, "h2d_pinned", record, bytes_per_copy=size):
@@ -219,22 +225,7 @@ def holdout_main(rank, world, out, scale):
     torch.cuda.synchronize()
     time.sleep(3)
 
-    gemms = lambda r: 32 if r == 0 else 8  # noqa: E731
-    with Phase(rank, "imbalanced4x", record, gemms_rank0=gemms(0), gemms_other=gemms(1)):
-        end = time.time() + secs(30)
-        n = 0
-        while True:
-            for _ in range(gemms(rank)):
-                a @ b
-            dist.all_reduce(grads)
-            n += 1
-            stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
-            dist.broadcast(stop, 0)
-            if stop.item():
-                break
-    record["imbalanced4x"]["steps"] = n
-    log(rank, f"imbalanced4x: {n} steps of {gemms(rank)} GEMMs")
-    time.sleep(2)
+    gemm_steps(rank, "imbalanced4x", lambda r: 32 if r == 0 else 8, record, a, b, grads, secs(30))
 
     import cupy
 
