@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "http_test_client.hpp"
 #include "server_test_support.hpp"
 
 namespace gpulens::server {
@@ -119,31 +120,10 @@ TEST(HttpMessage, HeadIsAnsweredAsGetWithoutTheBody) {
   EXPECT_EQ(missing->status, 404);
 }
 
-// Sends `bytes`, half-closes, and returns all that comes back.
-std::string exchange(int port, const std::string& bytes) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    (void)!write(fd, bytes.data(), bytes.size());
-    shutdown(fd, SHUT_WR);
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
-      reply.append(buf, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  return reply;
-}
-
 TEST(HttpMessage, ConnectionTermsAndEscapedPaths) {
   gpulens::testing::RunningServer r({});
   ASSERT_TRUE(r.server) << r.error;
-  const auto old = exchange(r.port(), "GET /api/v1/version HTTP/1.0\r\n\r\n");
+  const auto old = gpulens::testing::raw_exchange(r.port(), "GET /api/v1/version HTTP/1.0\r\n\r\n");
   EXPECT_TRUE(old.starts_with("HTTP/1.1 200 OK\r\n")) << old;
   EXPECT_NE(old.find("\r\nConnection: close\r\n"), std::string::npos) << old;
   gpulens::testing::TestClient c("127.0.0.1", r.port());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "exposition/http_server.hpp"
+#include "http_test_client.hpp"
 #include "server_test_support.hpp"
 #include "store/history_store.hpp"
 
@@ -24,23 +25,7 @@ using Running = gpulens::testing::RunningServer;
 
 // Sends raw bytes and returns what came back (at most the first 4 KiB).
 std::string raw_request(int port, const std::string& bytes) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    (void)!write(fd, bytes.data(), bytes.size());
-    shutdown(fd, SHUT_WR);
-    char buf[4096];
-    const auto n = read(fd, buf, sizeof buf);
-    if (n > 0) reply.assign(buf, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  return reply;
+  return gpulens::testing::raw_exchange(port, bytes, 4096);
 }
 
 TEST(ServerHttp, ListenAddresses) {
