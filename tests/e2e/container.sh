@@ -8,7 +8,8 @@
 #   build: build the image offline (deploy/container/build.sh, podman or buildah,
 #         vfs storage in a scratch directory), check its user and entrypoint, and
 #         run its exported files under chroot as that user (as root);
-#         77 (skipped) when neither podman nor buildah is installed.
+#         77 (skipped) when neither podman nor buildah is installed, or when it
+#         cannot build even a one-file image here (the machine's limits, not the recipe).
 set -euo pipefail
 mode=$1
 build=$(cd "$2" && pwd)
@@ -24,9 +25,22 @@ if [[ $mode == build ]]; then
   for t in podman buildah; do command -v "$t" >/dev/null 2>&1 && { tool=$t; break; }; done
   [[ -n "$tool" ]] || { echo "SKIP: neither podman nor buildah is installed (Debian: podman)" >&2; exit 77; }
   export GPULENS_CONTAINER_STORAGE="$tmp/storage"
+  store=(--root "$tmp/storage/root" --runroot "$tmp/storage/run" --storage-driver vfs)
+  # Can this machine build an image at all (rootless without subuids, no chroot
+  # rights in a sandbox)? A one-file FROM scratch image tells the machine's limits
+  # apart from a broken recipe: only the first is a skip.
+  mkdir -p "$tmp/probe" && echo probe >"$tmp/probe/file"
+  printf 'FROM scratch\nCOPY file /file\n' >"$tmp/probe/Containerfile"
+  probe_build=(bud)
+  [[ $tool == podman ]] && probe_build=(build)
+  if ! "$tool" "${store[@]}" "${probe_build[@]}" --isolation chroot --pull=never \
+    -f "$tmp/probe/Containerfile" -t localhost/gpulens-probe "$tmp/probe" >"$tmp/probe.log" 2>&1; then
+    tail -n 3 "$tmp/probe.log" >&2
+    echo "SKIP: $tool cannot build even a one-file image on this machine" >&2
+    exit 77
+  fi
   "$repo/deploy/container/build.sh" "$build" "$image" >"$tmp/build.log" 2>&1 ||
     { cat "$tmp/build.log" >&2; fail "building the image with $tool"; }
-  store=(--root "$tmp/storage/root" --runroot "$tmp/storage/run" --storage-driver vfs)
   user=$("$tool" "${store[@]}" inspect --format '{{.Config.User}}' "$image" 2>/dev/null ||
     "$tool" "${store[@]}" inspect --format '{{.OCIv1.Config.User}}' "$image")
   entry=$("$tool" "${store[@]}" inspect --format '{{json .Config.Entrypoint}}' "$image" 2>/dev/null ||
