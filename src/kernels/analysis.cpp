@@ -67,21 +67,6 @@ std::uint64_t u64(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<std::uint64_t>() : 0;
 }
 
-// One process's NVTX ranges with what the analysis needs beside them.
-struct ProcessRanges {
-  std::vector<RangeSpan> spans;
-  Intervals busy;                   // the process's own GPU work, all its devices, merged
-  std::set<std::uint32_t> devices;  // the devices it used
-  bool dropped = false;             // older instances were let go
-  double kept_from = 0;             // then: the start of the oldest kept one
-};
-
-std::string range_display_name(const nlohmann::json& r) {
-  const std::string domain = r.value("domain", "");
-  const std::string name = r.value("name", "(unnamed)");
-  return domain.empty() ? name : domain + ": " + name;
-}
-
 std::string fmt_pct(double share) {
   return fmt::format("{:.0f} %", share * 100);
 }
@@ -99,48 +84,6 @@ void GapHistogram::add(double gap_s) {
   while (i < kGapEdgesS.size() && gap_s >= kGapEdgesS[i]) ++i;
   ++count[i];
   seconds[i] += gap_s;
-}
-
-double busy_within(const Intervals& busy, double from, double to) {
-  if (!(to > from)) return 0;
-  auto it = std::lower_bound(busy.begin(), busy.end(), from,
-                             [](const auto& iv, double t) { return iv.second <= t; });
-  double sum = 0;
-  for (; it != busy.end() && it->first < to; ++it) {
-    sum += std::min(it->second, to) - std::max(it->first, from);
-  }
-  return sum;
-}
-
-std::vector<double> idle_by_innermost_range(const Intervals& busy, std::vector<RangeSpan> spans,
-                                            std::size_t keys, double from, double to) {
-  std::vector<double> idle(keys + 1, 0.0);
-  if (!(to > from)) return idle;
-  std::vector<double> cuts = {from, to};
-  for (const auto& r : spans) {
-    if (r.start > from && r.start < to) cuts.push_back(r.start);
-    if (r.end > from && r.end < to) cuts.push_back(r.end);
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  std::sort(spans.begin(), spans.end(),
-            [](const RangeSpan& a, const RangeSpan& b) { return a.start < b.start; });
-  // Open ranges, innermost first: started last, then ending first. Ranges that
-  // have ended are dropped when they come to the front.
-  std::set<std::tuple<double, double, std::size_t>> open;
-  std::size_t next = 0;
-  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-    const double x = cuts[i], y = cuts[i + 1];
-    for (; next < spans.size() && spans[next].start <= x; ++next) {
-      if (spans[next].end > x && spans[next].key < keys) {
-        open.emplace(-spans[next].start, spans[next].end, next);
-      }
-    }
-    while (!open.empty() && std::get<1>(*open.begin()) <= x) open.erase(open.begin());
-    const std::size_t key = open.empty() ? keys : spans[std::get<2>(*open.begin())].key;
-    idle[key] += (y - x) - busy_within(busy, x, y);
-  }
-  return idle;
 }
 
 IdleStats idle_over(const Intervals& busy, double from, double to) {
@@ -209,11 +152,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   std::map<std::uint32_t, std::string> device_names;
   Intervals syncs;
   std::vector<std::string> statuses;
-  std::map<std::string, std::size_t> range_index;
-  std::vector<RangeRow> range_rows;
-  std::vector<ProcessRanges> processes;
-  std::set<std::string> nvtx_missing;  // why a process's NVTX ranges could not be recorded
-  NvtxView nvtx;
+  NvtxRanges nvtx;
 
   for (const auto& r : trace.kernel_records) {
     const std::string status = r.value("status", "ok");
@@ -288,60 +227,24 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
       if (!s.is_array() || s.size() < 2) continue;
       syncs.emplace_back(t(s[0].get<std::int64_t>()), t(s[1].get<std::int64_t>()));
     }
-    ProcessRanges proc;
+    Intervals own_busy;  // this process's, for its NVTX ranges
+    std::set<std::uint32_t> own_devices;
     for (const auto& b : r.value("busy", nlohmann::json::array())) {
       const auto dev = b.value("device", 0u);
       auto& v = busy[dev];
-      proc.devices.insert(dev);
+      own_devices.insert(dev);
       const auto& flat = b["intervals"];
       for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
         v.emplace_back(t(flat[i].get<std::int64_t>()), t(flat[i + 1].get<std::int64_t>()));
-        proc.busy.push_back(v.back());
+        own_busy.push_back(v.back());
       }
     }
     if (const auto n = r.find("nvtx"); n != r.end() && n->is_object()) {
-      const std::string st = n->value("status", "");
-      if (st == "injection_taken" || st == "cupti_error" || st == "not_set") {
-        nvtx_missing.insert(n->value("reason", st));
-      }
-      // Record name index -> row of the view, merged by name over processes.
-      std::vector<std::size_t> keys;
-      for (const auto& rr : n->value("ranges", nlohmann::json::array())) {
-        const std::string name = range_display_name(rr);
-        auto [it, added] = range_index.try_emplace(name, range_rows.size());
-        if (added) {
-          range_rows.emplace_back();
-          range_rows.back().name = name;
-        }
-        RangeRow& row = range_rows[it->second];
-        row.count += u64(rr, "count");
-        row.total_s += static_cast<double>(u64(rr, "total_ns")) / 1e9;
-        keys.push_back(it->second);
-      }
-      const auto flat = n->value("instances", nlohmann::json::array());
-      for (std::size_t i = 0; i + 2 < flat.size(); i += 3) {
-        const auto k = flat[i + 2].get<std::size_t>();
-        if (k >= keys.size()) continue;
-        proc.spans.push_back(
-            {t(flat[i].get<std::int64_t>()), t(flat[i + 1].get<std::int64_t>()), keys[k]});
-      }
-      nvtx.instances_dropped += u64(*n, "instances_dropped");
-      nvtx.names_folded += u64(*n, "names_folded");
-      nvtx.unmatched += u64(*n, "unmatched");
-      proc.dropped = u64(*n, "instances_dropped") > 0;
-      if (!proc.spans.empty()) {
-        proc.kept_from = proc.spans.front().start;
-        for (const auto& sp : proc.spans) proc.kept_from = std::min(proc.kept_from, sp.start);
-        merge(proc.busy);
-        processes.push_back(std::move(proc));
-      }
+      merge(own_busy);
+      nvtx.add_process(*n, t, std::move(own_busy), std::move(own_devices));
     }
   }
-  if (!nvtx_missing.empty()) {
-    std::string why;
-    for (const auto& w : nvtx_missing) why += (why.empty() ? "" : "; ") + w;
-    view.notes.push_back("NVTX ranges not recorded: " + why);
-  }
+  if (auto note = nvtx.missing_note()) view.notes.push_back(std::move(*note));
   if (view.launches == 0 && busy.empty()) {
     view.status = statuses.empty() ? "none" : statuses.front();
     if (view.notes.empty()) view.notes.push_back("the job launched no CUDA work");
@@ -474,47 +377,8 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
     view.devices.push_back(std::move(dv));
   }
 
-  // NVTX ranges: time inside each, how busy its process's GPUs were meanwhile, and
-  // the idle time of each device's window split by the innermost open range.
-  if (!range_rows.empty()) {
-    for (const auto& p : processes) {
-      for (const auto& sp : p.spans) {
-        RangeRow& row = range_rows[sp.key];
-        ++row.measured;
-        row.measured_s += sp.end - sp.start;
-        row.busy_s += busy_within(p.busy, sp.start, sp.end);
-      }
-    }
-    for (const auto& [dev, v] : busy) {
-      if (v.empty()) continue;
-      double from = v.front().first, to = v.back().second;
-      if (steps.size() >= 2) from = steps.front(), to = steps.back();
-      std::vector<RangeSpan> spans;
-      for (const auto& p : processes) {
-        if (!p.devices.contains(dev)) continue;
-        spans.insert(spans.end(), p.spans.begin(), p.spans.end());
-        if (p.dropped && p.kept_from > from) from = p.kept_from, nvtx.window_clipped = true;
-      }
-      if (spans.empty() || !(to > from)) continue;
-      const auto idle = idle_by_innermost_range(v, spans, range_rows.size(), from, to);
-      for (std::size_t k = 0; k < range_rows.size(); ++k) {
-        range_rows[k].attributed_idle_s += idle[k];
-        nvtx.window_idle_s += idle[k];
-      }
-      nvtx.unranged_idle_s += idle.back();
-      nvtx.window_idle_s += idle.back();
-    }
-    for (auto& row : range_rows) {
-      row.mean_s = row.count > 0 ? row.total_s / static_cast<double>(row.count) : 0;
-      row.busy_share = row.measured_s > 0 ? row.busy_s / row.measured_s : 0;
-      row.idle_s = row.measured_s - row.busy_s;
-    }
-    std::sort(range_rows.begin(), range_rows.end(), [](const RangeRow& a, const RangeRow& b) {
-      return a.total_s != b.total_s ? a.total_s > b.total_s : a.name < b.name;
-    });
-    nvtx.ranges = std::move(range_rows);
-    view.nvtx = std::move(nvtx);
-  }
+  // NVTX ranges (nvtx_ranges.cpp): where in the program the GPU sat idle.
+  view.nvtx = nvtx.finish(busy, steps);
 
   if (!view.devices.empty()) {
     static const char* const kWhy[] = {"launch overhead between back-to-back kernels",

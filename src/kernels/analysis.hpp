@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/trace_reader.hpp"
+#include "kernels/nvtx_ranges.hpp"
 
 namespace gpulens::kernels {
 
@@ -78,49 +79,6 @@ struct DeviceView {
   };
   std::vector<Strip> strips;
 };
-
-// One NVTX range name (all processes): how long the job spent inside it and how
-// busy the GPU was meanwhile.
-struct RangeRow {
-  std::string name;  // "domain: name" outside NVTX's default domain
-  std::uint64_t count = 0;
-  double total_s = 0, mean_s = 0;  // wall time, all instances
-  // Over the instances kept in the records (each process keeps its most recent ones):
-  std::uint64_t measured = 0;  // instances
-  double measured_s = 0;       // their wall time
-  double busy_s = 0;           // a GPU of the process busy inside them
-  double busy_share = 0;       // busy_s / measured_s
-  double idle_s = 0;           // measured_s - busy_s
-  // Idle time of the window (the marked steps, else first to last GPU work) for
-  // which this range is the innermost one open, summed over devices.
-  double attributed_idle_s = 0;
-};
-
-struct NvtxView {
-  std::vector<RangeRow> ranges;  // by total wall time
-  double window_idle_s = 0;      // idle time of the attribution windows, all devices
-  double unranged_idle_s = 0;    // of it, inside no range
-  bool window_clipped = false;   // older instances were let go: attribution starts later
-  std::uint64_t instances_dropped = 0;
-  std::uint64_t names_folded = 0;
-  std::uint64_t unmatched = 0;  // starts without an end (or the reverse)
-};
-
-// A range instance on the analysis clock (seconds), `key` indexing the names.
-struct RangeSpan {
-  double start = 0, end = 0;
-  std::size_t key = 0;
-};
-
-// Idle time of [from, to] (busy: merged, sorted) split by the innermost range open
-// at each moment: the one started last, then the one ending first. Element `key`
-// for each of `keys` names, the last element for the idle inside no range.
-std::vector<double> idle_by_innermost_range(const std::vector<std::pair<double, double>>& busy,
-                                            std::vector<RangeSpan> spans, std::size_t keys,
-                                            double from, double to);
-
-// Busy time of merged, sorted intervals inside [from, to].
-double busy_within(const std::vector<std::pair<double, double>>& busy, double from, double to);
 
 struct Finding {
   std::string kind;  // launch_bound, host_bound, pageable_copies, low_sm_coverage, syncs
