@@ -76,6 +76,20 @@ class Phase:
         return False
 
 
+def join_group(rank, world):
+    """This rank's GPU and NCCL group (multicast off, a long timeout: the hang
+    phase keeps ranks waiting for minutes on purpose)."""
+    import torch
+    import torch.distributed as dist
+
+    os.environ.update(MULTICAST_OFF)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=900),
+                            device_id=torch.device("cuda", rank))
+    return torch.device("cuda", rank)
+
+
 def gemm_steps(rank, name, gemms, record, a, b, grads, seconds):
     """A data-parallel phase: `gemms(rank)` bf16 GEMMs then an all-reduce of the
     "gradients", step after step for `seconds`; rank 0 decides when all stop."""
@@ -103,12 +117,7 @@ def rank_main(rank, world, out, scale):
     import torch
     import torch.distributed as dist
 
-    os.environ.update(MULTICAST_OFF)
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=900),
-                            device_id=torch.device("cuda", rank))
-    dev = torch.device("cuda", rank)
+    dev = join_group(rank, world)
     secs = lambda s: max(2.0, s * scale)  # noqa: E731
     record = {"rank": rank, "world": world}
 
@@ -208,12 +217,7 @@ def holdout_main(rank, world, out, scale):
     import torch
     import torch.distributed as dist
 
-    os.environ.update(MULTICAST_OFF)
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=900),
-                            device_id=torch.device("cuda", rank))
-    dev = torch.device("cuda", rank)
+    dev = join_group(rank, world)
     secs = lambda s: max(2.0, s * scale)  # noqa: E731
     record = {"rank": rank, "world": world, "plan": "holdout"}
     a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=dev)
