@@ -14,6 +14,7 @@
 
 #include "exposition/http_server.hpp"
 #include "http/http_connection.hpp"
+#include "http_test_client.hpp"
 #include "server_test_support.hpp"
 
 namespace gpulens::server {
@@ -36,18 +37,7 @@ class Server : public gpulens::testing::RunningServer {
 };
 
 int connect_to(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{3, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
+  return gpulens::testing::connect_loopback(port, 3);
 }
 
 void send_all(int fd, const std::string& bytes) {

@@ -181,26 +181,36 @@ class TestClient {
   std::unique_ptr<Connection> conn_;
 };
 
-// Sends raw bytes on a fresh connection, half-closes it, and returns what comes
-// back until the server closes (or `max_bytes`, or 5 s without data): for
-// requests the client above would not send (malformed heads, odd framing).
-inline std::string raw_exchange(int port, const std::string& bytes,
-                                std::size_t max_bytes = std::string::npos) {
+// A plain TCP connection to 127.0.0.1:port whose reads give up after `timeout_s`
+// without data; -1 when it cannot connect.
+inline int connect_loopback(int port, int timeout_s = 5) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
+  timeval tv{timeout_s, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    (void)!write(fd, bytes.data(), bytes.size());
-    shutdown(fd, SHUT_WR);
-    char buf[4096];
-    for (ssize_t n; reply.size() < max_bytes && (n = read(fd, buf, sizeof buf)) > 0;)
-      reply.append(buf, static_cast<std::size_t>(n));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
   }
+  return fd;
+}
+
+// Sends raw bytes on a fresh connection, half-closes it, and returns what comes
+// back until the server closes (or `max_bytes`, or 5 s without data): for
+// requests the client above would not send (malformed heads, odd framing).
+inline std::string raw_exchange(int port, const std::string& bytes,
+                                std::size_t max_bytes = std::string::npos) {
+  std::string reply;
+  const int fd = connect_loopback(port);
+  if (fd < 0) return reply;
+  (void)!write(fd, bytes.data(), bytes.size());
+  shutdown(fd, SHUT_WR);
+  char buf[4096];
+  for (ssize_t n; reply.size() < max_bytes && (n = read(fd, buf, sizeof buf)) > 0;)
+    reply.append(buf, static_cast<std::size_t>(n));
   close(fd);
   if (reply.size() > max_bytes) reply.resize(max_bytes);
   return reply;
