@@ -3,7 +3,7 @@
 # refreshed from npm by web/build.sh). The build runs it through a custom
 # command (CMakeLists.txt, target gpulens_exposition); nothing generated is
 # committed. Usage: cmake -DWEB=<web dir> -DOUT=<file.cpp> -P web/embed.cmake
-# A new file under web/src must be added below and to GPULENS_WEB_INPUTS.
+# A new file under web/src must be added below and to the gpulens_embed() inputs in CMakeLists.txt.
 cmake_minimum_required(VERSION 3.20)
 
 function(web_text var path)
