@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
@@ -46,6 +47,15 @@ int main(int argc, char** argv) {
   // An unknown command is a usage error even with --help after it (CLI11 would
   // answer `gpulens frobnicate --help` with the main help and exit 0).
   if (argc > 1 && argv[1][0] != '-') {
+    // `gpulens help` and `gpulens help stream`, as git and docker answer them.
+    if (std::string_view(argv[1]) == "help") {
+      const bool named = argc > 2 && !unknown_command(app, argv[2]);
+      // CLI11 prefixes a subcommand's usage line with what it is given: the program.
+      const std::string text =
+          named ? app.get_subcommand(argv[2])->help(app.get_name()) : app.help();
+      std::fputs(text.c_str(), stdout);
+      return kExitOk;
+    }
     if (auto unknown = unknown_command(app, argv[1])) {
       std::fputs(unknown->c_str(), stderr);
       return kExitUsage;

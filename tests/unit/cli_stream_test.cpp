@@ -100,6 +100,11 @@ TEST(CliStream, BadArgumentsAndBadFilesExplainThemselves) {
       << unknown_help.err;
   EXPECT_TRUE(unknown_help.out.empty()) << unknown_help.out;
   EXPECT_NE(run_gpulens("strem").err.find("Did you mean 'gpulens stream'?"), std::string::npos);
+  const auto help_stream = run_gpulens("help stream");
+  EXPECT_EQ(help_stream.exit_code, 0);
+  EXPECT_NE(help_stream.out.find("Usage: gpulens stream"), std::string::npos) << help_stream.out;
+  EXPECT_EQ(run_gpulens("help").exit_code, 0);
+  EXPECT_EQ(run_gpulens("help frobnicate").exit_code, 0);  // the main help, as for plain help
   const auto usage = run_gpulens("stream --help");
   EXPECT_NE(usage.out.find("Usage: gpulens stream"), std::string::npos) << usage.out;
   EXPECT_EQ(usage.out.find("{false}"), std::string::npos) << usage.out;
