@@ -5,8 +5,10 @@
 // driver does at cuInit when CUDA_INJECTION64_PATH is set (dlopen the library,
 // call InitializeInjection), then prints a line and exits with the status given
 // as its argument. With FAKE_JOB_SAY_NVTX set it also says what NVTX's
-// initialisation returned and which export table the tool asked for.
+// initialisation returned and which export table the tool asked for; with
+// FAKE_JOB_SLEEP_MS it sleeps that long after CUDA's start.
 #include <dlfcn.h>
+#include <time.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +40,12 @@ int main(int argc, char** argv) {
       using Init = int (*)();
       if (auto init = reinterpret_cast<Init>(dlsym(h, "InitializeInjection"))) init();
     }
+  }
+  if (const char* ms = std::getenv("FAKE_JOB_SLEEP_MS"); ms != nullptr) {
+    // A job that runs a while, so that the library's trace windows open and close.
+    const long n = std::atol(ms);
+    timespec ts{n / 1000, (n % 1000) * 1000000};
+    nanosleep(&ts, nullptr);
   }
   if (std::getenv("FAKE_JOB_SAY_NVTX") != nullptr) {
     std::printf("nvtx init %d table %u\n", nvtx_result, static_cast<unsigned>(table_asked));

@@ -39,6 +39,8 @@ struct RunArgs {
   double live_every_s = 5;
   bool quiet = false;
   bool kernels = false;
+  double kernels_window_s = 2;
+  double kernels_every_s = 20;
   std::vector<std::string> command;
 };
 
@@ -233,7 +235,10 @@ int run_job(RunArgs& a) {
   co.env = {{"GPULENS_MARKS", marks_path}};
   KernelsSetup kernels;
   if (a.kernels) {
-    kernels = prepare_kernels(dir->string());
+    kernels = prepare_kernels(dir->string(), a.kernels_every_s > 0
+                                                 ? std::optional<KernelsWindows>(KernelsWindows{
+                                                       a.kernels_window_s, a.kernels_every_s})
+                                                 : std::nullopt);
     if (!kernels.unavailable.empty()) say(a, "no kernel view: " + kernels.unavailable);
     co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
   }
@@ -311,7 +316,18 @@ void register_run(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--kernels", args->kernels,
                 "Also record the job's GPU activity kernel by kernel (CUPTI, through "
                 "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
-                "synchronisations; see docs/kernels.md for what it costs");
+                "synchronisations; traced in windows (--kernels-window, --kernels-every), see "
+                "docs/kernels.md for what it costs");
+  cmd->add_option("--kernels-window", args->kernels_window_s,
+                  "With --kernels: seconds of each traced window")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--kernels-every", args->kernels_every_s,
+                  "With --kernels: one window every this many seconds, the first at half of it "
+                  "after the job starts; 0 traces the whole job (a profiler's cost: tens of per "
+                  "cent on jobs that launch many small kernels)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
   // The job is everything after "--", or everything from the first word that is
   // not an option of ours. CLI11 moves "--" to remaining(): the positional takes
@@ -336,6 +352,13 @@ void register_run(CLI::App& app, std::function<int()>& run) {
     }
     if (args->command.empty()) {
       throw CLI::ValidationError("run", "no job to run: gpulens run [OPTIONS] -- CMD ARGS...");
+    }
+    if (args->kernels_every_s > 0 && args->kernels_window_s >= args->kernels_every_s) {
+      throw CLI::ValidationError(
+          "--kernels-window",
+          fmt::format("{} s is not shorter than --kernels-every ({} s); use --kernels-every 0 "
+                      "to trace the whole job",
+                      args->kernels_window_s, args->kernels_every_s));
     }
     run = [args] { return run_job(*args); };
   });

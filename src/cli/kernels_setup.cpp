@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "inject/schedule.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -51,7 +54,8 @@ std::string find_toolkit_cupti() {
 
 }  // namespace
 
-KernelsSetup prepare_kernels(const std::string& run_dir) {
+KernelsSetup prepare_kernels(const std::string& run_dir,
+                             const std::optional<KernelsWindows>& windows) {
   KernelsSetup s;
   const std::string lib = find_library();
   if (lib.empty()) {
@@ -82,6 +86,17 @@ KernelsSetup prepare_kernels(const std::string& run_dir) {
   // tool that already holds it (Nsight) keeps it; each record then says so.
   if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx == nullptr || *nvtx == '\0') {
     s.env.emplace_back("NVTX_INJECTION64_PATH", lib);
+  }
+  if (windows) {
+    // On the job's clock, which starts now: every process traces the same windows.
+    inject::TraceSchedule schedule;
+    schedule.epoch_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    schedule.window_s = windows->window_s;
+    schedule.every_s = windows->every_s;
+    schedule.first_s = windows->every_s / 2;
+    s.env.emplace_back("GPULENS_KERNELS_SCHEDULE", inject::format_schedule(schedule));
   }
   if (auto cupti = find_toolkit_cupti(); !cupti.empty()) {
     s.env.emplace_back("GPULENS_TOOLKIT_CUPTI", cupti);

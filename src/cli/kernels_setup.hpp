@@ -2,6 +2,7 @@
 // `gpulens run --kernels`: what the job's environment gets so that every CUDA
 // process loads libgpulens_kernels.so, and how the records the processes write at
 // exit come back into the recording (docs/kernels.md).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,10 +16,19 @@ struct KernelsSetup {
   std::string status;       // the record status that goes with `unavailable`
 };
 
+// Tracing in windows: `window_s` seconds every `every_s`, the first at half a period
+// after the job starts (src/inject/schedule.hpp).
+struct KernelsWindows {
+  double window_s = 2;
+  double every_s = 20;
+};
+
 // Finds the injection library (beside the gpulens binary, or $GPULENS_KERNELS_LIB)
 // and prepares the environment. Never fails: what is missing ends up in
-// `unavailable`, and the job runs as it would without --kernels.
-KernelsSetup prepare_kernels(const std::string& run_dir);
+// `unavailable`, and the job runs as it would without --kernels. `windows`
+// nullopt: the whole job is traced.
+KernelsSetup prepare_kernels(const std::string& run_dir,
+                             const std::optional<KernelsWindows>& windows);
 
 // Appends one {"x_kernels": 2, ...} line per record to the recording, or one line
 // saying why there is none (the library was not built, no process used CUDA).

@@ -18,6 +18,12 @@
 // process and it sees the ranges. A job that sets the variable itself before its
 // first NVTX call keeps its own tool; the record then says so.
 //
+// Tracing every kernel costs the job CUPTI's few microseconds per launch, so by
+// default it is on only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE): a
+// thread of this library switches the per-launch kinds (kernels, copies, memsets,
+// synchronisations) on and off and notes each window in the record. Device
+// properties and NVTX ranges, which cost nothing per launch, stay on throughout.
+//
 // At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
 // kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
 // may change what the job does: every failure ends in a record that says why,
@@ -29,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -36,11 +43,16 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "inject/collector.hpp"
 #include "inject/cupti_loader.hpp"
+#include "inject/schedule.hpp"
 
 #define GPULENS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -64,6 +76,12 @@ struct Api {
 const CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER};
+
+// The kinds that cost the job something per launch or per call: on only inside
+// the trace windows. The others (device properties, NVTX markers) stay on.
+bool per_launch_kind(CUpti_ActivityKind k) {
+  return k != CUPTI_ACTIVITY_KIND_DEVICE && k != CUPTI_ACTIVITY_KIND_MARKER;
+}
 
 // The kinds without which the kernel view loses a column or a table, not itself.
 bool optional_kind(CUpti_ActivityKind k) {
@@ -117,6 +135,18 @@ struct State {
   int nvtx_forwarded = 0;
   bool nvtx_called = false;
   std::string nvtx_error;  // CUPTI refused NVTX or its marker records
+  // Trace windows (schedule.hpp). nullopt: the whole job is traced.
+  std::optional<TraceSchedule> schedule;
+  std::string schedule_error;  // GPULENS_KERNELS_SCHEDULE unreadable: whole job traced
+  // `toggle` orders switching the per-launch kinds on and off, by the window
+  // thread, against the exit handler and the job's profiler taking over. It is
+  // never held while CUPTI delivers buffers (those take `mutex`).
+  std::mutex toggle;
+  bool stopping = false;  // no more windows: exit, or the job's profiler took over
+  bool tracing = false;   // a window is open
+  std::uint64_t window_start_ns = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
+  bool forked_child = false;
 };
 
 State& state() {
@@ -361,6 +391,18 @@ void write_record(State& s) {
                      {"last_ns", static_cast<std::int64_t>(s.last_ns - s.base_ns)}};
   }
   if (s.yielded_ns >= 0) j["yielded_ns"] = s.yielded_ns;
+  if (s.schedule) {
+    j["sampling"] = {{"first_s", s.schedule->first_s},
+                     {"window_s", s.schedule->window_s},
+                     {"every_s", s.schedule->every_s}};
+    nlohmann::json windows = nlohmann::json::array();
+    for (const auto& [a, b] : s.windows) {
+      windows.push_back(
+          {static_cast<std::int64_t>(a - s.base_ns), static_cast<std::int64_t>(b - s.base_ns)});
+    }
+    j["windows"] = std::move(windows);
+  }
+  if (!s.schedule_error.empty()) j["schedule_error"] = s.schedule_error;
   char exe[512] = {};
   if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) j["exe"] = exe;
   const std::string final_path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".json";
@@ -372,9 +414,85 @@ void write_record(State& s) {
   }
 }
 
+// Switches the per-launch kinds on. False when CUPTI refuses one the view cannot
+// do without: the status then says why and nothing stays on.
+bool enable_per_launch_kinds(State& s) {
+  for (CUpti_ActivityKind k : kKinds) {
+    if (!per_launch_kind(k) || !kind_wanted(k)) continue;
+    const CUptiResult r = s.api.enable(k);
+    if (r == CUPTI_SUCCESS) continue;
+    const std::string what = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) +
+                             "): " + result_text(s.api, r);
+    if (optional_kind(k)) {
+      // Without it the view loses synchronisations, not its kernels; said once.
+      if (s.reason.find(what) == std::string::npos)
+        s.reason += (s.reason.empty() ? "" : "; ") + what;
+      continue;
+    }
+    // A profiler (Nsight) holding the device, or a CUPTI too old: step aside.
+    s.status = "cupti_error";
+    s.reason = what;
+    for (CUpti_ActivityKind d : kKinds) s.api.disable(d);
+    return false;
+  }
+  return true;
+}
+
+// Closes the open window: its end is taken before the kinds go off, so every
+// launch recorded was launched inside it. Called with `toggle` held.
+void close_window(State& s) {
+  if (!s.tracing) return;
+  std::uint64_t now = 0;
+  s.api.timestamp(&now);
+  for (CUpti_ActivityKind k : kKinds) {
+    if (per_launch_kind(k)) s.api.disable(k);
+  }
+  s.windows.emplace_back(s.window_start_ns, now);
+  s.tracing = false;
+}
+
+void sleep_until_unix(std::int64_t unix_ns) {
+  timespec at{};
+  at.tv_sec = static_cast<time_t>(unix_ns / 1000000000);
+  at.tv_nsec = static_cast<long>(unix_ns % 1000000000);
+  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
+// The window thread: sleeps to the next window, switches tracing on, sleeps to its
+// end, switches it off; until the process exits or the job's profiler takes over.
+void window_loop() {
+  State& s = state();
+  for (;;) {
+    const Window w = window_at_or_after(*s.schedule, unix_now_ns());
+    sleep_until_unix(w.start_ns);
+    {
+      std::lock_guard lock(s.toggle);
+      if (s.stopping) return;
+      if (!enable_per_launch_kinds(s)) {
+        s.stopping = true;
+        return;
+      }
+      s.api.timestamp(&s.window_start_ns);
+      s.tracing = true;
+    }
+    sleep_until_unix(w.end_ns);
+    {
+      std::lock_guard lock(s.toggle);
+      if (s.stopping) return;  // whoever stopped closed the window
+      close_window(s);
+    }
+  }
+}
+
 // Stops our collection with everything CUPTI still holds delivered to us.
 void stop_and_flush(State& s) {
   if (!s.active) return;
+  {
+    std::lock_guard lock(s.toggle);
+    s.stopping = true;
+    close_window(s);
+  }
   s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our callback takes the mutex
   for (CUpti_ActivityKind k : kKinds) s.api.disable(k);
   s.active = false;
@@ -382,7 +500,9 @@ void stop_and_flush(State& s) {
 
 void at_exit() {
   State& s = state();
-  if (!s.started) return;
+  // A forked child has no window thread and no GPU work of its own; its locks may
+  // have been held by a thread that does not exist in it.
+  if (!s.started || s.forked_child) return;
   stop_and_flush(s);
   std::lock_guard lock(s.mutex);
   write_record(s);
@@ -392,6 +512,7 @@ void in_forked_child() {
   // A fork of a CUDA process (a DataLoader worker) shares our memory but not the
   // GPU work: it must not write the parent's record again under its own pid.
   state().written = true;
+  state().forked_child = true;
 }
 
 template <typename F>
@@ -406,6 +527,16 @@ int initialize() {
   if (dir == nullptr || *dir == '\0') return 1;  // loaded outside gpulens run: do nothing
   s.out_dir = dir;
   s.started = true;
+  if (const char* text = std::getenv("GPULENS_KERNELS_SCHEDULE");
+      text != nullptr && *text != '\0') {
+    s.schedule = parse_schedule(text);
+    if (!s.schedule) {
+      s.schedule_error = std::string("GPULENS_KERNELS_SCHEDULE '") + text +
+                         "' is not EPOCH_NS:FIRST_S:WINDOW_S:EVERY_S; the whole job was traced";
+    } else if (s.schedule->whole_job()) {
+      s.schedule.reset();
+    }
+  }
   s.base_unix_ns = unix_now_ns();
   std::atexit(at_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
@@ -446,8 +577,9 @@ int initialize() {
     return 1;
   }
   s.active = true;
+  // Device properties and NVTX markers: on for the whole job.
   for (CUpti_ActivityKind k : kKinds) {
-    if (!kind_wanted(k)) continue;
+    if (per_launch_kind(k) || !kind_wanted(k)) continue;
     const CUptiResult r = a.enable(k);
     if (r == CUPTI_SUCCESS) continue;
     const std::string what =
@@ -456,19 +588,19 @@ int initialize() {
       // Without it there are no NVTX ranges; the kernel view stays whole.
       std::lock_guard lock(s.mutex);
       s.nvtx_error = what;
-      continue;
-    }
-    if (optional_kind(k)) {
-      // Without these the view loses SM limits or synchronisations, not its kernels.
+    } else {
+      // Without device properties the view takes SM limits from its own table.
       s.reason += (s.reason.empty() ? "" : "; ") + what;
-      continue;
     }
-    // A profiler (Nsight) holding the device, or a CUPTI too old: step aside.
-    s.status = "cupti_error";
-    s.reason = what;
-    for (CUpti_ActivityKind d : kKinds) a.disable(d);
-    s.active = false;
+  }
+  if (s.schedule) {
+    std::thread(window_loop).detach();
     return 1;
+  }
+  std::lock_guard lock(s.toggle);
+  if (!enable_per_launch_kinds(s)) {
+    s.active = false;
+    s.stopping = true;
   }
   return 1;
 }

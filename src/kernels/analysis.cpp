@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "kernels/occupancy.hpp"
+#include "kernels/trace_windows.hpp"
 
 namespace gpulens::kernels {
 namespace {
@@ -100,7 +101,7 @@ IdleStats idle_over(const Intervals& busy, double from, double to) {
     st.busy_s += e - s;
     cursor = std::max(cursor, e);
   }
-  if (to > cursor && cursor > from) st.gaps.add(to - cursor);
+  if (to > cursor) st.gaps.add(to - cursor);  // a window with no work at all is one gap
   st.idle_share = 1 - st.busy_s / st.window_s;
   return st;
 }
@@ -130,6 +131,14 @@ std::string short_kernel_name(const std::string& name) {
   return s;
 }
 
+std::string sampling_sentence(const Sampling& s) {
+  if (!s.sampled) return {};
+  return fmt::format(
+      "Traced in {} window{} of {:g} s, one every {:g} s ({} in all, as the GPU ran them): counts "
+      "and times are those of the windows; --kernels-every 0 traces the whole job",
+      s.windows, s.windows == 1 ? "" : "s", s.window_s, s.every_s, fmt_duration(s.traced_s));
+}
+
 std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options) {
   if (trace.kernel_records.empty()) return std::nullopt;
   KernelView view;
@@ -153,6 +162,9 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   Intervals syncs;
   std::vector<std::string> statuses;
   NvtxRanges nvtx;
+  // Trace windows (trace_windows.hpp), per device: those of the processes that used it.
+  std::map<std::uint32_t, Spans> opened;
+  std::size_t processes_sampled = 0, processes_untraced = 0;
 
   for (const auto& r : trace.kernel_records) {
     const std::string status = r.value("status", "ok");
@@ -239,14 +251,37 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
         own_busy.push_back(v.back());
       }
     }
+    if (const auto sm = r.find("sampling"); sm != r.end() && sm->is_object()) {
+      ++processes_sampled;
+      view.sampling.window_s = sm->value("window_s", 0.0);
+      view.sampling.every_s = sm->value("every_s", 0.0);
+      view.sampling.first_s = sm->value("first_s", 0.0);
+      Spans mine;
+      for (const auto& w : r.value("windows", nlohmann::json::array())) {
+        if (w.is_array() && w.size() == 2 && w[0].is_number() && w[1].is_number())
+          mine.emplace_back(t(w[0].get<std::int64_t>()), t(w[1].get<std::int64_t>()));
+      }
+      if (mine.empty()) ++processes_untraced;
+      for (const auto dev : own_devices) {
+        auto& spans = opened[dev];
+        spans.insert(spans.end(), mine.begin(), mine.end());
+      }
+    }
     if (const auto n = r.find("nvtx"); n != r.end() && n->is_object()) {
       merge(own_busy);
       nvtx.add_process(*n, t, std::move(own_busy), std::move(own_devices));
     }
   }
   if (auto note = nvtx.missing_note()) view.notes.push_back(std::move(*note));
+  view.sampling.sampled = processes_sampled > 0;
   if (view.launches == 0 && busy.empty()) {
     view.status = statuses.empty() ? "none" : statuses.front();
+    if (view.notes.empty() && processes_sampled > 0 && processes_untraced == processes_sampled) {
+      view.notes.push_back(fmt::format(
+          "the job ended before its first trace window ({:g} s after it started): run it with "
+          "--kernels-every 0 to trace a short job whole",
+          view.sampling.first_s));
+    }
     if (view.notes.empty()) view.notes.push_back("the job launched no CUDA work");
     return view;
   }
@@ -327,32 +362,71 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   }
   std::sort(steps.begin(), steps.end());
 
+  std::map<std::uint32_t, Spans> attribution;  // per device: where NVTX ranges split idle time
+  std::map<std::uint32_t, Spans> traced;       // per device, when traced in windows
   for (auto& [dev, v] : busy) {
     merge(v);
     DeviceView dv;
     dv.device = dev;
     dv.name = device_names[dev];
-    if (!v.empty()) dv.activity = idle_over(v, v.front().first, v.back().second);
+    // What was traced of this device: its windows as the GPU saw them, or the whole
+    // job from the first to the last GPU work.
+    Spans spans;
+    if (auto w = opened.find(dev); w != opened.end()) {
+      join(w->second);
+      spans = windows_as_seen(w->second, v);
+      traced[dev] = spans;
+      view.sampling.windows = std::max(view.sampling.windows, spans.size());
+    } else if (!v.empty()) {
+      spans = {{v.front().first, v.back().second}};
+    }
+    dv.activity = idle_over_spans(v, spans);
+    view.sampling.traced_s = std::max(view.sampling.traced_s, dv.activity.window_s);
+    attribution[dev] = spans;
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
     if (steps.size() >= 2) {
+      if (traced.contains(dev)) {
+        runs = step_runs_inside(steps, spans);
+        if (runs.empty()) {
+          view.notes.push_back(fmt::format(
+              "no marked step lies whole inside a trace window of {:g} s: per-step figures need a "
+              "longer --kernels-window",
+              view.sampling.window_s));
+        }
+      } else {
+        runs = {{0, steps.size() - 1}};
+      }
+    }
+    if (!runs.empty()) {
       StepStats st;
-      st.steps = steps.size() - 1;
-      st.mean_step_s = (steps.back() - steps.front()) / static_cast<double>(st.steps);
-      st.idle = idle_over(v, steps.front(), steps.back());
+      Spans run_spans;
+      for (const auto& [first, last] : runs) {
+        st.steps += last - first;
+        run_spans.emplace_back(steps[first], steps[last]);
+      }
+      attribution[dev] = run_spans;
+      st.idle = idle_over_spans(v, run_spans);
+      st.mean_step_s = st.idle.window_s / static_cast<double>(st.steps);
       st.mean_idle_per_step_s = (st.idle.window_s - st.idle.busy_s) / static_cast<double>(st.steps);
       std::size_t n = 0;
       double blocked = 0;
       for (const auto& [a, b] : syncs) {
-        if (a >= steps.front() && a < steps.back()) ++n, blocked += b - a;
+        for (const auto& [from, to] : run_spans) {
+          if (a >= from && a < to) ++n, blocked += b - a;
+        }
       }
       st.syncs_per_step = static_cast<double>(n) / static_cast<double>(st.steps);
       st.sync_s_per_step = blocked / static_cast<double>(st.steps);
       dv.steps = st;
       // Strips: the steps whose length is nearest the median.
-      std::vector<std::size_t> idx(st.steps);
-      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::vector<double> lens(st.steps);
-      for (std::size_t i = 0; i < st.steps; ++i) lens[i] = steps[i + 1] - steps[i];
-      std::vector<double> sorted = lens;
+      std::vector<std::size_t> idx;
+      for (const auto& [first, last] : runs) {
+        for (std::size_t i = first; i < last; ++i) idx.push_back(i);
+      }
+      std::vector<double> lens(steps.size() - 1);
+      for (std::size_t i = 0; i + 1 < steps.size(); ++i) lens[i] = steps[i + 1] - steps[i];
+      std::vector<double> sorted;
+      for (std::size_t i : idx) sorted.push_back(lens[i]);
       std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2),
                        sorted.end());
       const double median = sorted[sorted.size() / 2];
@@ -378,7 +452,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   }
 
   // NVTX ranges (nvtx_ranges.cpp): where in the program the GPU sat idle.
-  view.nvtx = nvtx.finish(busy, steps);
+  view.nvtx = nvtx.finish(busy, attribution, traced.empty() ? nullptr : &traced);
 
   if (!view.devices.empty()) {
     static const char* const kWhy[] = {"launch overhead between back-to-back kernels",
@@ -392,9 +466,11 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
     for (std::size_t i = 1; i < w.gaps.seconds.size(); ++i) {
       if (w.gaps.seconds[i] > w.gaps.seconds[top_bucket]) top_bucket = i;
     }
-    view.headline =
-        fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100,
-                    d.steps ? "the marked steps" : "the time from its first to its last work");
+    const char* over = d.steps                 ? "the marked steps"
+                       : view.sampling.sampled ? "the trace windows"
+                                               : "the time from its first to its last work";
+    view.headline = fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100, over);
+    if (view.sampling.sampled && d.steps) view.headline += " inside the trace windows";
     if (w.idle_share > 0.005) {
       view.headline += fmt::format("; the idle {:.0f} % lies mostly in gaps of {}: {}",
                                    w.idle_share * 100, kGapLabels[top_bucket], kWhy[top_bucket]);
@@ -431,7 +507,9 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   if (!view.devices.empty()) {
     const DeviceView& d = view.devices.front();
     const IdleStats& w = d.steps ? d.steps->idle : d.activity;
-    const char* where = d.steps ? "of the marked steps" : "between the first and last GPU work";
+    const char* where = d.steps                 ? "of the marked steps"
+                        : view.sampling.sampled ? "in the trace windows"
+                                                : "between the first and last GPU work";
     const double small = w.gaps.seconds[0] + w.gaps.seconds[1];
     const double large = w.gaps.seconds[3] + w.gaps.seconds[4];
     const std::uint64_t small_n = w.gaps.count[0] + w.gaps.count[1];

@@ -86,8 +86,20 @@ struct Finding {
   std::string fix;   // what to do
 };
 
+// How the job was traced: in windows (the default of `gpulens run --kernels`) or
+// whole (--kernels-every 0). Counts and times of a sampled view are those of its
+// windows only; shares and per-step figures stand for the whole job as far as the
+// windows are like the rest of it.
+struct Sampling {
+  bool sampled = false;
+  double window_s = 0, every_s = 0, first_s = 0;  // the schedule asked for
+  std::size_t windows = 0;                        // traced windows (the device with most)
+  double traced_s = 0;                            // their total length as the GPU saw them
+};
+
 struct KernelView {
   bool available = false;
+  Sampling sampling;
   std::string status;  // ok, job_profiler, no_cupti, cupti_error, no_cuda, not_built, ...
   std::vector<std::string> notes;  // why there is no view, or what it leaves out
   std::uint64_t launches = 0;
@@ -110,6 +122,9 @@ struct AnalysisOptions {
   std::size_t top = 15;
   std::size_t strips = 3;
 };
+
+// "Traced in 6 windows of 2 s, one every 20 s: ..." for a sampled view, else "".
+std::string sampling_sentence(const Sampling& s);
 
 // nullopt when the recording has no kernel records (not made with --kernels).
 std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options = {});

@@ -1,6 +1,7 @@
 #include "kernels/nvtx_ranges.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 namespace gpulens::kernels {
@@ -111,14 +112,34 @@ std::optional<std::string> NvtxRanges::missing_note() const {
   return "NVTX ranges not recorded: " + why;
 }
 
+namespace {
+
+// Whether [from, to] lies whole inside one of the process's devices' traced spans.
+bool inside_traced(const std::map<std::uint32_t, NvtxRanges::Intervals>& traced,
+                   const std::set<std::uint32_t>& devices, double from, double to) {
+  for (const auto dev : devices) {
+    auto it = traced.find(dev);
+    if (it == traced.end()) continue;
+    for (const auto& [a, b] : it->second) {
+      if (from >= a && to <= b) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<NvtxView> NvtxRanges::finish(const std::map<std::uint32_t, Intervals>& busy,
-                                           const std::vector<double>& steps) {
+                                           const std::map<std::uint32_t, Intervals>& windows,
+                                           const std::map<std::uint32_t, Intervals>* traced) {
   if (rows_.empty()) return std::nullopt;
   NvtxView nvtx = totals_;
   std::vector<RangeRow> range_rows = std::move(rows_);
   rows_.clear();
   for (const auto& p : processes_) {
     for (const auto& sp : p.spans) {
+      // Outside the trace windows the GPU's work was not recorded: not idle, unknown.
+      if (traced != nullptr && !inside_traced(*traced, p.devices, sp.start, sp.end)) continue;
       RangeRow& row = range_rows[sp.key];
       ++row.measured;
       row.measured_s += sp.end - sp.start;
@@ -126,23 +147,27 @@ std::optional<NvtxView> NvtxRanges::finish(const std::map<std::uint32_t, Interva
     }
   }
   for (const auto& [dev, v] : busy) {
-    if (v.empty()) continue;
-    double from = v.front().first, to = v.back().second;
-    if (steps.size() >= 2) from = steps.front(), to = steps.back();
+    auto w = windows.find(dev);
+    if (v.empty() || w == windows.end()) continue;
     std::vector<RangeSpan> spans;
+    double kept_from = -std::numeric_limits<double>::infinity();
     for (const auto& p : processes_) {
       if (!p.devices.contains(dev)) continue;
       spans.insert(spans.end(), p.spans.begin(), p.spans.end());
-      if (p.dropped && p.kept_from > from) from = p.kept_from, nvtx.window_clipped = true;
+      if (p.dropped) kept_from = std::max(kept_from, p.kept_from);
     }
-    if (spans.empty() || !(to > from)) continue;
-    const auto idle = idle_by_innermost_range(v, spans, range_rows.size(), from, to);
-    for (std::size_t k = 0; k < range_rows.size(); ++k) {
-      range_rows[k].attributed_idle_s += idle[k];
-      nvtx.window_idle_s += idle[k];
+    if (spans.empty()) continue;
+    for (auto [from, to] : w->second) {
+      if (kept_from > from) from = kept_from, nvtx.window_clipped = true;
+      if (!(to > from)) continue;
+      const auto idle = idle_by_innermost_range(v, spans, range_rows.size(), from, to);
+      for (std::size_t k = 0; k < range_rows.size(); ++k) {
+        range_rows[k].attributed_idle_s += idle[k];
+        nvtx.window_idle_s += idle[k];
+      }
+      nvtx.unranged_idle_s += idle.back();
+      nvtx.window_idle_s += idle.back();
     }
-    nvtx.unranged_idle_s += idle.back();
-    nvtx.window_idle_s += idle.back();
   }
   for (auto& row : range_rows) {
     row.mean_s = row.count > 0 ? row.total_s / static_cast<double>(row.count) : 0;

@@ -72,9 +72,12 @@ class NvtxRanges {
   // "NVTX ranges not recorded: why" when some process could not record them.
   std::optional<std::string> missing_note() const;
   // The view, when any ranges were recorded. `busy` per device (merged, sorted);
-  // `steps` the step marks on the analysis clock (the window when two or more).
+  // `windows` per device the spans whose idle time is split by range (the marked
+  // steps, else the traced time); `traced` per device, for a job traced in
+  // windows: only range instances inside them are measured (nullptr: all are).
   std::optional<NvtxView> finish(const std::map<std::uint32_t, Intervals>& busy,
-                                 const std::vector<double>& steps);
+                                 const std::map<std::uint32_t, Intervals>& windows,
+                                 const std::map<std::uint32_t, Intervals>* traced);
 
  private:
   struct Process {

@@ -78,6 +78,7 @@ std::string kernels_to_html(const kernels::KernelView& v) {
       "<p>{} kernel launches, {} of kernel time, {} kernels by name; {} "
       "synchronisations blocked the host {}.</p>",
       v.launches, dur(v.kernel_s), v.kernel_names, v.syncs, dur(v.sync_s));
+  if (v.sampling.sampled) out += "<p>" + escape(kernels::sampling_sentence(v.sampling)) + ".</p>";
   if (!v.findings.empty()) {
     out += "<ol class=\"fixes\">";
     for (const auto& f : v.findings) {
@@ -88,10 +89,13 @@ std::string kernels_to_html(const kernels::KernelView& v) {
   for (const auto& d : v.devices) {
     const auto& st = d.steps ? d.steps->idle : d.activity;
     out += fmt::format(
-        "<h3>GPU {} idle {:.1f} % of {}</h3><p>Idle: no kernel, copy or memset on any stream. From "
-        "the first to the last GPU work: {:.1f} % of {}.{}</p>",
+        "<h3>GPU {} idle {:.1f} % of {}</h3><p>Idle: no kernel, copy or memset on any stream. {}: "
+        "{:.1f} % of {}.{}</p>",
         d.device, st.idle_share * 100,
-        d.steps ? fmt::format("the {} marked steps", d.steps->steps) : std::string("the run"),
+        d.steps              ? fmt::format("the {} marked steps", d.steps->steps)
+        : v.sampling.sampled ? std::string("the trace windows")
+                             : std::string("the run"),
+        v.sampling.sampled ? "In the trace windows" : "From the first to the last GPU work",
         d.activity.idle_share * 100, dur(d.activity.window_s),
         d.steps ? fmt::format(" Per step of {}: {} idle, {:.1f} synchronisations.",
                               dur(d.steps->mean_step_s), dur(d.steps->mean_idle_per_step_s),

@@ -26,6 +26,13 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
   j["notes"] = v.notes;
   if (!v.available) return j;
   j["headline"] = v.headline;
+  if (v.sampling.sampled) {
+    j["sampling"] = {{"window_s", v.sampling.window_s},
+                     {"every_s", v.sampling.every_s},
+                     {"first_s", v.sampling.first_s},
+                     {"windows", v.sampling.windows},
+                     {"traced_s", v.sampling.traced_s}};
+  }
   j["launches"] = v.launches;
   j["kernel_s"] = v.kernel_s;
   j["kernel_names"] = v.kernel_names;

@@ -63,12 +63,15 @@ std::string kernels_to_text(const kernels::KernelView& v) {
     return out + "\n";
   }
   out += "  " + v.headline + "\n";
+  if (v.sampling.sampled) out += "  " + kernels::sampling_sentence(v.sampling) + ".\n";
   out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
                      dur(v.kernel_s), v.kernel_names);
   for (const auto& d : v.devices) {
     if (v.devices.size() > 1) out += fmt::format("  device {} {}\n", d.device, d.name);
     idle_lines(out, d.activity,
-               fmt::format("the {} from its first to its last work", dur(d.activity.window_s)));
+               v.sampling.sampled ? fmt::format("the {} of trace windows", dur(d.activity.window_s))
+                                  : fmt::format("the {} from its first to its last work",
+                                                dur(d.activity.window_s)));
     if (d.steps) {
       idle_lines(
           out, d.steps->idle,

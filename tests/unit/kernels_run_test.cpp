@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -136,6 +137,67 @@ TEST(KernelsRun, AJobWithItsOwnNvtxToolKeepsItAndTheReportSaysSo) {
   std::remove(report.c_str());
   std::remove(trace.c_str());
 }
+
+#ifdef GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY
+TEST(KernelsRun, TracingIsOnOnlyInsideTheWindowsAndTheRecordListsThem) {
+  // Windows of 0.2 s every 0.5 s, the first 0.25 s after the job starts; the job
+  // lives 1.3 s. The stand-in CUPTI logs every switch of an activity kind.
+  const std::string trace = temp_path("windows.jsonl");
+  const std::string log = temp_path("windows.log");
+  const auto r =
+      run_gpulens("run --kernels --kernels-window 0.2 --kernels-every 0.5 -q " + kReplay +
+                  " -o /dev/null --trace '" + trace + "' -- env GPULENS_CUPTI='" +
+                  GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY + "' FAKE_CUPTI_LOG='" + log +
+                  "' FAKE_JOB_SLEEP_MS=1300 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "fake cuda job output\n");
+  const auto records = kernel_records(trace);
+  ASSERT_EQ(records.size(), 1u) << read_file(trace);
+  const auto& rec = records[0];
+  EXPECT_EQ(rec["status"], "ok") << rec.dump();
+  EXPECT_DOUBLE_EQ(rec["sampling"]["window_s"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(rec["sampling"]["every_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(rec["sampling"]["first_s"].get<double>(), 0.25);
+  // Windows at 0.25, 0.75 and 1.25 s of the job's clock; the last one is cut by
+  // the exit, or missed if the process started late on a loaded machine.
+  const auto& w = rec["windows"];
+  ASSERT_GE(w.size(), 2u) << rec.dump();
+  ASSERT_LE(w.size(), 3u) << rec.dump();
+  for (std::size_t i = 0; i + 1 < w.size(); ++i) {
+    const double len =
+        static_cast<double>(w[i][1].get<std::int64_t>() - w[i][0].get<std::int64_t>()) / 1e9;
+    EXPECT_NEAR(len, 0.2, 0.08) << rec.dump();
+    const double gap =
+        static_cast<double>(w[i + 1][0].get<std::int64_t>() - w[i][0].get<std::int64_t>()) / 1e9;
+    EXPECT_NEAR(gap, 0.5, 0.08) << rec.dump();
+  }
+  // Kernels (10) and copies (1) were switched on once per window and off at its
+  // end; device properties (8) and NVTX markers (12) once, for the whole job.
+  std::istringstream in(read_file(log));
+  std::map<std::pair<int, int>, int> switches;
+  for (int kind, on; in >> kind >> on;) {
+    long long ns = 0;
+    in >> ns;
+    ++switches[std::make_pair(kind, on)];
+  }
+  auto count = [&](int kind, int on) { return switches[std::make_pair(kind, on)]; };
+  const int windows = static_cast<int>(w.size());
+  EXPECT_EQ(count(10, 1), windows) << read_file(log);
+  EXPECT_EQ(count(1, 1), windows);
+  EXPECT_GE(count(10, 0), windows);  // and off again at the exit
+  EXPECT_EQ(count(8, 1), 1);
+  EXPECT_EQ(count(12, 1), 1);
+  std::remove(trace.c_str());
+  std::remove(log.c_str());
+}
+
+TEST(KernelsRun, WindowsLongerThanTheirPeriodAreRefused) {
+  const auto r = run_gpulens("run --kernels --kernels-window 5 --kernels-every 5 -q " + kReplay +
+                             " -o /dev/null -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--kernels-every 0 to trace the whole job"), std::string::npos) << r.err;
+}
+#endif
 #endif
 
 }  // namespace
