@@ -8,7 +8,11 @@
 #   5. a job without CUDA under --kernels: output and exit status unchanged
 #   6. the cost harness (cost.py): in-process slots and process slots
 #   7. NVTX ranges: train_gpt.py --nvtx, fed and starved, under --kernels
-# STAGES (default: all of train compare nested nocuda cost nvtx) picks stages, so a
+#   8. sampled: train_gpt.py --seconds 60 --nvtx, fed and starved, traced in the
+#      default windows, and fed traced whole; compare_windows.py compares the two
+#   9. windows: the cost of windowed tracing on the job's steps (cost_windows.py)
+#  10. bare: issue 15's bare-binary run (bench/install/bare_run.sh, BIN=$BARE_BIN)
+# STAGES (default: train compare nested nocuda cost nvtx) picks stages, so a
 # call fits the device tool's 10 minutes. Writes everything under $OUT (traces in
 # kernels-raw.tgz) and prints a short table.
 set -uo pipefail
@@ -82,6 +86,35 @@ for v in good starved; do
 done
 fi
 
+if want sampled; then
+for v in good starved; do
+  step "train_gpt $v --seconds 60 --nvtx, --kernels in its default windows"
+  extra=""
+  [[ $v == starved ]] && extra="--starve"
+  "$B/gpulens" run --kernels -o "$OUT/sampled-$v.txt" --trace "$raw/sampled-$v.trace.jsonl" \
+    -- python3 examples/train_gpt.py --seconds 60 --nvtx $extra >"$OUT/sampled-$v.log" 2>&1
+  echo "exit $?" >>"$OUT/sampled-$v.log"
+done
+step "train_gpt good --seconds 30 --nvtx, --kernels --kernels-every 0 (whole job)"
+"$B/gpulens" run --kernels --kernels-every 0 -o "$OUT/whole-good.txt" --trace "$raw/whole-good.trace.jsonl" \
+  -- python3 examples/train_gpt.py --seconds 30 --nvtx >"$OUT/whole-good.log" 2>&1
+echo "exit $?" >>"$OUT/whole-good.log"
+python3 bench/kernels/compare_windows.py "$B/gpulens" "$raw/sampled-good.trace.jsonl" "$raw/whole-good.trace.jsonl" \
+  >"$OUT/sampled-vs-whole.txt" 2>&1
+"$B/gpulens" report "$raw/sampled-starved.trace.jsonl" -o "$OUT/sampled-starved.html" >/dev/null 2>&1
+fi
+
+if want windows; then
+step "cost of windowed tracing"
+python3 bench/kernels/cost_windows.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COSTW_ROUNDS:-3}" \
+  --seconds "${COSTW_SECONDS:-12}" >"$OUT/cost-windows.log" 2>&1
+fi
+
+if want bare; then
+step "issue 15: the static binaries alone"
+BIN=${BARE_BIN:-.devstatic} OUT="$OUT" bash bench/install/bare_run.sh >/dev/null 2>&1
+fi
+
 if want cost; then
 step "cost harness"
 # In-process slots: the device counters (record at 1 s and 100 ms) and dmon on
@@ -106,6 +139,13 @@ grep -o '"status": *"[a-z_]*"' "$raw/nested.trace.jsonl" | sort | uniq -c
 cat "$OUT/nocuda.txt"
 echo "--- nvtx ---"
 for v in good starved; do grep -A12 -i 'nvtx' "$OUT/nvtx-$v.txt" 2>/dev/null | head -16; done
+echo "--- sampled ---"
+for v in good starved; do grep -A3 'Where the GPU time went' "$OUT/sampled-$v.txt" 2>/dev/null; grep -E '^exit|train_gpt:' "$OUT/sampled-$v.log" 2>/dev/null | tail -2; done
+cat "$OUT/sampled-vs-whole.txt" 2>/dev/null
+echo "--- windows cost ---"
+cat "$OUT/cost-windows.txt" 2>/dev/null || cat "$OUT/cost-windows-partial.txt" 2>/dev/null || tail -n 20 "$OUT/cost-windows.log" 2>/dev/null
+echo "--- bare ---"
+cat "$OUT/bare-run.txt" 2>/dev/null | head -40
 echo "--- cost ---"
 cat "$OUT/cost.txt" 2>/dev/null || cat "$OUT"/cost-*-partial.txt 2>/dev/null || tail -n 20 "$OUT/cost.log"
 echo "--- times ---"

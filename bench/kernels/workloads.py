@@ -7,7 +7,10 @@ slots of the same process:
   batch1 a small transformer forward pass at batch 1 (about 100 kernels of a few
          microseconds each): per-step latency p50/p99, the cost of anything that
          lengthens a launch or a synchronisation.
-  train  examples/train_gpt.py's model and step at a smaller size: step time.
+  train  examples/train_gpt.py's model and step at a smaller size (batch 8 x 512,
+         d 768, 6 layers): step time; launch-bound, the worst case for a tracer.
+  train_gpt  examples/train_gpt.py's model, step and size as it runs by default
+         (batch 16 x 1024, d 1024, 8 layers): step time.
   launch 1000 one-element adds then a synchronisation: microseconds per kernel
          launch, the per-launch cost of kernel tracing without a model around it.
 """
@@ -66,11 +69,13 @@ class Batch1:
 
 class Train:
     name = "train"
+    size = dict(seq=512, d_model=768, layers=6, heads=12, batch=8)
 
     def __init__(self):
-        self.model = train_gpt.GPT(32768, 512, 768, 6, 12).cuda()
+        z = self.size
+        self.model = train_gpt.GPT(32768, z["seq"], z["d_model"], z["layers"], z["heads"]).cuda()
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=3e-4, fused=True)
-        self.x = torch.randint(0, 32768, (8, 513), device="cuda")
+        self.x = torch.randint(0, 32768, (z["batch"], z["seq"] + 1), device="cuda")
 
     def step(self):
         with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -93,6 +98,11 @@ class Train:
                 "steps": len(times)}
 
 
+class TrainGpt(Train):
+    name = "train_gpt"
+    size = dict(seq=1024, d_model=1024, layers=8, heads=16, batch=16)  # train_gpt.py's defaults
+
+
 class Launch:
     name = "launch"
 
@@ -112,8 +122,39 @@ class Launch:
         return {"us_per_launch": per[len(per) // 2], "batches": len(per)}
 
 
-ALL = {"gemm": Gemm, "batch1": Batch1, "train": Train, "launch": Launch}
-PRIMARY = {"gemm": "tflops", "batch1": "p50_ms", "train": "step_ms", "launch": "us_per_launch"}
+ALL = {"gemm": Gemm, "batch1": Batch1, "train": Train, "train_gpt": TrainGpt, "launch": Launch}
+PRIMARY = {"gemm": "tflops", "batch1": "p50_ms", "train": "step_ms", "train_gpt": "step_ms",
+           "launch": "us_per_launch"}
+
+
+def one_step(w):
+    """One step of a workload, finished on the GPU (the unit the windowed cost compares)."""
+    if isinstance(w, Batch1):
+        with torch.no_grad():
+            w.model(w.x)
+    elif isinstance(w, Train):
+        w.step()
+    elif isinstance(w, Launch):
+        for _ in range(100):
+            w.x.add_(1)
+    else:
+        raise ValueError(f"{w.name}: no single step")
+    torch.cuda.synchronize()
+
+
+def timed_steps(w, seconds):
+    """(unix start, seconds) of every step for `seconds`: steps can then be told
+    apart by whether a trace window was open (bench/kernels/cost_windows.py)."""
+    out = []
+    t_end = time.perf_counter() + seconds
+    while True:
+        u = time.time()
+        s = time.perf_counter()
+        one_step(w)
+        e = time.perf_counter()
+        out.append((u, e - s))
+        if e >= t_end:
+            return out
 HIGHER_IS_BETTER = {"tflops"}
 
 
@@ -137,7 +178,15 @@ if __name__ == "__main__":
     p.add_argument("--workloads", default="gemm,batch1,train")
     p.add_argument("--profiler", action="store_true",
                    help="measure under torch.profiler (CUDA activities, the peer of --kernels)")
+    p.add_argument("--steps-out", help="write every step's (workload, unix start, seconds) here, "
+                   "one JSON line per workload, instead of RESULT lines")
     a = p.parse_args()
+    if a.steps_out:
+        with open(a.steps_out, "w") as f:
+            for w in make(a.workloads.split(",")):
+                f.write(json.dumps({"workload": w.name, "steps": timed_steps(w, a.seconds)}) + "\n")
+                f.flush()
+        sys.exit(0)
     ctx = None
     if a.profiler:
         from torch.profiler import ProfilerActivity, profile
