@@ -2,18 +2,23 @@
 """What `gpulens run --kernels` costs the job when it traces in windows (the
 default: 2 s every 20 s), measured on the job's own steps.
 
-Per round, two processes run the same workloads (workloads.py, each for
---seconds, every step timed with its unix start), in alternating order:
+Per round, one process per configuration runs the same workloads (workloads.py,
+each for --seconds, every step timed with its unix start), in a rotated order:
 
   alone     python3 workloads.py --steps-out ...
   windowed  gpulens run --kernels --kernels-window W --kernels-every P -- the same
+            (CUPTI attached inside the windows, detached between them)
+  attached  the same with GPULENS_KERNELS_DETACH=0: CUPTI left attached, every
+            kind off, between windows (what the library did before it detached)
+  inject    gpulens run --kernels with GPULENS_CUPTI=/nonexistent: the injection
+            library and the sampler without CUPTI at all
 
 The windowed process's recording says when its trace windows were open. Then, per
 workload:
 
   in-window   steps that started inside a window (--margin inside its edges)
               against the steps of the same process in the second before it
-              opened and the second after it closed: paired per window, so drift
+              opened: paired per window, so drift
               in the machine's speed over minutes cancels. This is the cost
               while tracing: CUPTI's per-launch work.
   outside     steps of the windowed process away from any window (--margin from
@@ -88,8 +93,11 @@ def latencies(steps, keep):
     return [d for (u, d) in steps if keep(u)]
 
 
-def summarise(rounds, margin, duty):
-    """rounds: list of {"alone": {workload: steps}, "windowed": {...}, "windows": [...]}."""
+CONFIGS = ["alone", "windowed", "attached", "inject"]
+
+
+def summarise(rounds, margin, duty, config="windowed"):
+    """rounds: list of {"alone": {workload: steps}, config: {...}, "windows": {config: [...]}}."""
     table = []
     workloads = sorted({w for r in rounds for w in r["alone"]})
     for w in workloads:
@@ -98,19 +106,21 @@ def summarise(rounds, margin, duty):
         every = {"p50": [], "mean": []}
         n_in = n_out = 0
         for r in rounds:
-            if w not in r["alone"] or w not in r["windowed"]:
+            if w not in r["alone"] or w not in r.get(config, {}):
                 continue
             alone = [d for _, d in r["alone"][w]]
-            steps = r["windowed"][w]
-            wins = r["windows"]
+            steps = r[config][w]
+            wins = r["windows"].get(config, [])
 
             def near_window(u):
                 return any(a - margin <= u <= b + margin for a, b in wins)
 
             for a, b in wins:
                 inside = latencies(steps, lambda u: a + margin <= u <= b - margin)
-                around = latencies(steps, lambda u: (a - 1 - margin <= u < a - margin) or
-                                   (b + margin < u <= b + 1 + margin))
+                # The second before it opened: after a window CUPTI stays attached
+                # (all off) until its records are flushed, so the second after is not
+                # the same state as before.
+                around = latencies(steps, lambda u: a - 1 - margin <= u < a - margin)
                 if len(inside) < 5 or len(around) < 5:
                     continue  # the window fell outside this workload's stretch
                 n_in += 1
@@ -127,7 +137,7 @@ def summarise(rounds, margin, duty):
             i_m, i_ci, i_n = mean_ci(inwin[metric])
             o_m, o_ci, o_n = mean_ci(outside[metric])
             a_m, a_ci, a_n = mean_ci(every[metric])
-            table.append({"workload": w, "metric": metric, "in_window_pct": i_m, "in_window_ci": i_ci,
+            table.append({"config": config, "workload": w, "metric": metric, "in_window_pct": i_m, "in_window_ci": i_ci,
                           "windows": i_n, "outside_pct": o_m, "outside_ci": o_ci, "rounds": o_n,
                           "all_pct": a_m, "all_ci": a_ci,
                           "default_duty_pct": o_m + duty * i_m if i_n and o_n else float("nan"),
@@ -138,11 +148,11 @@ def summarise(rounds, margin, duty):
 
 
 def format_table(table, measured_duty):
-    lines = [f"{'workload':10} {'metric':6} {'in-window %':>12} {'95% CI':>7} {'wins':>5} "
+    lines = [f"{'config':9} {'workload':10} {'metric':6} {'in-window %':>12} {'95% CI':>7} {'wins':>5} "
              f"{'outside %':>10} {'95% CI':>7} {'all @' + format(measured_duty, '.2f') + ' %':>12} "
              f"{'95% CI':>7} {'rounds':>6} {'@0.10 %':>8} {'alone ms':>9}"]
     for t in table:
-        lines.append(f"{t['workload']:10} {t['metric']:6} {t['in_window_pct']:+12.2f} {t['in_window_ci']:7.2f} "
+        lines.append(f"{t['config']:9} {t['workload']:10} {t['metric']:6} {t['in_window_pct']:+12.2f} {t['in_window_ci']:7.2f} "
                      f"{t['windows']:5d} {t['outside_pct']:+10.2f} {t['outside_ci']:7.2f} "
                      f"{t['all_pct']:+12.2f} {t['all_ci']:7.2f} {t['rounds']:6d} "
                      f"{t['default_duty_pct']:+8.2f} {t['alone_median_ms']:9.3f}")
@@ -158,14 +168,16 @@ def main():
     p.add_argument("--window", type=float, default=1.0, help="--kernels-window of the measurement")
     p.add_argument("--every", type=float, default=3.0, help="--kernels-every of the measurement")
     p.add_argument("--margin", type=float, default=0.05, help="seconds kept clear of a window's edges")
+    p.add_argument("--configs", default=",".join(CONFIGS), help="of: " + ",".join(CONFIGS))
     p.add_argument("--out", default=".")
     a = p.parse_args()
     gl = os.path.abspath(a.gpulens)
     tmp = tempfile.mkdtemp(prefix="gpulens-windows-")
+    configs = [c for c in CONFIGS if c in a.configs.split(",")]
     rounds = []
     for rnd in range(a.rounds):
-        r = {}
-        order = ["alone", "windowed"] if rnd % 2 == 0 else ["windowed", "alone"]
+        r = {"windows": {}}
+        order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
         for cfg in order:
             steps_path = f"{tmp}/{cfg}-{rnd}.jsonl"
             trace = f"{tmp}/{cfg}-{rnd}.trace.jsonl"
@@ -174,22 +186,27 @@ def main():
             cmd = job if cfg == "alone" else [gl, "run", "--kernels", "--kernels-window", str(a.window),
                                               "--kernels-every", str(a.every), "-q", "--trace", trace,
                                               "-o", "/dev/null", "--"] + job
-            done = subprocess.run(cmd, capture_output=True, text=True)
+            env = dict(os.environ)
+            if cfg == "attached":
+                env["GPULENS_KERNELS_DETACH"] = "0"
+            elif cfg == "inject":
+                env["GPULENS_CUPTI"] = "/nonexistent/libcupti.so"
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 print(f"cost_windows: {cfg} exited {done.returncode}: {done.stderr[-2000:]}", file=sys.stderr)
                 continue
             r[cfg] = read_steps(steps_path)
-            if cfg == "windowed":
-                r["windows"] = read_windows(trace)
-        if "alone" not in r or "windowed" not in r:
+            if cfg != "alone":
+                r["windows"][cfg] = read_windows(trace)
+        if "alone" not in r:
             continue
         rounds.append(r)
-        print(f"cost_windows: round {rnd + 1}/{a.rounds} done, {len(r['windows'])} windows", file=sys.stderr,
-              flush=True)
-        table = summarise(rounds, a.margin, DEFAULT_DUTY)
+        print(f"cost_windows: round {rnd + 1}/{a.rounds} done, windows "
+              f"{ {c: len(v) for c, v in r['windows'].items()} }", file=sys.stderr, flush=True)
+        table = [t for c in configs if c != "alone" for t in summarise(rounds, a.margin, DEFAULT_DUTY, c)]
         with open(os.path.join(a.out, "cost-windows-partial.txt"), "w") as f:
             f.write(f"after {rnd + 1} of {a.rounds} rounds\n" + format_table(table, a.window / a.every) + "\n")
-    table = summarise(rounds, a.margin, DEFAULT_DUTY)
+    table = [t for c in configs if c != "alone" for t in summarise(rounds, a.margin, DEFAULT_DUTY, c)]
     head = (f"# gpulens run --kernels in windows: cost to the job's steps. Measured with windows of {a.window:g} s "
             f"every {a.every:g} s (duty {a.window / a.every:.2f}), {len(rounds)} rounds of {a.seconds:g} s per "
             f"workload; '@0.10' = outside + 0.1 x in-window, the default schedule (2 s every 20 s), derived.")

@@ -107,7 +107,8 @@ fi
 if want windows; then
 step "cost of windowed tracing"
 python3 bench/kernels/cost_windows.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COSTW_ROUNDS:-3}" \
-  --seconds "${COSTW_SECONDS:-12}" >"$OUT/cost-windows.log" 2>&1
+  --seconds "${COSTW_SECONDS:-12}" --configs "${COSTW_CONFIGS:-alone,windowed,attached,inject}" \
+  >"$OUT/cost-windows.log" 2>&1
 fi
 
 if want bare; then

@@ -19,10 +19,9 @@
 // first NVTX call keeps its own tool; the record then says so.
 //
 // Tracing every kernel costs the job CUPTI's few microseconds per launch, so by
-// default it is on only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE): a
-// thread of this library switches the per-launch kinds (kernels, copies, memsets,
-// synchronisations) on and off and notes each window in the record. Device
-// properties and NVTX ranges, which cost nothing per launch, stay on throughout.
+// default CUPTI records only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE),
+// attached for each and detached between them (trace_control.cpp); the record
+// lists the windows.
 //
 // At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
 // kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
@@ -35,7 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -43,51 +41,14 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
-#include <unordered_map>
-#include <utility>
-#include <vector>
 
-#include "inject/collector.hpp"
-#include "inject/cupti_loader.hpp"
-#include "inject/schedule.hpp"
+#include "inject/inject_state.hpp"
+#include "inject/trace_control.hpp"
 
 #define GPULENS_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace gpulens::inject {
-namespace {
-
-constexpr std::size_t kBufferBytes = 8u << 20;
-
-struct Api {
-  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&::cuptiActivityEnable) enable = nullptr;
-  decltype(&::cuptiActivityDisable) disable = nullptr;
-  decltype(&::cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&::cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&::cuptiActivityGetNumDroppedRecords) dropped = nullptr;
-  decltype(&::cuptiGetTimestamp) timestamp = nullptr;
-  decltype(&::cuptiGetResultString) result_string = nullptr;
-  decltype(&::cuptiGetVersion) version = nullptr;
-};
-
-const CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER};
-
-// The kinds that cost the job something per launch or per call: on only inside
-// the trace windows. The others (device properties, NVTX markers) stay on.
-bool per_launch_kind(CUpti_ActivityKind k) {
-  return k != CUPTI_ACTIVITY_KIND_DEVICE && k != CUPTI_ACTIVITY_KIND_MARKER;
-}
-
-// The kinds without which the kernel view loses a column or a table, not itself.
-bool optional_kind(CUpti_ActivityKind k) {
-  return k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ||
-         k == CUPTI_ACTIVITY_KIND_MARKER;
-}
 
 // $GPULENS_KERNELS_KINDS (a measurement knob of bench/kernels/cost.py, documented
 // in docs/kernels.md): a comma list of kernel, memcpy, memset, sync, nvtx to record
@@ -108,60 +69,10 @@ bool kind_wanted(CUpti_ActivityKind k) {
   return list.find(name) != std::string::npos;
 }
 
-struct State {
-  std::mutex mutex;
-  Api api;
-  CuptiLibrary library;
-  std::unique_ptr<Collector> collector;
-  std::string out_dir;
-  std::string status = "ok";  // ok | no_cupti | cupti_error | job_profiler
-  std::string reason;
-  std::uint64_t base_ns = 0;
-  std::int64_t base_unix_ns = 0;
-  std::uint64_t first_ns = UINT64_MAX;  // first and last GPU activity seen
-  std::uint64_t last_ns = 0;
-  std::int64_t yielded_ns = -1;  // relative, when the job's profiler took over
-  bool active = false;           // our buffer callbacks are the registered ones
-  bool started = false;
-  bool written = false;
-  bool job_registered_first = false;  // the job had registered buffers before cuInit
-  std::uint32_t cupti_version = 0;
-  std::unordered_map<std::string, std::string> names;  // mangled -> demangled
-  // CUPTI shares one name string among all records of a kernel, so its address
-  // finds the demangled name without hashing a mangled name of hundreds of bytes
-  // per record (this runs for every kernel the job launches).
-  std::unordered_map<const char*, const std::string*> names_by_address;
-  // NVTX: how often NVTX's loader called us and libcupti accepted, and why not.
-  int nvtx_forwarded = 0;
-  bool nvtx_called = false;
-  std::string nvtx_error;  // CUPTI refused NVTX or its marker records
-  // Trace windows (schedule.hpp). nullopt: the whole job is traced.
-  std::optional<TraceSchedule> schedule;
-  std::string schedule_error;  // GPULENS_KERNELS_SCHEDULE unreadable: whole job traced
-  // `toggle` orders switching the per-launch kinds on and off, by the window
-  // thread, against the exit handler and the job's profiler taking over. It is
-  // never held while CUPTI delivers buffers (those take `mutex`).
-  std::mutex toggle;
-  bool stopping = false;  // no more windows: exit, or the job's profiler took over
-  bool tracing = false;   // a window is open
-  std::uint64_t window_start_ns = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
-  bool forked_child = false;
-};
-
 State& state() {
   static State* s =
       new State;  // never destroyed: exit handlers of other libraries may run after ours
   return *s;
-}
-
-// libcupti, opened once for both ways in: cuInit (InitializeInjection) and the
-// job's first NVTX call (InitializeInjectionNvtx2), whichever comes first. Both
-// must use the same copy: two CUPTIs in one process fight over the driver.
-const CuptiLibrary& cupti_library() {
-  static std::once_flag once;
-  std::call_once(once, [] { state().library = open_cupti(); });
-  return state().library;
 }
 
 std::int64_t unix_now_ns() {
@@ -176,6 +87,19 @@ std::string result_text(const Api& api, CUptiResult r) {
     return s;
   }
   return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+namespace {
+
+constexpr std::size_t kBufferBytes = 8u << 20;
+
+// libcupti, opened once for both ways in: cuInit (InitializeInjection) and the
+// job's first NVTX call (InitializeInjectionNvtx2), whichever comes first. Both
+// must use the same copy: two CUPTIs in one process fight over the driver.
+const CuptiLibrary& cupti_library() {
+  static std::once_flag once;
+  std::call_once(once, [] { state().library = open_cupti(); });
+  return state().library;
 }
 
 const std::string& demangled(State& s, const char* mangled) {
@@ -321,6 +245,8 @@ void take(State& s, const CUpti_Activity* rec) {
   }
 }
 
+}  // namespace
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
   *size = *buffer != nullptr ? kBufferBytes : 0;
@@ -341,6 +267,8 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   }
   std::free(buffer);
 }
+
+namespace {
 
 std::string canonical(const char* path) {
   char buf[PATH_MAX];
@@ -403,6 +331,10 @@ void write_record(State& s) {
     j["windows"] = std::move(windows);
   }
   if (!s.schedule_error.empty()) j["schedule_error"] = s.schedule_error;
+  if (s.schedule) {
+    j["detaches"] = s.detaches.load();
+    if (!s.detach_note.empty()) j["detach_note"] = s.detach_note;
+  }
   char exe[512] = {};
   if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) j["exe"] = exe;
   const std::string final_path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".json";
@@ -414,96 +346,12 @@ void write_record(State& s) {
   }
 }
 
-// Switches the per-launch kinds on. False when CUPTI refuses one the view cannot
-// do without: the status then says why and nothing stays on.
-bool enable_per_launch_kinds(State& s) {
-  for (CUpti_ActivityKind k : kKinds) {
-    if (!per_launch_kind(k) || !kind_wanted(k)) continue;
-    const CUptiResult r = s.api.enable(k);
-    if (r == CUPTI_SUCCESS) continue;
-    const std::string what = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) +
-                             "): " + result_text(s.api, r);
-    if (optional_kind(k)) {
-      // Without it the view loses synchronisations, not its kernels; said once.
-      if (s.reason.find(what) == std::string::npos)
-        s.reason += (s.reason.empty() ? "" : "; ") + what;
-      continue;
-    }
-    // A profiler (Nsight) holding the device, or a CUPTI too old: step aside.
-    s.status = "cupti_error";
-    s.reason = what;
-    for (CUpti_ActivityKind d : kKinds) s.api.disable(d);
-    return false;
-  }
-  return true;
-}
-
-// Closes the open window: its end is taken before the kinds go off, so every
-// launch recorded was launched inside it. Called with `toggle` held.
-void close_window(State& s) {
-  if (!s.tracing) return;
-  std::uint64_t now = 0;
-  s.api.timestamp(&now);
-  for (CUpti_ActivityKind k : kKinds) {
-    if (per_launch_kind(k)) s.api.disable(k);
-  }
-  s.windows.emplace_back(s.window_start_ns, now);
-  s.tracing = false;
-}
-
-void sleep_until_unix(std::int64_t unix_ns) {
-  timespec at{};
-  at.tv_sec = static_cast<time_t>(unix_ns / 1000000000);
-  at.tv_nsec = static_cast<long>(unix_ns % 1000000000);
-  while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, nullptr) == EINTR) {
-  }
-}
-
-// The window thread: sleeps to the next window, switches tracing on, sleeps to its
-// end, switches it off; until the process exits or the job's profiler takes over.
-void window_loop() {
-  State& s = state();
-  for (;;) {
-    const Window w = window_at_or_after(*s.schedule, unix_now_ns());
-    sleep_until_unix(w.start_ns);
-    {
-      std::lock_guard lock(s.toggle);
-      if (s.stopping) return;
-      if (!enable_per_launch_kinds(s)) {
-        s.stopping = true;
-        return;
-      }
-      s.api.timestamp(&s.window_start_ns);
-      s.tracing = true;
-    }
-    sleep_until_unix(w.end_ns);
-    {
-      std::lock_guard lock(s.toggle);
-      if (s.stopping) return;  // whoever stopped closed the window
-      close_window(s);
-    }
-  }
-}
-
-// Stops our collection with everything CUPTI still holds delivered to us.
-void stop_and_flush(State& s) {
-  if (!s.active) return;
-  {
-    std::lock_guard lock(s.toggle);
-    s.stopping = true;
-    close_window(s);
-  }
-  s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our callback takes the mutex
-  for (CUpti_ActivityKind k : kKinds) s.api.disable(k);
-  s.active = false;
-}
-
 void at_exit() {
   State& s = state();
   // A forked child has no window thread and no GPU work of its own; its locks may
   // have been held by a thread that does not exist in it.
   if (!s.started || s.forked_child) return;
-  stop_and_flush(s);
+  stop_tracing(s);
   std::lock_guard lock(s.mutex);
   write_record(s);
 }
@@ -566,41 +414,26 @@ int initialize() {
     s.reason = s.library.path + " lacks the CUPTI Activity API";
     return 1;
   }
-  a.version(&s.cupti_version);
-  a.timestamp(&s.base_ns);
-  s.base_unix_ns = unix_now_ns();
-  s.collector = std::make_unique<Collector>(s.base_ns);
-  if (CUptiResult r = a.register_callbacks(buffer_requested, buffer_completed);
-      r != CUPTI_SUCCESS) {
-    s.status = "cupti_error";
-    s.reason = "cuptiActivityRegisterCallbacks: " + result_text(a, r);
-    return 1;
+  // Detaching CUPTI between windows needs the Callback API (CUDA 11.2 and later).
+  if (!resolve(h, "cuptiSubscribe", a.subscribe) ||
+      !resolve(h, "cuptiUnsubscribe", a.unsubscribe) ||
+      !resolve(h, "cuptiEnableDomain", a.enable_domain) ||
+      !resolve(h, "cuptiFinalize", a.finalize)) {
+    s.keep_attached = true;
+    s.detach_note = s.library.path + " cannot detach (no cuptiFinalize); CUPTI stayed attached";
+  }
+  // A measurement knob of bench/kernels/cost_windows.py (docs/kernels.md): CUPTI
+  // left attached, all kinds off, between windows.
+  if (const char* d = std::getenv("GPULENS_KERNELS_DETACH");
+      d != nullptr && std::string(d) == "0") {
+    s.keep_attached = true;
+    s.detach_note = "GPULENS_KERNELS_DETACH=0: CUPTI stayed attached between windows";
   }
   s.active = true;
-  // Device properties and NVTX markers: on for the whole job.
-  for (CUpti_ActivityKind k : kKinds) {
-    if (per_launch_kind(k) || !kind_wanted(k)) continue;
-    const CUptiResult r = a.enable(k);
-    if (r == CUPTI_SUCCESS) continue;
-    const std::string what =
-        "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + result_text(a, r);
-    if (k == CUPTI_ACTIVITY_KIND_MARKER) {
-      // Without it there are no NVTX ranges; the kernel view stays whole.
-      std::lock_guard lock(s.mutex);
-      s.nvtx_error = what;
-    } else {
-      // Without device properties the view takes SM limits from its own table.
-      s.reason += (s.reason.empty() ? "" : "; ") + what;
-    }
-  }
   if (s.schedule) {
-    std::thread(window_loop).detach();
-    return 1;
-  }
-  std::lock_guard lock(s.toggle);
-  if (!enable_per_launch_kinds(s)) {
+    start_window_thread();  // CUPTI is first touched when the first window opens
+  } else if (!trace_whole_job(s)) {
     s.active = false;
-    s.stopping = true;
   }
   return 1;
 }
@@ -662,11 +495,13 @@ GPULENS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
     if (!s.started) {
       s.job_registered_first = true;
     } else if (s.active) {
-      stop_and_flush(s);
+      stop_tracing(s);
       std::lock_guard lock(s.mutex);
-      std::uint64_t now = 0;
-      if (s.api.timestamp != nullptr) s.api.timestamp(&now);
-      s.yielded_ns = static_cast<std::int64_t>(now - s.base_ns);
+      if (s.collector != nullptr) {  // else it came before the first window
+        std::uint64_t now = 0;
+        s.api.timestamp(&now);
+        s.yielded_ns = static_cast<std::int64_t>(now - s.base_ns);
+      }
       s.status = "job_profiler";
       s.reason = "the job started its own CUPTI profiler (e.g. torch.profiler)";
     }

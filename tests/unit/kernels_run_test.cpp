@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -139,21 +140,44 @@ TEST(KernelsRun, AJobWithItsOwnNvtxToolKeepsItAndTheReportSaysSo) {
 }
 
 #ifdef GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY
-TEST(KernelsRun, TracingIsOnOnlyInsideTheWindowsAndTheRecordListsThem) {
-  // Windows of 0.2 s every 0.5 s, the first 0.25 s after the job starts; the job
-  // lives 1.3 s. The stand-in CUPTI logs every switch of an activity kind.
-  const std::string trace = temp_path("windows.jsonl");
-  const std::string log = temp_path("windows.log");
+// What the stand-in CUPTI logged: calls per (what, number).
+std::map<std::pair<std::string, int>, int> fake_cupti_calls(const std::string& log) {
+  std::map<std::pair<std::string, int>, int> calls;
+  std::istringstream in(read_file(log));
+  std::string what;
+  int n = 0;
+  long long ns = 0;
+  while (in >> what >> n >> ns) ++calls[std::make_pair(what, n)];
+  return calls;
+}
+
+// Windows of 0.2 s every 0.5 s, the first 0.25 s after the job starts; the job
+// lives 1.3 s. Returns the process's record; `log` gets the stand-in's calls.
+nlohmann::json run_windowed_fake_job(const std::string& name, const std::string& log,
+                                     const std::string& extra_env) {
+  const std::string trace = temp_path(name + ".jsonl");
   const auto r =
       run_gpulens("run --kernels --kernels-window 0.2 --kernels-every 0.5 -q " + kReplay +
                   " -o /dev/null --trace '" + trace + "' -- env GPULENS_CUPTI='" +
-                  GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY + "' FAKE_CUPTI_LOG='" + log +
-                  "' FAKE_JOB_SLEEP_MS=1300 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
+                  GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY + "' FAKE_CUPTI_LOG='" + log + "' " +
+                  extra_env + " FAKE_JOB_SLEEP_MS=1300 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "fake cuda job output\n");
   const auto records = kernel_records(trace);
-  ASSERT_EQ(records.size(), 1u) << read_file(trace);
-  const auto& rec = records[0];
+  std::remove(trace.c_str());
+  if (records.size() != 1) {
+    ADD_FAILURE() << records.size() << " records";
+    return {};
+  }
+  return records[0];
+}
+
+TEST(KernelsRun, CuptiIsAttachedOnlyInsideTheWindowsAndTheRecordListsThem) {
+  const std::string log = temp_path("windows.log");
+  // The stand-in plays a job that calls CUDA all the time: each detach asked for
+  // after a window is done at once.
+  const auto rec = run_windowed_fake_job("windows", log, "FAKE_CUPTI_API_CALLS=1");
+  ASSERT_TRUE(rec.is_object());
   EXPECT_EQ(rec["status"], "ok") << rec.dump();
   EXPECT_DOUBLE_EQ(rec["sampling"]["window_s"].get<double>(), 0.2);
   EXPECT_DOUBLE_EQ(rec["sampling"]["every_s"].get<double>(), 0.5);
@@ -163,31 +187,51 @@ TEST(KernelsRun, TracingIsOnOnlyInsideTheWindowsAndTheRecordListsThem) {
   const auto& w = rec["windows"];
   ASSERT_GE(w.size(), 2u) << rec.dump();
   ASSERT_LE(w.size(), 3u) << rec.dump();
+  auto seconds = [](const nlohmann::json& a, const nlohmann::json& b) {
+    return static_cast<double>(b.get<std::int64_t>() - a.get<std::int64_t>()) / 1e9;
+  };
   for (std::size_t i = 0; i + 1 < w.size(); ++i) {
-    const double len =
-        static_cast<double>(w[i][1].get<std::int64_t>() - w[i][0].get<std::int64_t>()) / 1e9;
-    EXPECT_NEAR(len, 0.2, 0.08) << rec.dump();
-    const double gap =
-        static_cast<double>(w[i + 1][0].get<std::int64_t>() - w[i][0].get<std::int64_t>()) / 1e9;
-    EXPECT_NEAR(gap, 0.5, 0.08) << rec.dump();
+    EXPECT_NEAR(seconds(w[i][0], w[i][1]), 0.2, 0.08) << rec.dump();
+    EXPECT_NEAR(seconds(w[i][0], w[i + 1][0]), 0.5, 0.08) << rec.dump();
   }
-  // Kernels (10) and copies (1) were switched on once per window and off at its
-  // end; device properties (8) and NVTX markers (12) once, for the whole job.
-  std::istringstream in(read_file(log));
-  std::map<std::pair<int, int>, int> switches;
-  for (int kind, on; in >> kind >> on;) {
-    long long ns = 0;
-    in >> ns;
-    ++switches[std::make_pair(kind, on)];
-  }
-  auto count = [&](int kind, int on) { return switches[std::make_pair(kind, on)]; };
+  // Per window: attached (our buffers registered), kernels (10), copies (1) and
+  // NVTX markers (12) on, then off; detached after every window that closed
+  // before the exit. Nothing of CUPTI before the first window.
+  auto calls = fake_cupti_calls(log);
   const int windows = static_cast<int>(w.size());
-  EXPECT_EQ(count(10, 1), windows) << read_file(log);
-  EXPECT_EQ(count(1, 1), windows);
-  EXPECT_GE(count(10, 0), windows);  // and off again at the exit
-  EXPECT_EQ(count(8, 1), 1);
-  EXPECT_EQ(count(12, 1), 1);
-  std::remove(trace.c_str());
+  auto count = [&](const char* what, int n) { return calls[std::make_pair(std::string(what), n)]; };
+  EXPECT_EQ(count("register", 0), windows) << read_file(log);
+  for (int kind : {10, 1, 12}) {
+    EXPECT_EQ(count("enable", kind), windows) << kind;
+    EXPECT_GE(count("disable", kind), windows) << kind;
+  }
+  EXPECT_EQ(count("enable", 8), windows);  // device properties, at each attach
+  EXPECT_GE(count("finalize", 0), windows - 1);
+  EXPECT_EQ(count("finalize", 0), rec["detaches"].get<int>());
+  EXPECT_FALSE(rec.contains("detach_note"));
+  std::ifstream first(log);
+  std::string what;
+  first >> what;
+  EXPECT_EQ(what, "register");  // the first call CUPTI saw opened the first window
+  std::remove(log.c_str());
+}
+
+TEST(KernelsRun, ADetachNoCudaCallCameForIsTakenBackAtTheNextWindow) {
+  // A job that makes no CUDA call between windows never reaches an API exit:
+  // CUPTI stays attached (all kinds off) and the next window only switches on.
+  const std::string log = temp_path("windows_idle.log");
+  const auto rec = run_windowed_fake_job("windows_idle", log, "");
+  ASSERT_TRUE(rec.is_object());
+  const int windows = static_cast<int>(rec["windows"].size());
+  ASSERT_GE(windows, 2) << rec.dump();
+  auto calls = fake_cupti_calls(log);
+  auto count = [&](const char* what, int n) { return calls[std::make_pair(std::string(what), n)]; };
+  EXPECT_EQ(count("register", 0), 1) << read_file(log);
+  EXPECT_EQ(count("finalize", 0), 0);
+  EXPECT_GE(count("subscribe", 0), windows - 1);
+  EXPECT_GE(count("unsubscribe", 0), windows - 1);
+  EXPECT_EQ(count("enable", 10), windows);
+  EXPECT_EQ(rec["detaches"], 0);
   std::remove(log.c_str());
 }
 

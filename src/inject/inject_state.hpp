@@ -1,0 +1,119 @@
+#pragma once
+// The injection library's one process-wide state (libgpulens_kernels.so), shared
+// by its parts: kernels_inject.cpp (entry points, records, the record file) and
+// trace_control.cpp (when CUPTI records: attaching, windows, detaching).
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "inject/collector.hpp"
+#include "inject/cupti_loader.hpp"
+#include "inject/schedule.hpp"
+
+namespace gpulens::inject {
+
+// libcupti's entry points, resolved from the copy the job uses. The Callback API
+// ones serve only to detach CUPTI between trace windows; without them (an old
+// CUPTI) CUPTI stays attached.
+struct Api {
+  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&::cuptiActivityEnable) enable = nullptr;
+  decltype(&::cuptiActivityDisable) disable = nullptr;
+  decltype(&::cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&::cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&::cuptiActivityGetNumDroppedRecords) dropped = nullptr;
+  decltype(&::cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&::cuptiGetResultString) result_string = nullptr;
+  decltype(&::cuptiGetVersion) version = nullptr;
+  decltype(&::cuptiSubscribe) subscribe = nullptr;
+  decltype(&::cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&::cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&::cuptiFinalize) finalize = nullptr;
+};
+
+inline constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER};
+
+// The kinds that CUPTI records per launch or per call (NVTX markers included);
+// device properties come once per device.
+inline bool per_launch_kind(CUpti_ActivityKind k) {
+  return k != CUPTI_ACTIVITY_KIND_DEVICE;
+}
+
+// The kinds without which the kernel view loses a column or a table, not itself.
+inline bool optional_kind(CUpti_ActivityKind k) {
+  return k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ||
+         k == CUPTI_ACTIVITY_KIND_MARKER;
+}
+
+// $GPULENS_KERNELS_KINDS (docs/kernels.md): only these kinds are recorded.
+bool kind_wanted(CUpti_ActivityKind k);
+
+struct State {
+  std::mutex mutex;  // the collected records (CUPTI's buffer thread takes it)
+  Api api;
+  CuptiLibrary library;
+  std::unique_ptr<Collector> collector;  // made at CUPTI's first attach
+  std::string out_dir;
+  std::string status = "ok";  // ok | no_cupti | cupti_error | job_profiler
+  std::string reason;
+  std::uint64_t base_ns = 0;            // CUPTI's clock at the first attach ...
+  std::int64_t base_unix_ns = 0;        // ... and CLOCK_REALTIME at the same moment
+  std::uint64_t first_ns = UINT64_MAX;  // first and last GPU activity seen
+  std::uint64_t last_ns = 0;
+  std::int64_t yielded_ns = -1;  // relative, when the job's profiler took over
+  bool active = false;           // collecting: not stopped, not failed
+  bool started = false;
+  bool written = false;
+  bool job_registered_first = false;  // the job had registered buffers before cuInit
+  bool forked_child = false;
+  std::uint32_t cupti_version = 0;
+  std::unordered_map<std::string, std::string> names;  // mangled -> demangled
+  // CUPTI shares one name string among all records of a kernel, so its address
+  // finds the demangled name without hashing a mangled name of hundreds of bytes
+  // per record (this runs for every kernel the job launches).
+  std::unordered_map<const char*, const std::string*> names_by_address;
+  // NVTX: how often NVTX's loader called us and libcupti accepted, and why not.
+  int nvtx_forwarded = 0;
+  bool nvtx_called = false;
+  std::string nvtx_error;  // CUPTI refused NVTX or its marker records
+
+  // When CUPTI records (trace_control.cpp). nullopt schedule: the whole job.
+  std::optional<TraceSchedule> schedule;
+  std::string schedule_error;  // GPULENS_KERNELS_SCHEDULE unreadable: whole job traced
+  // `toggle` orders the window thread's switching against the exit handler and
+  // the job's profiler taking over. It is never held by CUPTI's callbacks.
+  std::mutex toggle;
+  bool stopping = false;  // no more windows: exit, or the job's profiler took over
+  bool tracing = false;   // a window is open
+  std::uint64_t window_start_ns = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
+  // CUPTI attached (initialised, our buffers registered) or detached (finalised).
+  std::atomic<bool> attached{false};
+  std::atomic<bool> detach_pending{false};  // the next API exit finalises CUPTI
+  bool detach_requested = false;            // since the last window closed
+  CUpti_SubscriberHandle subscriber = nullptr;
+  bool keep_attached = false;  // no detaching: GPULENS_KERNELS_DETACH=0 or no Callback API
+  std::string detach_note;     // why CUPTI stayed attached between windows
+  std::atomic<int> detaches{0};
+};
+
+State& state();
+std::string result_text(const Api& api, CUptiResult r);
+std::int64_t unix_now_ns();
+
+// CUPTI's buffer callbacks (kernels_inject.cpp).
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size,
+                               size_t valid);
+
+}  // namespace gpulens::inject
