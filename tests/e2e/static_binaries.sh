@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The binaries carried to GPU machines need nothing but glibc and the NVIDIA
 # driver: their NEEDED entries name only glibc's own libraries, they need no
-# GLIBC_x.y newer than the floor (docs/serve.md lists the distributions), and no
+# GLIBC_x.y newer than the floor (docs/serve.md lists the distributions) nor any
+# other GLIBC_ version (GLIBC_ABI_DT_RELR, GLIBC_PRIVATE), and no
 # libstdc++/libgcc versions at all (those are linked in). NVML is dlopen'ed, so
 # it is never NEEDED.
 #
@@ -41,6 +42,14 @@ for bin in "$@"; do
     failed=1
   done <<<"$needed"
   symbols=$(objdump -T "$bin")
+  # The loader checks every version the binary needs (.gnu.version_r) before it
+  # binds a symbol, and some are needed without one (GLIBC_ABI_DT_RELR, 2.36).
+  version_needs=$(readelf -V "$bin" | sed -n 's/.*Name: \(GLIBC_[A-Za-z0-9_.]*\).*/\1/p' | sort -u)
+  while read -r version; do
+    [[ -z $version || $version =~ ^GLIBC_2\.[0-9.]+$ ]] && continue
+    echo "$name: needs $version (floor $floor)" >&2
+    failed=1
+  done <<<"$version_needs"
   newest=0
   while read -r version; do
     minor=${version#GLIBC_2.}
@@ -51,7 +60,7 @@ for bin in "$@"; do
       grep -F "($version)" <<<"$symbols" | awk '{print "  " $NF}' >&2
       failed=1
     fi
-  done < <(grep -o 'GLIBC_2\.[0-9.]*' <<<"$symbols" | sort -u)
+  done < <(grep -ho 'GLIBC_2\.[0-9.]*' <(echo "$symbols") <(echo "$version_needs") | sort -u)
   if grep -Eq '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols"; then
     echo "$name: needs the shared libstdc++ or libgcc_s:" >&2
     grep -E '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols" | head -5 >&2

@@ -215,6 +215,13 @@ TEST(GlibcCompatX86_64, StatFindsTheSameFiles) {
   EXPECT_EQ(ours64.st_ino, theirs.st_ino);
   ::close(dir_fd);
 
+  // A device is told apart from a file (a writer that mistook /dev/zero for one
+  // would replace it): the same type and device number as glibc's stat gives.
+  ASSERT_EQ(__wrap_stat("/dev/zero", &ours), 0);
+  ASSERT_EQ(__real_stat("/dev/zero", &theirs), 0);
+  EXPECT_TRUE(S_ISCHR(ours.st_mode));
+  EXPECT_EQ(ours.st_rdev, theirs.st_rdev);
+
   errno = 0;
   EXPECT_EQ(__wrap_stat((dir / "missing").c_str(), &ours), -1);
   EXPECT_EQ(errno, ENOENT);
