@@ -41,10 +41,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <time.h>
-
-#include <cerrno>
-#include <climits>
 
 // __GLIBC__ comes from the headers above.
 #if !defined(__x86_64__) || defined(__ILP32__) || !defined(__GLIBC__)
