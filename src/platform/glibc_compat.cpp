@@ -1,15 +1,14 @@
-// Two glibc functions that the static archives we link reach for, replaced so
-// that the binaries need no glibc newer than GPULENS_GLIBC_FLOOR (2.34: RHEL 9,
-// Ubuntu 22.04, Debian 12 and later). The link passes -Wl,--wrap=NAME for each:
-// every reference to NAME in every object and archive (crt files, libgcc_eh,
-// libcrypt) then goes to __wrap_NAME here.
+// Two glibc functions newer than any floor we keep, which static archives we
+// link reach for, replaced on every architecture: the link passes
+// -Wl,--wrap=NAME for each, so every reference to NAME in every object and
+// archive (crt files, libgcc_eh, libcrypt) goes to __wrap_NAME here.
 //
-// Going lower (2.28, RHEL 8) is not done here: the build's glibc binds some
-// thirty more symbols to 2.29..2.34 versions (__libc_start_main, pthread_* and
-// dl* moved into libc in 2.34, stat in 2.33, pthread_cond_clockwait that 2.28
-// lacks altogether, exp/log/pow), which would each need a wrapper bound to an
-// older version, libpthread and libdl as NEEDED again, and a 2.28 system to test
-// on. docs/serve.md says which distributions the floor covers.
+// GPULENS_GLIBC_FLOOR in CMakeLists.txt is the newest glibc the binaries may
+// need: 2.28 (RHEL 8) on x86_64, where glibc_compat_x86_64.cpp rebinds the
+// forty-odd symbols that the build's glibc gives 2.29..2.34 versions and
+// glibc_compat_x86_64_gaps.cpp fills in what 2.28 lacks; 2.34 on other
+// architectures, which need only this file. docs/serve.md says which
+// distributions each covers; tests/e2e/static_binaries.sh checks the binaries.
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/random.h>

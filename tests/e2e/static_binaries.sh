@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # The binaries carried to GPU machines need nothing but glibc and the NVIDIA
 # driver: their NEEDED entries name only glibc's own libraries, they need no
-# GLIBC_x.y newer than the floor (docs/serve.md lists the distributions), and no
+# GLIBC_x.y newer than the floor (docs/serve.md lists the distributions) nor any
+# other GLIBC_ version (GLIBC_ABI_DT_RELR, GLIBC_PRIVATE), and no
 # libstdc++/libgcc versions at all (those are linked in). NVML is dlopen'ed, so
 # it is never NEEDED.
+#
+# Below 2.34 a version binds a name, not a library: pthread_create@GLIBC_2.2.5
+# is found on glibc 2.28 only if libpthread.so.0 is loaded (dl* in libdl.so.2,
+# timer_*, mq_*, aio_*, shm_* in librt.so.1), though the build's glibc links it
+# from libc.so.6 and the binary starts fine there. So with a floor below 2.34 a
+# binary that binds such a symbol at a version below 2.34 must NEED that library
+# (src/platform/glibc_compat_x86_64.cpp has the table). The rule is by name and
+# errs on the safe side: 2.28's libc had a few pthread_* of its own.
 # Usage: static_binaries.sh STATIC(0|1) FLOOR BINARY...
 # Exit 77 (skipped) when the binaries are built without GPULENS_STATIC.
 set -euo pipefail
@@ -33,6 +42,14 @@ for bin in "$@"; do
     failed=1
   done <<<"$needed"
   symbols=$(objdump -T "$bin")
+  # The loader checks every version the binary needs (.gnu.version_r) before it
+  # binds a symbol, and some are needed without one (GLIBC_ABI_DT_RELR, 2.36).
+  version_needs=$(readelf -V "$bin" | sed -n 's/.*Name: \(GLIBC_[A-Za-z0-9_.]*\).*/\1/p' | sort -u)
+  while read -r version; do
+    [[ -z $version || $version =~ ^GLIBC_2\.[0-9.]+$ ]] && continue
+    echo "$name: needs $version (floor $floor)" >&2
+    failed=1
+  done <<<"$version_needs"
   newest=0
   while read -r version; do
     minor=${version#GLIBC_2.}
@@ -43,11 +60,35 @@ for bin in "$@"; do
       grep -F "($version)" <<<"$symbols" | awk '{print "  " $NF}' >&2
       failed=1
     fi
-  done < <(grep -o 'GLIBC_2\.[0-9.]*' <<<"$symbols" | sort -u)
+  done < <(grep -ho 'GLIBC_2\.[0-9.]*' <(echo "$symbols") <(echo "$version_needs") | sort -u)
   if grep -Eq '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols"; then
     echo "$name: needs the shared libstdc++ or libgcc_s:" >&2
     grep -E '\((GLIBCXX|CXXABI|GCC)_[0-9]' <<<"$symbols" | head -5 >&2
     failed=1
+  fi
+  if ((floor_minor < 34)); then
+    declare -A bound_from=()
+    while read -r version symbol; do
+      [[ $version =~ ^\(?GLIBC_2\.([0-9]+) ]] || continue
+      ((BASH_REMATCH[1] < 34)) || continue
+      lib=''
+      if [[ $symbol =~ ^(__?)?pthread_|^(sem|thrd|mtx|cnd|tss)_|^call_once$ ]]; then
+        lib=libpthread.so.0
+      elif [[ $symbol =~ ^dl(open|mopen|sym|vsym|close|error|addr|addr1|info)$ ]]; then
+        lib=libdl.so.2
+      elif [[ $symbol =~ ^(aio_|lio_listio|mq_|__mq_open_2$|shm_(open|unlink)$|timer_) ]] ||
+        [[ $symbol =~ ^clock_ && $version == *GLIBC_2.2.5* ]]; then
+        lib=librt.so.1
+      fi
+      [[ -n $lib ]] && bound_from[$lib]+=" $symbol@${version//[()]/}"
+    done < <(awk '/\*UND\*/ {print $(NF-1), $NF}' <<<"$symbols")
+    for lib in "${!bound_from[@]}"; do
+      grep -qxF "$lib" <<<"$needed" && continue
+      echo "$name: does not NEED $lib, where glibc before 2.34 has these (floor $floor):" \
+        "${bound_from[$lib]:1}" >&2
+      failed=1
+    done
+    unset bound_from
   fi
   echo "$name: NEEDED $(tr '\n' ' ' <<<"$needed"); newest GLIBC_2.$newest (floor $floor)"
 done
