@@ -127,6 +127,19 @@ Status write_report(const std::string& text, const std::string& path) {
     std::fflush(stdout);
     return ok_status();
   }
+  // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place:
+  // renaming a file over it would replace it (as root, /dev/null itself).
+  std::error_code status_ec;
+  const auto kind = std::filesystem::status(path, status_ec).type();
+  if (!status_ec && kind != std::filesystem::file_type::regular &&
+      kind != std::filesystem::file_type::not_found) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) return Error{"cannot write " + path};
+    out << text;
+    if (!out.flush()) return Error{"cannot write " + path};
+    return ok_status();
+  }
+  // A file is written whole or not at all: a reader never sees half a report.
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -157,14 +157,15 @@ nlohmann::json run_windowed_fake_job(const std::string& name, const std::string&
                                      const std::string& extra_env) {
   const std::string trace = temp_path(name + ".jsonl");
   const auto r =
-      run_gpulens("run --kernels --kernels-window 0.2 --kernels-every 0.5 -q " + kReplay +
-                  " -o /dev/null --trace '" + trace + "' -- env GPULENS_CUPTI='" +
+      run_gpulens("run --kernels --kernels-window 0.2 --kernels-every 0.5 -q " + kReplay + " -o '" +
+                  trace + ".txt' --trace '" + trace + "' -- env GPULENS_CUPTI='" +
                   GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY + "' FAKE_CUPTI_LOG='" + log + "' " +
                   extra_env + " FAKE_JOB_SLEEP_MS=1300 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "fake cuda job output\n");
   const auto records = kernel_records(trace);
   std::remove(trace.c_str());
+  std::remove((trace + ".txt").c_str());
   if (records.size() != 1) {
     ADD_FAILURE() << records.size() << " records";
     return {};
@@ -237,7 +238,7 @@ TEST(KernelsRun, ADetachNoCudaCallCameForIsTakenBackAtTheNextWindow) {
 
 TEST(KernelsRun, WindowsLongerThanTheirPeriodAreRefused) {
   const auto r = run_gpulens("run --kernels --kernels-window 5 --kernels-every 5 -q " + kReplay +
-                             " -o /dev/null -- true");
+                             " -o '" + temp_path("refused.txt") + "' -- true");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--kernels-every 0 to trace the whole job"), std::string::npos) << r.err;
 }
