@@ -180,12 +180,26 @@ if __name__ == "__main__":
                    help="measure under torch.profiler (CUDA activities, the peer of --kernels)")
     p.add_argument("--steps-out", help="write every step's (workload, unix start, seconds) here, "
                    "one JSON line per workload, instead of RESULT lines")
+    p.add_argument("--cycle", type=float, default=0,
+                   help="with --steps-out: run the workloads in turn, this many seconds each, for "
+                   "--seconds in all (0: each for --seconds, one after the other)")
     a = p.parse_args()
     if a.steps_out:
+        ws = make(a.workloads.split(","))
+        steps = {w.name: [] for w in ws}
+        if a.cycle > 0:
+            # Round-robin slots of --cycle seconds until --seconds have passed, so
+            # that every workload runs early and late in the process.
+            end = time.perf_counter() + a.seconds
+            while time.perf_counter() < end:
+                for w in ws:
+                    steps[w.name] += timed_steps(w, a.cycle)
+        else:
+            for w in ws:
+                steps[w.name] = timed_steps(w, a.seconds)
         with open(a.steps_out, "w") as f:
-            for w in make(a.workloads.split(",")):
-                f.write(json.dumps({"workload": w.name, "steps": timed_steps(w, a.seconds)}) + "\n")
-                f.flush()
+            for name, st in steps.items():
+                f.write(json.dumps({"workload": name, "steps": st}) + "\n")
         sys.exit(0)
     ctx = None
     if a.profiler:
