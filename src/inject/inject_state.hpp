@@ -105,6 +105,9 @@ struct State {
   bool keep_attached = false;  // no detaching: GPULENS_KERNELS_DETACH=0 or no Callback API
   std::string detach_note;     // why CUPTI stayed attached between windows
   std::atomic<int> detaches{0};
+  // cuDriverGetVersion of the job's libcuda: a harmless driver API call whose exit
+  // gives CUPTI the call site it wants for cuptiFinalize.
+  int (*driver_get_version)(int*) = nullptr;
 };
 
 State& state();

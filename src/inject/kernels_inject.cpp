@@ -422,6 +422,7 @@ int initialize() {
     s.keep_attached = true;
     s.detach_note = s.library.path + " cannot detach (no cuptiFinalize); CUPTI stayed attached";
   }
+  s.driver_get_version = reinterpret_cast<int (*)(int*)>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"));
   // A measurement knob of bench/kernels/cost_windows.py (docs/kernels.md): CUPTI
   // left attached, all kinds off, between windows.
   if (const char* d = std::getenv("GPULENS_KERNELS_DETACH");

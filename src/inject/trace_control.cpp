@@ -101,19 +101,27 @@ void request_detach(State& s) {
   if (!s.attached) return;
   s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes `mutex`
   if (s.keep_attached) return;
-  s.detach_pending = true;
   if (const CUptiResult r = s.api.subscribe(
           &s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(&on_api_call), nullptr);
       r != CUPTI_SUCCESS) {
     // Another subscriber (the job's own tool): CUPTI stays attached, off.
-    s.detach_pending = false;
     s.keep_attached = true;
     s.detach_note = "cuptiSubscribe: " + result_text(s.api, r) + "; CUPTI stayed attached";
     return;
   }
-  s.detach_requested = true;
   s.api.enable_domain(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
   s.api.enable_domain(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  // Only now may a callback finalise: finalising frees the subscriber, which must
+  // not be touched after (the first version armed this before enabling the
+  // domains, and a job thread could finalise between the two calls).
+  s.detach_requested = true;
+  s.detach_pending = true;
+  // An API exit of our own, so that CUPTI is finalised here, on this thread, at
+  // once, rather than on one of the job's threads whenever it next calls CUDA.
+  if (s.driver_get_version != nullptr) {
+    int version = 0;
+    s.driver_get_version(&version);
+  }
 }
 
 // Before CUPTI is touched again: a detach asked for is either taken back (no
