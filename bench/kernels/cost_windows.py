@@ -189,7 +189,18 @@ def main():
                     env["GPULENS_KERNELS_DETACH"] = "0"
                 cmd = [gl, "run", "--kernels", "--kernels-every", "0", "-q", "--trace", trace,
                        "-o", f"{tmp}/{cfg}-{rnd}.txt", "--"] + job
+            env["PYTHONFAULTHANDLER"] = "1"  # a crash of the job says where
             done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if cfg != "alone" and os.path.exists(trace):
+                # The kernel records (windows, detaches, status) of every run, kept.
+                with open(trace) as src, open(os.path.join(a.out, "records.jsonl"), "a") as dst:
+                    for line in src:
+                        if '"x_kernels"' in line:
+                            r_ = json.loads(line)
+                            for big in ("kernels", "busy", "streams", "syncs", "nvtx", "copies"):
+                                r_.pop(big, None)
+                            r_.update({"config": cfg, "round": rnd, "exit": done.returncode})
+                            dst.write(json.dumps(r_) + "\n")
             if done.returncode != 0:
                 print(f"cost_windows: {cfg} exited {done.returncode}: {done.stderr[-2000:]}", file=sys.stderr)
                 continue
