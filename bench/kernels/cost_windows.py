@@ -11,26 +11,24 @@ phases: A, the first --first seconds after it is started, and B, the rest.
 
   alone     python3 workloads.py ...
   windowed  gpulens run --kernels, windows of --window s every --every s from
-            --first s on (GPULENS_KERNELS_SCHEDULE): CUPTI untouched in phase A,
-            attached inside each window and detached after it in phase B
-  attached  the same with GPULENS_KERNELS_DETACH=0: CUPTI left attached with
-            every kind off between windows (the library's first version)
+            --first s on (GPULENS_KERNELS_SCHEDULE): CUPTI untouched in phase A;
+            in phase B attached at the first window and left attached, every
+            kind off, between windows
 
 Per workload and configuration:
 
   between     how much slower phase B's steps away from any window (and from the
-              --drain after it, while CUPTI is still attached) are than phase A's,
-              less the same ratio of the alone process of the same round (a
-              difference in differences: the machine's drift over a process's
-              life cancels): the cost of CUPTI having been attached and detached,
-              or left attached
+              half second after it) are than phase A's, less the same ratio of the
+              alone process of the same round (a difference in differences: the
+              machine's drift over a process's life cancels): the cost of CUPTI
+              attached with every kind off
   in-window   steps inside a window against the second before it opened (same
-              process, paired per window): the cost while recording
-  drain       steps in the --drain after a window closed against the same
-              second before it: CUPTI attached, every kind off, records flushed
+              process, paired per window): what recording adds
+  drain       steps in the half second after a window closed against the same
+              second before it (records of the window still completing)
 
 `@default` = between + 0.1 x in-window + 0.025 x drain: the default schedule
-(2 s windows every 20 s, 0.5 s of drain), derived. Figures are the relative change
+(2 s windows every 20 s), derived. Figures are the relative change
 of the median (p50) and of the mean step time, mean over rounds (between) or
 windows (in-window, drain), with 95 % confidence intervals (Student t).
 Positive: the job is slower.
@@ -48,7 +46,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
        12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04, 60: 2.00}
-CONFIGS = ["alone", "windowed", "attached"]
+CONFIGS = ["alone", "windowed"]
 DEFAULT_WINDOW, DEFAULT_EVERY, DRAIN = 2.0, 20.0, 0.5
 
 
@@ -75,8 +73,8 @@ def read_steps(path):
 
 
 def read_record(trace_path):
-    """(windows in unix seconds, detaches) of the recording's kernel records."""
-    windows, detaches = [], 0
+    """Windows (unix seconds) and status of the recording's kernel records."""
+    windows, status = [], []
     with open(trace_path) as f:
         for line in f:
             if '"x_kernels"' not in line:
@@ -84,8 +82,8 @@ def read_record(trace_path):
             r = json.loads(line)
             base = r.get("clock", {}).get("base_unix_ns", 0)
             windows += [((base + a) / 1e9, (base + b) / 1e9) for a, b in r.get("windows", [])]
-            detaches += r.get("detaches", 0)
-    return sorted(windows), detaches
+            status.append(r.get("status", "?"))
+    return sorted(windows), ",".join(status)
 
 
 def summarise(rounds, a, config):
@@ -185,8 +183,6 @@ def main():
                 # --kernels-every 0 leaves GPULENS_KERNELS_SCHEDULE to us: windows from
                 # --first on, on this process's clock.
                 env["GPULENS_KERNELS_SCHEDULE"] = f"{epoch}:{a.first}:{a.window}:{a.every}"
-                if cfg == "attached":
-                    env["GPULENS_KERNELS_DETACH"] = "0"
                 cmd = [gl, "run", "--kernels", "--kernels-every", "0", "-q", "--trace", trace,
                        "-o", f"{tmp}/{cfg}-{rnd}.txt", "--"] + job
             env["PYTHONFAULTHANDLER"] = "1"  # a crash of the job says where
@@ -204,15 +200,15 @@ def main():
             if done.returncode != 0:
                 print(f"cost_windows: {cfg} exited {done.returncode}: {done.stderr[-2000:]}", file=sys.stderr)
                 continue
-            run = {"steps": read_steps(steps_path), "split": epoch / 1e9 + a.first, "windows": [], "detaches": 0}
+            run = {"steps": read_steps(steps_path), "split": epoch / 1e9 + a.first, "windows": [], "status": ""}
             if cfg != "alone":
-                run["windows"], run["detaches"] = read_record(trace)
+                run["windows"], run["status"] = read_record(trace)
             r[cfg] = run
         if "alone" not in r:
             continue
         rounds.append(r)
         print(f"cost_windows: round {rnd + 1}/{a.rounds}: " +
-              ", ".join(f"{c} {len(r[c]['windows'])} windows {r[c]['detaches']} detaches"
+              ", ".join(f"{c} {len(r[c]['windows'])} windows, status {r[c]['status']}"
                         for c in measured if c in r), file=sys.stderr, flush=True)
         table = [t for c in measured for t in summarise(rounds, a, c)]
         with open(os.path.join(a.out, "cost-windows-partial.txt"), "w") as f:
@@ -227,7 +223,7 @@ def main():
         f.write(text + "\n")
     with open(os.path.join(a.out, "cost-windows.json"), "w") as f:
         json.dump({"args": vars(a), "rounds": len(rounds), "table": table,
-                   "windows": [{c: {"windows": len(r[c]["windows"]), "detaches": r[c]["detaches"]}
+                   "windows": [{c: {"windows": len(r[c]["windows"]), "status": r[c]["status"]}
                                 for c in measured if c in r} for r in rounds]}, f, indent=1)
     print(text)
 

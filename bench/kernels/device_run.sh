@@ -107,7 +107,7 @@ fi
 if want windows; then
 step "cost of windowed tracing"
 python3 bench/kernels/cost_windows.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COSTW_ROUNDS:-3}" \
-  --seconds "${COSTW_SECONDS:-40}" --configs "${COSTW_CONFIGS:-alone,windowed,attached}" \
+  --seconds "${COSTW_SECONDS:-40}" --configs "${COSTW_CONFIGS:-alone,windowed}" \
   >"$OUT/cost-windows.log" 2>&1
 fi
 

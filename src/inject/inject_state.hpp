@@ -1,10 +1,9 @@
 #pragma once
 // The injection library's one process-wide state (libgpulens_kernels.so), shared
 // by its parts: kernels_inject.cpp (entry points, records, the record file) and
-// trace_control.cpp (when CUPTI records: attaching, windows, detaching).
+// trace_control.cpp (when CUPTI records: attaching, windows).
 #include <cupti.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -20,9 +19,7 @@
 
 namespace gpulens::inject {
 
-// libcupti's entry points, resolved from the copy the job uses. The Callback API
-// ones serve only to detach CUPTI between trace windows; without them (an old
-// CUPTI) CUPTI stays attached.
+// libcupti's entry points, resolved from the copy the job uses.
 struct Api {
   decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
   decltype(&::cuptiActivityEnable) enable = nullptr;
@@ -33,10 +30,6 @@ struct Api {
   decltype(&::cuptiGetTimestamp) timestamp = nullptr;
   decltype(&::cuptiGetResultString) result_string = nullptr;
   decltype(&::cuptiGetVersion) version = nullptr;
-  decltype(&::cuptiSubscribe) subscribe = nullptr;
-  decltype(&::cuptiUnsubscribe) unsubscribe = nullptr;
-  decltype(&::cuptiEnableDomain) enable_domain = nullptr;
-  decltype(&::cuptiFinalize) finalize = nullptr;
 };
 
 inline constexpr CUpti_ActivityKind kKinds[] = {
@@ -97,17 +90,7 @@ struct State {
   bool tracing = false;   // a window is open
   std::uint64_t window_start_ns = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
-  // CUPTI attached (initialised, our buffers registered) or detached (finalised).
-  std::atomic<bool> attached{false};
-  std::atomic<bool> detach_pending{false};  // the next API exit finalises CUPTI
-  bool detach_requested = false;            // since the last window closed
-  CUpti_SubscriberHandle subscriber = nullptr;
-  bool keep_attached = false;  // no detaching: GPULENS_KERNELS_DETACH=0 or no Callback API
-  std::string detach_note;     // why CUPTI stayed attached between windows
-  std::atomic<int> detaches{0};
-  // cuDriverGetVersion of the job's libcuda: a harmless driver API call whose exit
-  // gives CUPTI the call site it wants for cuptiFinalize.
-  int (*driver_get_version)(int*) = nullptr;
+  bool attached = false;  // CUPTI initialised with our buffers registered
 };
 
 State& state();

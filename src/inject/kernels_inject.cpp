@@ -19,9 +19,8 @@
 // first NVTX call keeps its own tool; the record then says so.
 //
 // Tracing every kernel costs the job CUPTI's few microseconds per launch, so by
-// default CUPTI records only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE),
-// attached for each and detached between them (trace_control.cpp); the record
-// lists the windows.
+// default CUPTI records only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE;
+// trace_control.cpp); the record lists the windows.
 //
 // At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
 // kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
@@ -331,10 +330,6 @@ void write_record(State& s) {
     j["windows"] = std::move(windows);
   }
   if (!s.schedule_error.empty()) j["schedule_error"] = s.schedule_error;
-  if (s.schedule) {
-    j["detaches"] = s.detaches.load();
-    if (!s.detach_note.empty()) j["detach_note"] = s.detach_note;
-  }
   char exe[512] = {};
   if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) j["exe"] = exe;
   const std::string final_path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".json";
@@ -413,22 +408,6 @@ int initialize() {
     s.status = "no_cupti";
     s.reason = s.library.path + " lacks the CUPTI Activity API";
     return 1;
-  }
-  // Detaching CUPTI between windows needs the Callback API (CUDA 11.2 and later).
-  if (!resolve(h, "cuptiSubscribe", a.subscribe) ||
-      !resolve(h, "cuptiUnsubscribe", a.unsubscribe) ||
-      !resolve(h, "cuptiEnableDomain", a.enable_domain) ||
-      !resolve(h, "cuptiFinalize", a.finalize)) {
-    s.keep_attached = true;
-    s.detach_note = s.library.path + " cannot detach (no cuptiFinalize); CUPTI stayed attached";
-  }
-  s.driver_get_version = reinterpret_cast<int (*)(int*)>(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"));
-  // A measurement knob of bench/kernels/cost_windows.py (docs/kernels.md): CUPTI
-  // left attached, all kinds off, between windows.
-  if (const char* d = std::getenv("GPULENS_KERNELS_DETACH");
-      d != nullptr && std::string(d) == "0") {
-    s.keep_attached = true;
-    s.detach_note = "GPULENS_KERNELS_DETACH=0: CUPTI stayed attached between windows";
   }
   s.active = true;
   if (s.schedule) {

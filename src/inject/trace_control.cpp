@@ -2,18 +2,11 @@
 
 #include <time.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <thread>
 
 namespace gpulens::inject {
 namespace {
-
-// How long after a window closes the library waits before detaching: work
-// launched inside the window is still running on the GPU for as long as the
-// job's queue is deep, and its records must be complete when they are flushed.
-constexpr double kDrainS = 0.5;
 
 void sleep_until_unix(std::int64_t unix_ns) {
   timespec at{};
@@ -81,65 +74,6 @@ bool attach(State& s) {
   return enable_per_launch_kinds(s);
 }
 
-// Called by CUPTI at every driver and runtime API call while a detach is asked
-// for: the first one on its way out finalises CUPTI, as NVIDIA's docs ask
-// (cuptiFinalize). Takes no lock: it runs on the job's threads.
-void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
-  State& s = state();
-  if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
-  const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (info == nullptr || info->callbackSite != CUPTI_API_EXIT) return;
-  if (!s.detach_pending.load() || !s.detach_pending.exchange(false)) return;
-  s.api.finalize();
-  ++s.detaches;
-  s.attached = false;
-}
-
-// After a window: every record flushed, then CUPTI detached at the job's next
-// CUDA call. Called with `toggle` held.
-void request_detach(State& s) {
-  if (!s.attached) return;
-  s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes `mutex`
-  if (s.keep_attached) return;
-  if (const CUptiResult r = s.api.subscribe(
-          &s.subscriber, reinterpret_cast<CUpti_CallbackFunc>(&on_api_call), nullptr);
-      r != CUPTI_SUCCESS) {
-    // Another subscriber (the job's own tool): CUPTI stays attached, off.
-    s.keep_attached = true;
-    s.detach_note = "cuptiSubscribe: " + result_text(s.api, r) + "; CUPTI stayed attached";
-    return;
-  }
-  s.api.enable_domain(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-  s.api.enable_domain(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-  // Only now may a callback finalise: finalising frees the subscriber, which must
-  // not be touched after (the first version armed this before enabling the
-  // domains, and a job thread could finalise between the two calls).
-  s.detach_requested = true;
-  s.detach_pending = true;
-  // An API exit of our own, so that CUPTI is finalised here, on this thread, at
-  // once, rather than on one of the job's threads whenever it next calls CUDA.
-  if (s.driver_get_version != nullptr) {
-    int version = 0;
-    s.driver_get_version(&version);
-  }
-}
-
-// Before CUPTI is touched again: a detach asked for is either taken back (no
-// CUDA call came since: CUPTI is still attached) or waited for. False when a
-// detach under way did not finish in time: this window is then skipped.
-bool settle_detach(State& s) {
-  if (!s.detach_requested) return true;
-  s.detach_requested = false;
-  if (s.detach_pending.exchange(false)) {
-    s.api.unsubscribe(s.subscriber);
-    return true;
-  }
-  for (int i = 0; i < 2000 && s.attached.load(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return !s.attached.load();
-}
-
 // Opens a window. Called with `toggle` held.
 bool open_window(State& s) {
   const bool ok = s.attached ? enable_per_launch_kinds(s) : attach(s);
@@ -164,15 +98,13 @@ void close_window(State& s) {
 
 void window_loop() {
   State& s = state();
-  const double gap_s = s.schedule->every_s - s.schedule->window_s;
-  const auto drain = std::chrono::duration<double>(std::min(kDrainS, gap_s / 2));
   for (;;) {
     const Window w = window_at_or_after(*s.schedule, unix_now_ns());
     sleep_until_unix(w.start_ns);
     {
       std::lock_guard lock(s.toggle);
       if (s.stopping) return;
-      if (settle_detach(s) && !open_window(s)) {
+      if (!open_window(s)) {
         s.stopping = true;
         s.active = false;
         return;
@@ -183,12 +115,6 @@ void window_loop() {
       std::lock_guard lock(s.toggle);
       if (s.stopping) return;  // whoever stopped closed the window
       close_window(s);
-    }
-    std::this_thread::sleep_for(drain);
-    {
-      std::lock_guard lock(s.toggle);
-      if (s.stopping) return;
-      request_detach(s);
     }
   }
 }
@@ -210,7 +136,6 @@ void stop_tracing(State& s) {
   std::lock_guard lock(s.toggle);
   s.stopping = true;
   close_window(s);
-  settle_detach(s);
   if (s.attached) {
     s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes `mutex`
     for (CUpti_ActivityKind k : kKinds) s.api.disable(k);

@@ -2,15 +2,15 @@
 // When the injection library has CUPTI record (docs/kernels.md, "Trace windows").
 //
 // Whole job (--kernels-every 0): CUPTI is attached at cuInit and records until
-// the exit. In windows (the default): nothing of CUPTI is touched until a window
-// opens; then CUPTI is attached (our buffers registered, the kinds enabled), and
-// when it closes the kinds go off, the records are flushed and CUPTI is detached
-// again with cuptiFinalize. Detaching matters: on the H100 a CUPTI left attached
-// with every kind off still cost a batch-1 loop about 30 % of its step time
-// (bench/results/kernels-windows-h100.txt). NVIDIA asks that cuptiFinalize be
-// called at the exit of a CUDA API call, so the library subscribes to the
-// driver and runtime API callbacks for that one moment; the job's next CUDA call
-// finalises CUPTI on its way out.
+// the exit. In windows (the default): nothing of CUPTI is touched until the first
+// window opens; then CUPTI is attached (our buffers registered), and each window
+// switches the kinds on and off again.
+//
+// CUPTI stays attached between windows, every kind off, although that still
+// costs launch-bound jobs (bench/results/kernels-windows-h100.txt): detaching it
+// with cuptiFinalize, as NVIDIA documents, and attaching again at the next window
+// killed 5 of 7 PyTorch jobs on the H100 with a segmentation fault
+// (bench/results/kernels-detach-crash-h100.txt). A monitor must not do that.
 #include "inject/inject_state.hpp"
 
 namespace gpulens::inject {
