@@ -161,6 +161,8 @@ def main():
     p.add_argument("--every", type=float, default=3.0)
     p.add_argument("--margin", type=float, default=0.05, help="seconds kept clear of a window's edges")
     p.add_argument("--configs", default=",".join(CONFIGS), help="of: " + ",".join(CONFIGS))
+    p.add_argument("--cpus", default="", help="run every process on these CPUs (taskset -c), the same "
+                   "for all configurations, so that the process does not move between cores")
     p.add_argument("--out", default=".")
     a = p.parse_args()
     gl = os.path.abspath(a.gpulens)
@@ -186,6 +188,8 @@ def main():
                 cmd = [gl, "run", "--kernels", "--kernels-every", "0", "-q", "--trace", trace,
                        "-o", f"{tmp}/{cfg}-{rnd}.txt", "--"] + job
             env["PYTHONFAULTHANDLER"] = "1"  # a crash of the job says where
+            if a.cpus:
+                cmd = ["taskset", "-c", a.cpus] + cmd
             done = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if cfg != "alone" and os.path.exists(trace):
                 # The kernel records (windows, detaches, status) of every run, kept.

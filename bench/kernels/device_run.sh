@@ -108,6 +108,8 @@ if want windows; then
 step "cost of windowed tracing"
 python3 bench/kernels/cost_windows.py --gpulens "$B/gpulens" --out "$OUT" --rounds "${COSTW_ROUNDS:-3}" \
   --seconds "${COSTW_SECONDS:-40}" --configs "${COSTW_CONFIGS:-alone,windowed}" \
+  --first "${COSTW_FIRST:-28}" --workloads "${COSTW_WORKLOADS:-launch,batch1,train,train_gpt}" \
+  --cpus "${COSTW_CPUS:-}" \
   >"$OUT/cost-windows.log" 2>&1
 fi
 
