@@ -107,7 +107,7 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
   std::vector<nlohmann::json> records;
   if (!setup.unavailable.empty()) {
-    records.push_back({{"x_kernels", 2}, {"status", setup.status}, {"reason", setup.unavailable}});
+    records.push_back({{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}});
   } else {
     std::error_code ec;
     std::vector<fs::path> files;
@@ -123,7 +123,7 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
     }
     fs::remove(setup.records_dir, ec);
     if (records.empty()) {
-      records.push_back({{"x_kernels", 2},
+      records.push_back({{"x_kernels", 3},
                          {"status", "no_cuda"},
                          {"reason",
                           "no process of the job started CUDA (or each one ended without running "

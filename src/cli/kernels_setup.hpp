@@ -30,7 +30,7 @@ struct KernelsWindows {
 KernelsSetup prepare_kernels(const std::string& run_dir,
                              const std::optional<KernelsWindows>& windows);
 
-// Appends one {"x_kernels": 2, ...} line per record to the recording, or one line
+// Appends one {"x_kernels": 3, ...} line per record to the recording, or one line
 // saying why there is none (the library was not built, no process used CUDA).
 // Returns a line for the user when something went wrong.
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path);

@@ -302,7 +302,7 @@ void write_record(State& s) {
   if (s.written || s.out_dir.empty()) return;
   s.written = true;
   nlohmann::json j = s.collector != nullptr ? s.collector->to_json() : nlohmann::json::object();
-  j["x_kernels"] = 2;
+  j["x_kernels"] = 3;
   if (!j.contains("nvtx")) j["nvtx"] = nlohmann::json::object();
   j["nvtx"].update(nvtx_status(s));
   j["pid"] = static_cast<long>(getpid());

@@ -107,7 +107,7 @@ TEST(KernelsRun, TheJobsFirstNvtxCallIsPassedOnToItsCupti) {
   EXPECT_EQ(r.out, "nvtx init 1 table 1\nfake cuda job output\n");
   const auto records = kernel_records(trace);
   ASSERT_EQ(records.size(), 1u) << read_file(trace);
-  EXPECT_EQ(records[0]["x_kernels"], 2);
+  EXPECT_EQ(records[0]["x_kernels"], 3);
   EXPECT_EQ(records[0]["status"], "no_cupti");  // no Activity API in the stand-in
   EXPECT_EQ(records[0]["nvtx"]["status"], "ok");
   std::remove(report.c_str());

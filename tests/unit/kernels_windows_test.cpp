@@ -127,7 +127,7 @@ json starved_sampled_record(Trace& trace, bool with_nvtx) {
     }
   }
   json j = c.to_json();
-  j["x_kernels"] = 2;
+  j["x_kernels"] = 3;
   j["pid"] = 42;
   j["status"] = "ok";
   j["clock"] = {{"base_ns", 0}, {"base_unix_ns", kBaseUnixNs}};
@@ -189,7 +189,7 @@ TEST(KernelsWindowsAnalysis, NvtxRangesAreMeasuredOnlyInsideTheWindows) {
 
 TEST(KernelsWindowsAnalysis, AJobThatEndedBeforeItsFirstWindowIsToldHowToTraceIt) {
   Trace trace;
-  trace.kernel_records.push_back({{"x_kernels", 2},
+  trace.kernel_records.push_back({{"x_kernels", 3},
                                   {"pid", 7},
                                   {"status", "ok"},
                                   {"clock", {{"base_ns", 0}, {"base_unix_ns", 1}}},
