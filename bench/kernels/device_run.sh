@@ -25,6 +25,17 @@ raw=$(mktemp -d)
 STEPS=${KERNELS_STEPS:-40}
 STAGES=" ${STAGES:-train compare nested nocuda cost nvtx} "
 want() { [[ $STAGES == *" $1 "* ]]; }
+# train_run NAME [GPULENS_OPTION...] -- TRAIN_GPT_OPTION...: examples/train_gpt.py under
+# gpulens run --kernels; report NAME.txt and log NAME.log under $OUT, recording in $raw.
+train_run() {
+  local name=$1 gl=()
+  shift
+  while [[ $1 != -- ]]; do gl+=("$1"); shift; done
+  shift
+  "$B/gpulens" run --kernels "${gl[@]}" -o "$OUT/$name.txt" --trace "$raw/$name.trace.jsonl" \
+    -- python3 examples/train_gpt.py "$@" >"$OUT/$name.log" 2>&1
+  echo "exit $?" >>"$OUT/$name.log"
+}
 
 step probe
 {
@@ -78,27 +89,21 @@ fi
 if want nvtx; then
 for v in good starved; do
   step "train_gpt $v --nvtx, --kernels"
-  extra=""
-  [[ $v == starved ]] && extra="--starve"
-  "$B/gpulens" run --kernels -o "$OUT/nvtx-$v.txt" --trace "$raw/nvtx-$v.trace.jsonl" \
-    -- python3 examples/train_gpt.py --steps 16 --nvtx $extra >"$OUT/nvtx-$v.log" 2>&1
-  echo "exit $?" >>"$OUT/nvtx-$v.log"
+  extra=()
+  [[ $v == starved ]] && extra=(--starve)
+  train_run "nvtx-$v" -- --steps 16 --nvtx "${extra[@]}"
 done
 fi
 
 if want sampled; then
 for v in good starved; do
   step "train_gpt $v --seconds 60 --nvtx, --kernels in its default windows"
-  extra=""
-  [[ $v == starved ]] && extra="--starve"
-  "$B/gpulens" run --kernels -o "$OUT/sampled-$v.txt" --trace "$raw/sampled-$v.trace.jsonl" \
-    -- python3 examples/train_gpt.py --seconds 60 --nvtx $extra >"$OUT/sampled-$v.log" 2>&1
-  echo "exit $?" >>"$OUT/sampled-$v.log"
+  extra=()
+  [[ $v == starved ]] && extra=(--starve)
+  train_run "sampled-$v" -- --seconds 60 --nvtx "${extra[@]}"
 done
 step "train_gpt good --seconds 30 --nvtx, --kernels --kernels-every 0 (whole job)"
-"$B/gpulens" run --kernels --kernels-every 0 -o "$OUT/whole-good.txt" --trace "$raw/whole-good.trace.jsonl" \
-  -- python3 examples/train_gpt.py --seconds 30 --nvtx >"$OUT/whole-good.log" 2>&1
-echo "exit $?" >>"$OUT/whole-good.log"
+train_run whole-good --kernels-every 0 -- --seconds 30 --nvtx
 python3 bench/kernels/compare_windows.py "$B/gpulens" "$raw/sampled-good.trace.jsonl" "$raw/whole-good.trace.jsonl" \
   >"$OUT/sampled-vs-whole.txt" 2>&1
 "$B/gpulens" report "$raw/sampled-starved.trace.jsonl" -o "$OUT/sampled-starved.html" >/dev/null 2>&1

@@ -36,19 +36,6 @@ double percentile_ns(const std::map<int, std::uint64_t>& hist, double q) {
   return bucket_mid_ns(hist.rbegin()->first);
 }
 
-void merge(Intervals& v) {
-  std::sort(v.begin(), v.end());
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (out > 0 && v[i].first <= v[out - 1].second) {
-      v[out - 1].second = std::max(v[out - 1].second, v[i].second);
-    } else {
-      v[out++] = v[i];
-    }
-  }
-  v.resize(out);
-}
-
 struct Config {
   LaunchShape shape;
   std::uint64_t count = 0;
@@ -268,7 +255,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
       }
     }
     if (const auto n = r.find("nvtx"); n != r.end() && n->is_object()) {
-      merge(own_busy);
+      join(own_busy);
       nvtx.add_process(*n, t, std::move(own_busy), std::move(own_devices));
     }
   }
@@ -349,7 +336,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   }
   std::sort(view.copies.begin(), view.copies.end(),
             [](const CopyRow& a, const CopyRow& b) { return a.bytes > b.bytes; });
-  merge(syncs);  // a sync is host time: overlapping ones (threads) count once
+  join(syncs);  // a sync is host time: overlapping ones (threads) count once
   view.syncs = 0;
   for (const auto& r : trace.kernel_records)
     view.syncs += r.value("syncs", nlohmann::json::array()).size();
@@ -365,7 +352,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   std::map<std::uint32_t, Spans> attribution;  // per device: where NVTX ranges split idle time
   std::map<std::uint32_t, Spans> traced;       // per device, when traced in windows
   for (auto& [dev, v] : busy) {
-    merge(v);
+    join(v);
     DeviceView dv;
     dv.device = dev;
     dv.name = device_names[dev];

@@ -66,5 +66,46 @@ TEST(KernelsH100, AStarvedTrainingRunWaitsOnTheHostInLongGaps) {
   EXPECT_NE(v.headline.find("gaps of > 10 ms: the host"), std::string::npos) << v.headline;
 }
 
+// Traced in the default windows (2 s every 20 s), 2026-11-26 (bench/kernels/
+// device_run.sh, stage sampled; labels written before the run in
+// bench/kernels/expected-windows.md): examples/train_gpt.py --seconds 60 --nvtx,
+// fed and starved. The windows hold a small part of each job and must tell the
+// story a whole-job trace tells.
+TEST(KernelsWindowsH100, AFedJobReadsBusyFromItsWindows) {
+  const auto v = view_of("windows-good-h100.trace.jsonl");
+  EXPECT_TRUE(v.sampling.sampled);
+  EXPECT_EQ(v.sampling.windows, 4u);  // at 10, 30, 50 and 70 s of a ~72 s job
+  EXPECT_NEAR(v.sampling.traced_s, 8.0, 0.2);
+  ASSERT_FALSE(v.devices.empty());
+  const auto& steps = v.devices[0].steps;
+  ASSERT_TRUE(steps.has_value());
+  EXPECT_GE(steps->steps, 100u);  // ~40 steps of 47 ms whole inside each window
+  EXPECT_LT(steps->idle.idle_share, 0.15);
+  EXPECT_FALSE(has(v, "host_bound"));
+  ASSERT_FALSE(v.top.empty());
+  EXPECT_EQ(v.top[0].sms_used, 132u) << v.top[0].short_name;
+}
+
+TEST(KernelsWindowsH100, AStarvedJobReadsHostBoundInsideItsDataRange) {
+  const auto v = view_of("windows-starved-h100.trace.jsonl");
+  EXPECT_TRUE(v.sampling.sampled);
+  EXPECT_EQ(v.sampling.windows, 4u);
+  ASSERT_FALSE(v.devices.empty());
+  const auto& steps = v.devices[0].steps;
+  ASSERT_TRUE(steps.has_value());
+  EXPECT_GE(steps->steps, 12u);  // 6 or 7 steps of 297 ms whole inside each window
+  EXPECT_GT(steps->idle.idle_share, 0.7);
+  EXPECT_TRUE(has(v, "host_bound"));
+  ASSERT_TRUE(v.nvtx.has_value());
+  const RangeRow* data = nullptr;
+  for (const auto& r : v.nvtx->ranges) {
+    if (r.name == "data") data = &r;
+  }
+  ASSERT_NE(data, nullptr);
+  ASSERT_GT(v.nvtx->window_idle_s, 0);
+  EXPECT_GT(data->attributed_idle_s / v.nvtx->window_idle_s, 0.9);
+  EXPECT_NE(v.headline.find("inside the NVTX range `data`"), std::string::npos) << v.headline;
+}
+
 }  // namespace
 }  // namespace gpulens::kernels
