@@ -1,5 +1,6 @@
 #include "cli/kernels_setup.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -63,6 +64,18 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
     s.unavailable =
         "this gpulens was built without the CUPTI injection library (libgpulens_kernels.so: "
         "no CUPTI headers at build time)";
+    return s;
+  }
+  // Loaded here first, so that a library this system cannot load (a glibc older
+  // than it needs, docs/kernels.md) is said here and never reaches the job, whose
+  // CUDA start and stderr it would otherwise disturb.
+  if (void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL); h != nullptr) {
+    dlclose(h);
+  } else {
+    const char* why = dlerror();
+    s.status = "not_loadable";
+    s.unavailable = "the CUPTI injection library cannot be loaded on this system (" +
+                    std::string(why != nullptr ? why : lib) + ")";
     return s;
   }
   if (const char* other = std::getenv("CUDA_INJECTION64_PATH");

@@ -66,6 +66,31 @@ TEST(KernelsRun, AJobWhoseCuptiCannotBeLoadedRunsUnchanged) {
   std::remove(report.c_str());
 }
 
+TEST(KernelsRun, ALibraryThisSystemCannotLoadNeverReachesTheJob) {
+  // A library that does not load here (a glibc older than it needs, a damaged
+  // file) is refused by gpulens itself: the job gets no injection variables.
+  const std::string report = temp_path("unloadable.json");
+  const std::string lib = temp_path("libgpulens_kernels.so");
+  { std::ofstream(lib) << "not a shared library\n"; }
+  const std::string cmd = "cd '" + std::string(GPULENS_SOURCE_DIR) + "' && GPULENS_KERNELS_LIB='" +
+                          lib + "' '" + GPULENS_BINARY + "' run --kernels -q " + kReplay + " -o '" +
+                          report + "' -- sh -c 'echo \"[$CUDA_INJECTION64_PATH]\"' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256] = {};
+  const size_t n = fread(buf, 1, sizeof buf - 1, p);
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_EQ(std::string(buf, n), "[]\n");
+  const auto k = kernels_section(report);
+  EXPECT_EQ(k["status"], "not_loadable") << k.dump();
+  ASSERT_FALSE(k["notes"].empty());
+  EXPECT_NE(k["notes"][0].get<std::string>().find("cannot be loaded on this system"),
+            std::string::npos)
+      << k["notes"];
+  std::remove(report.c_str());
+  std::remove(lib.c_str());
+}
+
 TEST(KernelsRun, AnotherToolHoldingTheInjectionPointIsSaid) {
   const std::string report = temp_path("taken.json");
   // With CUDA_INJECTION64_PATH already set (Nsight Systems), gpulens leaves it.
