@@ -91,7 +91,10 @@ def in_process(args, gl):
         for cfg in order:
             proc = None
             if monitors[cfg]:
-                proc = subprocess.Popen(monitors[cfg], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                cmd = monitors[cfg]
+                if args.monitor_cpus:  # off the job's pinned cores, as a monitor would be
+                    cmd = ["taskset", "-c", args.monitor_cpus] + cmd
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(args.settle)  # its start-up (NVML init) is not the steady cost
             for w in ws:
                 res = w.slot(args.slot)
@@ -171,6 +174,9 @@ def main():
     p.add_argument("--process-configs", default="none,run-kernels,kernels-only,torch-profiler",
                    help="process configurations: none,run-kernels,kernels-only,torch-profiler,run-1s")
     p.add_argument("--skip", default="", help="in-process or process")
+    p.add_argument("--monitor-cpus", default="",
+                   help="run the monitors on these CPUs (taskset -c), e.g. when the job itself is "
+                   "pinned with taskset")
     p.add_argument("--out", default=".")
     a = p.parse_args()
     gl = os.path.abspath(a.gpulens)
