@@ -66,21 +66,27 @@ TEST(KernelsRun, AJobWhoseCuptiCannotBeLoadedRunsUnchanged) {
   std::remove(report.c_str());
 }
 
+// `gpulens run --kernels` started with `env` before it (VAR=value ...), its job
+// printing the CUDA_INJECTION64_PATH it was given between brackets: the job's output.
+std::string injection_seen_by_job(const std::string& env, const std::string& report) {
+  const std::string cmd = "cd '" + std::string(GPULENS_SOURCE_DIR) + "' && " + env + " '" +
+                          GPULENS_BINARY + "' run --kernels -q " + kReplay + " -o '" + report +
+                          "' -- sh -c 'echo \"[$CUDA_INJECTION64_PATH]\"' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "(popen failed)";
+  char buf[256] = {};
+  const size_t n = fread(buf, 1, sizeof buf - 1, p);
+  EXPECT_EQ(pclose(p), 0);
+  return std::string(buf, n);
+}
+
 TEST(KernelsRun, ALibraryThisSystemCannotLoadNeverReachesTheJob) {
   // A library that does not load here (a glibc older than it needs, a damaged
   // file) is refused by gpulens itself: the job gets no injection variables.
   const std::string report = temp_path("unloadable.json");
   const std::string lib = temp_path("libgpulens_kernels.so");
   { std::ofstream(lib) << "not a shared library\n"; }
-  const std::string cmd = "cd '" + std::string(GPULENS_SOURCE_DIR) + "' && GPULENS_KERNELS_LIB='" +
-                          lib + "' '" + GPULENS_BINARY + "' run --kernels -q " + kReplay + " -o '" +
-                          report + "' -- sh -c 'echo \"[$CUDA_INJECTION64_PATH]\"' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[256] = {};
-  const size_t n = fread(buf, 1, sizeof buf - 1, p);
-  EXPECT_EQ(pclose(p), 0);
-  EXPECT_EQ(std::string(buf, n), "[]\n");
+  EXPECT_EQ(injection_seen_by_job("GPULENS_KERNELS_LIB='" + lib + "'", report), "[]\n");
   const auto k = kernels_section(report);
   EXPECT_EQ(k["status"], "not_loadable") << k.dump();
   ASSERT_FALSE(k["notes"].empty());
@@ -94,16 +100,8 @@ TEST(KernelsRun, ALibraryThisSystemCannotLoadNeverReachesTheJob) {
 TEST(KernelsRun, AnotherToolHoldingTheInjectionPointIsSaid) {
   const std::string report = temp_path("taken.json");
   // With CUDA_INJECTION64_PATH already set (Nsight Systems), gpulens leaves it.
-  const std::string cmd = "cd '" + std::string(GPULENS_SOURCE_DIR) +
-                          "' && CUDA_INJECTION64_PATH=/opt/other/libinject.so '" + GPULENS_BINARY +
-                          "' run --kernels -q " + kReplay + " -o '" + report +
-                          "' -- sh -c 'echo \"$CUDA_INJECTION64_PATH\"' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[256] = {};
-  const size_t n = fread(buf, 1, sizeof buf - 1, p);
-  EXPECT_EQ(pclose(p), 0);
-  EXPECT_EQ(std::string(buf, n), "/opt/other/libinject.so\n");
+  EXPECT_EQ(injection_seen_by_job("CUDA_INJECTION64_PATH=/opt/other/libinject.so", report),
+            "[/opt/other/libinject.so]\n");
   const auto k = kernels_section(report);
   EXPECT_EQ(k["status"], "injection_taken");
   std::remove(report.c_str());
