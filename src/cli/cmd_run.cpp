@@ -313,21 +313,23 @@ void register_run(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--live-every", args->live_every_s, "Seconds between --live lines")
       ->check(CLI::Range(0.5, 3600.0))
       ->capture_default_str();
-  cmd->add_flag("--kernels", args->kernels,
-                "Also record the job's GPU activity kernel by kernel (CUPTI, through "
-                "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
-                "synchronisations; traced in windows (--kernels-window, --kernels-every), see "
-                "docs/kernels.md for what it costs");
-  cmd->add_option("--kernels-window", args->kernels_window_s,
-                  "With --kernels: seconds of each traced window")
+  auto* kernels = cmd->add_flag(
+      "--kernels", args->kernels,
+      "Also record the job's GPU activity kernel by kernel (CUPTI, through "
+      "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
+      "synchronisations; in windows (--kernels-window, --kernels-every). Costs a GPU-bound job "
+      "nothing measurable, a job of many small kernels about a fifth of its step time "
+      "(docs/kernels.md)");
+  cmd->add_option("--kernels-window", args->kernels_window_s, "Seconds of each traced window")
       ->check(CLI::Range(0.1, 3600.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(kernels);
   cmd->add_option("--kernels-every", args->kernels_every_s,
-                  "With --kernels: one window every this many seconds, the first at half of it "
-                  "after the job starts; 0 traces the whole job (a profiler's cost: tens of per "
-                  "cent on jobs that launch many small kernels)")
+                  "One traced window every this many seconds, the first at half of it after the "
+                  "job starts; 0 traces the whole job")
       ->check(CLI::Range(0.0, 86400.0))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(kernels);
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
   // The job is everything after "--", or everything from the first word that is
   // not an option of ours. CLI11 moves "--" to remaining(): the positional takes

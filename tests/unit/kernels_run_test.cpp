@@ -233,6 +233,14 @@ TEST(KernelsRun, CuptiRecordsOnlyInsideTheWindowsAndTheRecordListsThem) {
   std::remove(log.c_str());
 }
 
+TEST(KernelsRun, WindowOptionsWithoutKernelsAreRefused) {
+  // Without --kernels nothing would be traced: say so rather than ignore them.
+  const auto r = run_gpulens("run --kernels-every 0 -q " + kReplay + " -o '" +
+                             temp_path("no_kernels.txt") + "' -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--kernels-every requires --kernels"), std::string::npos) << r.err;
+}
+
 TEST(KernelsRun, WindowsLongerThanTheirPeriodAreRefused) {
   const auto r = run_gpulens("run --kernels --kernels-window 5 --kernels-every 5 -q " + kReplay +
                              " -o '" + temp_path("refused.txt") + "' -- true");
