@@ -29,6 +29,10 @@ check() {
   local name=$1 recording=$2
   shift 2
   local log="$E2E_TMP/$name.log" url=""
+  # Created before the agent starts: the loop below may read it before the
+  # background job has opened it (sed on a missing file ends the script under
+  # set -e; seen under load).
+  : >"$log"
   "$SERVE" --replay "$recording" --speed 0 --listen 127.0.0.1:0 --no-history \
     --hostname node-1 "$@" >"$log" 2>&1 &
   local pid=$!
