@@ -11,13 +11,17 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/agent.hpp"
 #include "agent/log.hpp"
 #include "agent/reload_signal.hpp"
 #include "cli/command.hpp"
+#include "cli/gpu_price_book.hpp"
 #include "cli/signals.hpp"
 #include "core/duration.hpp"
 #include "diagnosis/config.hpp"
@@ -41,6 +45,7 @@ struct ServeArgs {
   std::string rollup_retention = "90d";
   double max_size_mib = 2048;
   std::string config;
+  std::string data_dir;
   std::string hostname;
   std::string log_level = "info";
   std::string request_timeout = "15s";
@@ -115,8 +120,16 @@ int run_serve(ServeArgs& args) {
     }
     diagnosis = std::move(*loaded);
   }
-  args.server.exposition.price_per_gpu_hour = diagnosis.price_per_gpu_hour;
-  args.server.exposition.currency = diagnosis.currency;
+  ReportTables tables = load_report_tables(args.data_dir);
+  for (const auto& w : tables.warnings) log_warning("price table: {}", w);
+  auto prices = std::make_shared<GpuPriceBook>(std::move(tables));
+  prices->set_override(diagnosis.price_per_gpu_hour, diagnosis.currency, "config " + args.config);
+  args.server.exposition.price_of =
+      [prices](const std::string& device_name) -> std::optional<GpuPrice> {
+    const auto q = prices->price_of(device_name);
+    if (!q) return std::nullopt;
+    return GpuPrice{q->per_hour, q->currency};
+  };
 
   auto source = open_source_or_explain(args.source);
   if (!source) return exit_for_unopened_source(args.source);
@@ -193,7 +206,7 @@ int run_serve(ServeArgs& args) {
     http->stop();
   });
   const std::string config_path = args.config;
-  on_reload_signal([http, agent_ptr, config_path] {
+  on_reload_signal([http, agent_ptr, config_path, prices] {
     log_info("SIGHUP: reloading configuration");
     if (auto s = http->reload(); !s) {
       log_error("web config not reloaded: {}", s.error().message);
@@ -205,6 +218,7 @@ int run_serve(ServeArgs& args) {
       if (!loaded) {
         log_error("diagnosis config not reloaded: {}", loaded.error().message);
       } else {
+        prices->set_override(loaded->price_per_gpu_hour, loaded->currency, "config " + config_path);
         agent_ptr->reload(std::move(*loaded));
       }
     }
@@ -229,6 +243,9 @@ int run_serve(ServeArgs& args) {
         http->tls() ? "basic auth" : "TLS", http->url());
   }
   if (store_options.path.empty()) log_info("history disabled (--no-history)");
+  std::vector<std::string> device_names;
+  for (const auto& d : header.devices) device_names.push_back(d.name);
+  log_info("prices: {}", prices->describe(device_names));
 
   http->serve();  // returns after stop()
   // From here a signal must not reach objects about to be destroyed.
@@ -281,6 +298,11 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str();
   cmd->add_option("--config", args->config, "Diagnosis and alert settings (TOML)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--data-dir", args->data_dir,
+                  "Directory with prices.json and gpu_peaks.json overriding the built-in "
+                  "tables (also $GPULENS_DATA_DIR, /etc/gpulens); the config's "
+                  "price_per_gpu_hour overrides both")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--hostname", args->hostname,
                   "Value of the hostname label (default: the host's)");
   cmd->add_option("--request-timeout", args->request_timeout,

@@ -1,6 +1,7 @@
 #include "exposition/exposition.hpp"
 
 #include <array>
+#include <cstring>
 #include <set>
 
 #include "core/clock_reasons.hpp"
@@ -198,6 +199,47 @@ std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
   return labels;
 }
 
+namespace {
+
+// Under MIG, GPM is read per GPU instance (the sample's x_mig; whole-GPU GPM
+// metrics are n/a then). Each instance's readings go into families of their own,
+// gpulens_mig_<family>, with a gpu_instance label (dcgm-exporter's GPU_I_ID): in
+// the GPU's own families they would be summed by the fleet's rules as if each
+// instance were a whole GPU.
+void render_mig_metrics(PromWriter& w, const LiveSnapshot& snap) {
+  for (const auto& f : sample_families()) {
+    const std::string name = std::string("gpulens_mig_") + (f.name + std::strlen("gpulens_"));
+    bool any = false;
+    for (const auto& g : snap.gpus) {
+      if (!g.sample || !g.sample->extra.is_object()) continue;
+      const auto mig = g.sample->extra.find("x_mig");
+      if (mig == g.sample->extra.end() || !mig->is_array()) continue;
+      for (const auto& instance : *mig) {
+        const auto id = instance.find("gpu_instance");
+        if (!instance.is_object() || id == instance.end() || !id->is_number_integer()) continue;
+        std::string labels = gpu_identity_labels(snap, g);
+        append_label(labels, "gpu_instance", std::to_string(id->get<long long>()));
+        for (const auto& m : f.members) {
+          const auto v = instance.find(std::string(metric_info(m.metric).key));
+          if (v == instance.end() || !v->is_number()) continue;
+          if (!any) {
+            w.family(name, f.type,
+                     std::string(f.help) + "; one MIG GPU instance (label gpu_instance)");
+            any = true;
+          }
+          const double value = scaled(v->get<double>(), m.scale);
+          if (m.label != nullptr)
+            w.sample(name, labels, m.label, m.value, value);
+          else
+            w.sample(name, labels, value);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void render_gpu_metrics(std::string& out, const LiveSnapshot& snap) {
   PromWriter w(out);
   std::vector<std::string> labels;
@@ -228,6 +270,7 @@ void render_gpu_metrics(std::string& out, const LiveSnapshot& snap) {
       }
     }
   }
+  render_mig_metrics(w, snap);
   // Each known reason as its own 0/1 series, so alerts need no bit arithmetic.
   bool reasons_header = false;
   for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
@@ -330,14 +373,22 @@ void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap) {
 
 void render_price_metrics(std::string& out, const LiveSnapshot& snap,
                           const ExpositionOptions& options) {
-  if (!options.price_per_gpu_hour) return;
+  if (!options.price_of) return;
   PromWriter w(out);
-  w.family("gpulens_gpu_price_per_hour", "gauge",
-           "What one GPU-hour costs (price_per_gpu_hour of the config; label currency)");
-  std::string l;
-  append_label(l, "hostname", snap.hostname);
-  append_label(l, "currency", options.currency);
-  w.sample("gpulens_gpu_price_per_hour", l, *options.price_per_gpu_hour);
+  bool family = false;
+  for (const auto& g : snap.gpus) {
+    const auto price = options.price_of(g.device.name);
+    if (!price) continue;
+    if (!family) {
+      w.family("gpulens_gpu_price_per_hour", "gauge",
+               "What one hour of this GPU costs (the config's price_per_gpu_hour, else the "
+               "price table by GPU model; label currency)");
+      family = true;
+    }
+    std::string l = gpu_identity_labels(snap, g);
+    append_label(l, "currency", price->currency);
+    w.sample("gpulens_gpu_price_per_hour", l, price->per_hour);
+  }
 }
 
 std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& options,

@@ -3,6 +3,7 @@
 // names (gpulens_<what>_<unit>, base units) and, with --compat dcgm, also under
 // dcgm-exporter's names, labels and units. Pure functions of their inputs.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,14 +13,20 @@
 
 namespace gpulens::server {
 
+struct GpuPrice {
+  double per_hour = 0;
+  std::string currency;  // ISO 4217 code, e.g. "USD"
+};
+
 struct ExpositionOptions {
   bool native = true;
   bool dcgm = false;             // also dcgm-exporter's names
   bool process_metrics = false;  // per-process series (opt-in: cardinality)
-  // From the diagnosis config: exported as a gauge so that PromQL turns idle
-  // GPU-seconds into money without a copy of the price in every rule file.
-  std::optional<double> price_per_gpu_hour;
-  std::string currency = "$";
+  // The price of one GPU-hour of a device, by its NVML name: exported per GPU as
+  // a gauge so that PromQL turns idle GPU-seconds into money without a copy of
+  // the price in every rule file. Set by the front end (the config's price, else
+  // the price table of `gpulens report`); empty or nullopt: no gauge.
+  std::function<std::optional<GpuPrice>(const std::string& device_name)> price_of;
 };
 
 struct HttpCount {
@@ -57,7 +64,8 @@ std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu);
 // The one pod whose processes run on the GPU; nullopt with none or several.
 std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
 
-// The price gauge (gpulens_gpu_price_per_hour); nothing without a price.
+// The price gauge (gpulens_gpu_price_per_hour), one series per GPU whose price
+// is known; nothing for the others.
 void render_price_metrics(std::string& out, const LiveSnapshot& snap,
                           const ExpositionOptions& options);
 

@@ -2,6 +2,7 @@
 // series per process), the price gauge and the pod labels of a GPU one pod holds.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "exposition/exposition.hpp"
@@ -37,18 +38,26 @@ TEST(FleetMetrics, ProcessCountPerGpu) {
   EXPECT_EQ(out.find("gpulens_gpu_processes{gpu=\"1\""), std::string::npos);
 }
 
-TEST(FleetMetrics, PriceGaugeOnlyWithAPrice) {
-  const auto snap = gpulens::testing::fixed_snapshot();
+TEST(FleetMetrics, PriceGaugePerGpuOnlyWhereAPriceIsKnown) {
+  auto snap = gpulens::testing::fixed_snapshot();
   ExpositionOptions o;
   std::string out;
   render_price_metrics(out, snap, o);
   EXPECT_TRUE(out.empty());
-  o.price_per_gpu_hour = 2.5;
-  o.currency = "EUR";
+  // GPU 1 is another model, with no price: no series for it, not a 0.
+  snap.gpus[1].device.name = "Unknown GPU";
+  o.price_of = [](const std::string& name) -> std::optional<GpuPrice> {
+    if (name == "NVIDIA H100 80GB HBM3") return GpuPrice{2.5, "EUR"};
+    return std::nullopt;
+  };
   render_price_metrics(out, snap, o);
-  EXPECT_NE(out.find("gpulens_gpu_price_per_hour{hostname=\"node-17\",currency=\"EUR\"} 2.5\n"),
+  EXPECT_NE(out.find("gpulens_gpu_price_per_hour{gpu=\"0\",uuid=\"GPU-00000000\",model=\"NVIDIA "
+                     "H100 80GB HBM3\",hostname=\"node-17\",currency=\"EUR\"} 2.5\n"),
             std::string::npos)
       << out;
+  EXPECT_EQ(out.find("gpu=\"1\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("# TYPE gpulens_gpu_price_per_hour gauge"),
+            out.rfind("# TYPE gpulens_gpu_price_per_hour gauge"));
 }
 
 TEST(FleetMetrics, PodLabelsOnlyWhenOnePodHoldsTheGpu) {

@@ -171,8 +171,6 @@ def main():
         make_traces.main_args(REPO + "/tests/fixtures/traces", tmp, a.nodes)
         facts = json.load(open(os.path.join(tmp, "facts.json")))
         kube = os.path.join(tmp, "kube", "log")
-        price = os.path.join(tmp, "gpulens.toml")
-        open(price, "w").write('[diagnosis]\nprice_per_gpu_hour = 2.5\ncurrency = "USD"\n')
         node0 = os.path.join(tmp, "node-000.trace.jsonl")
         for name, extra in (("native", []), ("native_and_dcgm", ["--compat", "dcgm"]),
                             ("process_metrics", ["--process-metrics"])):
@@ -204,7 +202,8 @@ receivers:
 
         # The agents: the fleet, then the stalled node last (its clock matters).
         targets = []
-        common = ["--no-history", "--kube-log-dir", kube, "--config", price, "--speed", str(a.speed)]
+        # No config: the money panels must have data from the built-in price table alone.
+        common = ["--no-history", "--kube-log-dir", kube, "--speed", str(a.speed)]
         for node in range(a.nodes):
             trace = os.path.join(tmp, f"node-{node:03d}.trace.jsonl")
             _, url = start_agent(a.gpulens, os.path.join(tmp, f"agent-{node}.log"),
