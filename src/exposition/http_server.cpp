@@ -235,6 +235,12 @@ void HttpServer::count_refused(int status) {
   ++counts_[{"other", status}];
 }
 
+std::vector<std::string> HttpServer::route_paths() const {
+  std::vector<std::string> paths;
+  for (const auto& [path, handler] : routes_) paths.push_back(path);
+  return paths;  // std::map: already sorted
+}
+
 std::vector<HttpCount> HttpServer::request_counts() const {
   std::lock_guard lock(mutex_);
   std::vector<HttpCount> out;

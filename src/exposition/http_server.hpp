@@ -72,6 +72,9 @@ class HttpServer {
   bool tls() const { return tls_enabled_; }
   bool auth() const;
 
+  // Every path with a route, sorted (the API index's test holds them equal).
+  std::vector<std::string> route_paths() const;
+
   // Counters for /metrics (exposed for tests).
   std::vector<HttpCount> request_counts() const;
 

@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/duration.hpp"
+#include "exposition/api_index.hpp"
 #include "exposition/api_json.hpp"
 #include "exposition/api_params.hpp"
 #include "exposition/http_server.hpp"
@@ -131,6 +132,10 @@ void register_routes(HttpServer& server) {
     res.set_header("Cache-Control", "no-store");
     res.set_content(std::move(body), "text/plain; version=0.0.4; charset=utf-8");
   });
+
+  for (const char* index : {"/api/v1", "/api/v1/"}) {
+    self->get(index, [](const Request&, Response& res) { send_json(res, api_index_json()); });
+  }
 
   self->get("/api/v1/version",
             [](const Request&, Response& res) { send_json(res, version_json()); });

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "exposition/http_server.hpp"
@@ -76,6 +78,36 @@ TEST(ServerHttp, ServesMetricsApiAndDashboard) {
   auto js = c.Get("/assets/app.js");
   ASSERT_TRUE(js);
   EXPECT_NE(js->body.find("uPlot"), std::string::npos);
+}
+
+TEST(ServerHttp, ApiIndexListsExactlyTheRoutesServed) {
+  Running r({});
+  ASSERT_TRUE(r.server) << r.error;
+  auto c = r.client();
+  std::set<std::string> listed;
+  for (const char* path : {"/api/v1/", "/api/v1"}) {
+    auto res = c.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path;
+    const auto j = nlohmann::json::parse(res->body);
+    EXPECT_EQ(j["api"], "v1");
+    listed.clear();
+    for (const auto& route : j["routes"]) {
+      listed.insert(route["path"].get<std::string>());
+      EXPECT_FALSE(route["returns"].get<std::string>().empty());
+    }
+  }
+  // Every route listed is served (no 404), and every /api/v1/ route served is listed.
+  for (const auto& path : listed) {
+    auto res = c.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_NE(res->status, 404) << path;
+  }
+  std::set<std::string> served;
+  for (const auto& path : r.server->route_paths()) {
+    if (path.starts_with("/api/v1/") && path != "/api/v1/") served.insert(path);
+  }
+  EXPECT_EQ(listed, served);
 }
 
 TEST(ServerHttp, ShowsCommandLinesOnlyWhenEnabled) {
