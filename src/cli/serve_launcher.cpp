@@ -20,6 +20,14 @@ namespace {
 
 constexpr const char* kAgentBinary = "gpulens-serve";
 
+bool asks_for_help(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
 int exec_agent(const std::vector<std::string>& args) {
   const std::filesystem::path path = agent_binary_path();
   std::vector<char*> argv;
@@ -30,12 +38,19 @@ int exec_agent(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   execv(path.c_str(), argv.data());
   const int err = errno;
-  std::fprintf(stderr,
-               "gpulens serve: cannot start the agent %s: %s\n"
-               "  The agent is a separate binary, %s, that is built and installed beside\n"
-               "  gpulens (cmake --build ... builds both; copy both when you install).\n",
-               path.c_str(), std::strerror(err), kAgentBinary);
-  return kExitFailure;
+  const bool help = asks_for_help(args);
+  // --help still says what serve is, and exactly what is missing for the rest.
+  if (help) std::printf("gpulens serve: %s\n\n", kServeDescription);
+  std::fprintf(help ? stdout : stderr,
+               "%s%s cannot be started: %s\n"
+               "  `gpulens serve` runs the node agent, a separate binary that must sit beside\n"
+               "  gpulens: %s. Its options, and this help's, are the agent's own.\n"
+               "  Get it from the same build or package as gpulens:\n"
+               "    cmake --build --preset release --target gpulens-serve   (a source tree)\n"
+               "    apt install ./gpulens_*.deb                             (both binaries)\n"
+               "  or run gpulens-serve directly if it is installed elsewhere.\n",
+               help ? "" : "gpulens serve: ", path.c_str(), std::strerror(err), path.c_str());
+  return help ? kExitUsage : kExitFailure;
 }
 
 }  // namespace
