@@ -65,35 +65,8 @@ install(FILES ${GPULENS_COMPLETION_DIR}/fish/gpulens.fish
 install(FILES ${GPULENS_COMPLETION_DIR}/fish/gpulens.fish
   DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d RENAME gpulens-serve.fish)
 
-# Man pages, one per command, from the text of `--help` (help2man). Without
-# help2man the build goes on without them.
-find_program(GPULENS_HELP2MAN help2man)
-if(GPULENS_HELP2MAN)
-  # The commands of `gpulens`; tests/e2e/package.sh checks that every command the
-  # binary declares has its page. serve's page is gpulens-serve.1 (the agent).
-  set(GPULENS_MAN_COMMANDS top stream record diagnose run report serve)
-  set(GPULENS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-  set(GPULENS_MAN_PAGES ${GPULENS_MAN_DIR}/gpulens.1)
-  add_custom_command(OUTPUT ${GPULENS_MAN_DIR}/gpulens.1
-    COMMAND ${CMAKE_COMMAND} -DHELP2MAN=${GPULENS_HELP2MAN} -DPROGRAM=$<TARGET_FILE:gpulens>
-      -DCOMMAND= -DOUT=${GPULENS_MAN_DIR}/gpulens.1 -P ${CMAKE_SOURCE_DIR}/cmake/man.cmake
-    DEPENDS gpulens gpulens-serve ${CMAKE_SOURCE_DIR}/cmake/man.cmake
-    COMMENT "Generating the man page gpulens.1" VERBATIM)
-  foreach(command ${GPULENS_MAN_COMMANDS})
-    set(page ${GPULENS_MAN_DIR}/gpulens-${command}.1)
-    add_custom_command(OUTPUT ${page}
-      COMMAND ${CMAKE_COMMAND} -DHELP2MAN=${GPULENS_HELP2MAN} -DPROGRAM=$<TARGET_FILE:gpulens>
-        -DCOMMAND=${command} -DOUT=${page} -P ${CMAKE_SOURCE_DIR}/cmake/man.cmake
-      DEPENDS gpulens gpulens-serve ${CMAKE_SOURCE_DIR}/cmake/man.cmake
-      COMMENT "Generating the man page gpulens-${command}.1" VERBATIM)
-    list(APPEND GPULENS_MAN_PAGES ${page})
-  endforeach()
-  add_custom_target(gpulens_man ALL DEPENDS ${GPULENS_MAN_PAGES})
-  install(FILES ${GPULENS_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-else()
-  message(STATUS "help2man not found (Debian: apt-get install help2man): "
-    "building and installing without man pages")
-endif()
+# Man pages: docs/man/, versioned and gzipped into build/man (cmake/man.cmake).
+include(${CMAKE_SOURCE_DIR}/cmake/man.cmake)
 
 # Packages: `cpack --config build/<preset>/CPackConfig.cmake` (DEB, and RPM where
 # rpmbuild is installed). The package installs under CMAKE_INSTALL_PREFIX, so that

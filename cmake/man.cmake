@@ -1,32 +1,38 @@
-# One man page from the text of `gpulens [COMMAND] --help` (help2man), so the page
-# says what the binary says. COMMAND empty: the page of gpulens itself.
-# Usage: cmake -DHELP2MAN=... -DPROGRAM=.../gpulens -DCOMMAND=report -DOUT=gpulens-report.1 -P man.cmake
-if(COMMAND)
-  set(page_name gpulens-${COMMAND})
-  execute_process(COMMAND ${PROGRAM} ${COMMAND} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${PROGRAM} ${COMMAND} --help failed (${rc})")
+# Man pages, written by hand in docs/man/ (man(7) macros); included from
+# cmake/install.cmake. Each page gets the version and this prefix's paths at
+# configure time (@PROJECT_VERSION@, @GPULENS_MAN_DATADIR@, @GPULENS_MAN_DOCDIR@,
+# @GPULENS_MAN_UNITDIR@) into build/man/, and is gzipped there at build time:
+# Debian wants man pages compressed (lintian: manpage-not-compressed) and CPack's
+# DEB generator installs files as they are. The .gz (gzip -9n: no name or time
+# inside, so the build is reproducible) is what gets installed.
+# tests/man/check_pages.py (ctest man_pages) checks build/man/: groff and man
+# warnings, the sections, every option of `--help`, every key of `gpulens top`.
+set(GPULENS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
+set(GPULENS_MAN_DATADIR ${CMAKE_INSTALL_FULL_DATADIR}/gpulens)
+set(GPULENS_MAN_DOCDIR ${CMAKE_INSTALL_FULL_DOCDIR})
+set(GPULENS_MAN_UNITDIR ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+
+# Every page of docs/man; tests/e2e/package.sh and the man_pages test check that
+# every command the binary declares has one.
+file(GLOB GPULENS_MAN_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/man/*.1)
+find_program(GPULENS_GZIP gzip)
+set(GPULENS_MAN_PAGES "")
+foreach(source ${GPULENS_MAN_SOURCES})
+  get_filename_component(name ${source} NAME)
+  set(page ${GPULENS_MAN_DIR}/${name})
+  configure_file(${source} ${page} @ONLY)
+  if(GPULENS_GZIP)
+    add_custom_command(OUTPUT ${page}.gz
+      COMMAND ${GPULENS_GZIP} -9 -n -k -f ${page}
+      DEPENDS ${page}
+      COMMENT "Compressing the man page ${name}" VERBATIM)
+    list(APPEND GPULENS_MAN_PAGES ${page}.gz)
+  else()
+    list(APPEND GPULENS_MAN_PAGES ${page})
   endif()
-  # The first line of the command's description names the page.
-  string(REGEX MATCH "^([^\n]+)" first "${help}")
-  string(STRIP "${CMAKE_MATCH_1}" summary)
-  string(REGEX REPLACE "[,:;]$" "" summary "${summary}")  # a sentence that goes on
-  set(help_option "--help-option=${COMMAND} --help")
-else()
-  set(page_name gpulens)
-  set(summary "what your NVIDIA GPUs are really doing")
-  set(help_option "--help-option=--help")
+endforeach()
+if(NOT GPULENS_GZIP)
+  message(STATUS "gzip not found: installing the man pages uncompressed")
 endif()
-execute_process(
-  COMMAND ${HELP2MAN} --no-info --no-discard-stderr "--version-option=--version" "${help_option}"
-    "--name=${summary}" --section=1 --source=gpulens --manual=gpulens ${PROGRAM}
-  OUTPUT_VARIABLE man RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "help2man ${page_name} failed (${rc})")
-endif()
-# help2man names every page after the executable; a command's page is gpulens-COMMAND.
-if(COMMAND)
-  string(REGEX REPLACE "\\.TH GPULENS " ".TH GPULENS-${COMMAND} " man "${man}")
-  string(REGEX REPLACE "\\.SH NAME\ngpulens " ".SH NAME\ngpulens-${COMMAND} " man "${man}")
-endif()
-file(WRITE ${OUT} "${man}")
+add_custom_target(gpulens_man ALL DEPENDS ${GPULENS_MAN_PAGES})
+install(FILES ${GPULENS_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)

@@ -11,7 +11,8 @@ packages=(
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libncurses-dev tmux
-  help2man dpkg-dev rpm cpio  # man pages, the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
+  dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
+  groff-base man-db           # the man pages' checks (tests/man/check_pages.py)
   podman                      # the container image, built offline (deploy/container)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then

@@ -58,17 +58,23 @@ if command -v fish >/dev/null 2>&1; then
   [[ $got == --data-dir* ]] || fail "fish completes 'gpulens report --data' as: $got"
 fi
 
-# A man page per command that the binary declares (its fish completion lists them).
-if grep -q '^GPULENS_HELP2MAN:FILEPATH=/' "$build/CMakeCache.txt"; then
-  [[ -e "$p/share/man/man1/gpulens.1.gz" || -e "$p/share/man/man1/gpulens.1" ]] || fail "no gpulens.1"
-  for c in $(sed -n "s/^complete -c gpulens -n '__fish_use_subcommand' -f -a \([a-z]*\) .*/\1/p" \
-    "$p/share/fish/vendor_completions.d/gpulens.fish"); do
-    ls "$p/share/man/man1/gpulens-$c.1"* >/dev/null 2>&1 || fail "no man page for gpulens $c"
-  done
-  echo "man pages: $(ls "$p/share/man/man1" | tr '\n' ' ')"
-else
-  echo "note: this build has no help2man, so no man pages to check"
-fi
+# A man page per command that the binary declares (its fish completion lists them),
+# gzipped as Debian wants (CPack installs files as they are: cmake/man.cmake gzips),
+# with this prefix's example path filled in.
+man1="$p/share/man/man1"
+[[ -e "$man1/gpulens.1.gz" ]] || fail "no gpulens.1.gz"
+for c in $(sed -n "s/^complete -c gpulens -n '__fish_use_subcommand' -f -a \([a-z]*\) .*/\1/p" \
+  "$p/share/fish/vendor_completions.d/gpulens.fish"); do
+  [[ -e "$man1/gpulens-$c.1.gz" ]] || fail "no man page for gpulens $c"
+done
+for page in "$man1"/*; do
+  [[ $page == *.1.gz ]] || fail "$(basename "$page") in man1 is not a gzipped page"
+  gzip -t "$page" || fail "$(basename "$page") is not a whole gzip file"
+  zgrep -q '^\.SH NAME' "$page" || fail "$(basename "$page") has no NAME section"
+done
+zgrep -qF -- "$prefix/share/gpulens/examples/calibration" "$man1/gpulens.1.gz" ||
+  fail "gpulens.1 does not name the installed example under $prefix"
+echo "man pages: $(ls "$man1" | tr '\n' ' ')"
 
 # Run from elsewhere, with nothing pointing at data files.
 mkdir "$tmp/elsewhere"
