@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` and CPack: what a user of gpulens gets on disk. Included from
 # the top-level CMakeLists.txt after the gpulens and gpulens-serve targets.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One man page from the text of `gpulens [COMMAND] --help` (help2man), so the page
 # says what the binary says. COMMAND empty: the page of gpulens itself.
 # Usage: cmake -DHELP2MAN=... -DPROGRAM=.../gpulens -DCOMMAND=report -DOUT=gpulens-report.1 -P man.cmake

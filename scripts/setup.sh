@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what gpulens needs to build and test, from Debian's packages.
 # Skips apt entirely when everything is already there, so re-runs are quick.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start, command 2: install what is needed, build everything (warnings are
 # errors) and run every test. No GPU is needed. CI runs exactly this (.ci/run).
 set -euo pipefail

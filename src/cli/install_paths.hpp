@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where an installed gpulens keeps its files (cmake/install.cmake), for the texts
 // that point users at them.

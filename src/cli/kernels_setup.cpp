@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/kernels_setup.hpp"
 
 #include <dlfcn.h>

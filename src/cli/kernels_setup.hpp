@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulens run --kernels`: what the job's environment gets so that every CUDA
 // process loads libgpulens_kernels.so, and how the records the processes write at

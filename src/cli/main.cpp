@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulens: what your NVIDIA GPUs are really doing.
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The .deb as a user gets it: CPack packs the build's binaries (cmake/install.cmake),
 # dpkg -x unpacks it into a scratch root, and from another directory the installed
 # gpulens prints its version and reports on the installed example with a price and

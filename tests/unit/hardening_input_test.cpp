@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression tests for issue 17, class 1 and 2: inputs that crashed gpulens
 // (deep nesting) or made it allocate without bound (long lines, huge headers,
 // samples for GPUs nobody described), and the --lenient count.
