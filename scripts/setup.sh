@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libncurses-dev tmux
   help2man dpkg-dev rpm cpio  # man pages, the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
+  lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
