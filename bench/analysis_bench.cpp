@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Analysis cost per sample per GPU, to set beside the ~1.2 ms of CPU that one
 // full NVML+GPM sample of one GPU costs (docs/nvml-facts.md). The engine replays
 // the reference recordings tick by tick, as it would run live.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host readings per tick: /proc/stat read and parsed for the host CPU figure, as
 // the sampler does on every tick (the kernel's cost of generating the file is part
 // of it). Beside it, the NVML floor without GPM is about 60 us per GPU per tick

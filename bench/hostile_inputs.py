@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Rehearsal: the inputs that crashed or ran away in issue 17, against a binary.
 
 Builds each hostile recording or config in a temporary directory, runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Rehearsal (docs/reliability.md): the history disk fills up under the agent, then
 # space comes back. Needs root (it mounts a 2 MiB tmpfs), so it is not in ctest.
 # Checks: the agent keeps serving /metrics and live data while writes fail,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /metrics for an 8-GPU node: render time of the exposition (native, and with
 // dcgm-exporter's names too), and scrapes per second through the real HTTP
 // server on loopback, with keep-alive as Prometheus does.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak test of `gpulens serve`: 24 simulated hours of an N-GPU node (a trace
 # made from the H100 calibration recording, 1 sample per second per GPU)
 # replayed as fast as the agent goes, with history on and clients scraping

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // History costs: bytes on disk per GPU-day (raw samples at 1 Hz plus one-minute
 // rollups), and a 24-hour history query at a one-minute step for 8 GPUs.
 #include <benchmark/benchmark.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scrape latency of `gpulens serve` while slow and idle clients hold connections.
 
 Starts the agent on a recording (no history), opens SLOW connections that send a

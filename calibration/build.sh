@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds calibration/build/gpulens-workload with nvcc for Hopper (sm_90).
 # cudart is linked statically. cuBLAS is linked statically when the toolkit
 # has its .a files, else dynamically with an rpath to the toolkit's lib dir.

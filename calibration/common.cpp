@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Implementation of common.hpp and marks.hpp.
 #include "common.hpp"
 #include "marks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers for gpulens-workload: error checks, clocks, stop flag,
 // interruptible sleeps and host spins.
 #pragma once

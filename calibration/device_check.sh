@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the calibration set and the extra phases on a real GPU next to
 # `nvidia-smi dmon` (GPM metrics), for comparing the counters with the
 # expectations in README.md. Writes marks.jsonl, dmon.txt and log.txt to

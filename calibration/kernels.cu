@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device kernels: the clock spin, random fills and the element-wise add.
 #include "common.hpp"
 #include "kernels.hpp"

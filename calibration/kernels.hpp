@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device kernels of gpulens-workload, behind plain host functions so the phase
 // code (workloads.cu) needs no launch syntax of its own.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulens-workload: runs known GPU workloads, phase after phase, and writes
 // marks around each so a recording of the GPU's counters can be labelled.
 #include "marks.hpp"

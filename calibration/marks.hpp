@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Phase marks for gpu-trace recordings (docs/trace-format.md): one JSON object
 // per line, {"t": <unix seconds, 3 decimals>, "mark": "<phase>:start|end", ...}.
 #pragma once

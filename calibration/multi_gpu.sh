@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 16's live multi-GPU check, on a machine with N >= 2 GPUs: runs
 # calibration/multi_gpu/phases.py (one NCCL rank per GPU, phase marks) under
 # `gpulens run --interval 0.1`, then scores the recording against

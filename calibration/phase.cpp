@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Implementation of phase.hpp, and of Ctx.
 #include "phase.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks shared by the phases: the mark bracket, a bounded queue of
 // launches, and a cuBLAS GEMM on random data.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: records new workloads for the diagnosis acceptance tests
 # (shapes and sizes the reference traces do not have) under `gpulens record`, one
 # phase per kind of problem, with marks. Writes $OUT/diagnosis-h100.trace.jsonl.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: the agent keeps history while known workloads run, and
 # `gpulens report --from/--to` over that history is set beside `gpulens report` on a
 # recording of the same minutes taken at the same time by `gpulens record`.

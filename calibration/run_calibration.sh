@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: records the calibration workloads with gpulens while
 # nvidia-smi dmon prints the same GPM SM activity, then checks every phase.
 # Expects the binaries in .devbin/ (gpulens, calibration_check) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phases. Each one: set up (outside the marks), Phase::start, run until
 // the phase's seconds are up or a signal arrives, drain, Phase::end, tear down.
 // Sizes and ratios are chosen to reproduce the reference recording's readings (examples/calibration-h100.trace.jsonl).

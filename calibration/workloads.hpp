@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phases of gpulens-workload: what each runs, and the table main() reads.
 #pragma once
 

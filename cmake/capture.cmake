@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs PROGRAM with ARGS (separated by commas) and writes its stdout to OUT,
 # failing the build when the program fails.
 # Usage: cmake -DPROGRAM=... -DARGS=a,b -DOUT=... -P capture.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Man pages, written by hand in docs/man/ (man(7) macros); included from
 # cmake/install.cmake. Each page gets the version and this prefix's paths at
 # configure time (@PROJECT_VERSION@, @GPULENS_MAN_DATADIR@, @GPULENS_MAN_DOCDIR@,

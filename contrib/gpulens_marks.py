@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tell gpulens what a job is doing, in one line per event.
 
 `gpulens run -- python train.py` names a file in $GPULENS_MARKS; JSON lines

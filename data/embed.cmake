@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the report's data tables (data/gpu_peaks.json, data/prices.json) into
 # a C++ source at build time, so an installed or copied binary has them without
 # any file beside it; data/ stays the one copy that people edit. Files in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A small GPT trained in bf16 on random tokens: a real PyTorch workload for
 `gpulens run`, which reports its own FLOPs-based MFU so the two can be compared.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the diagnosis and alert config (TOML).
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: what a client sends — the request head checks, Beast's parse of
 // the head and our query and percent-decoding, the Authorization header, and
 // the /api/v1/ query parameters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: one line of a workload's marks file (GPULENS_MARKS).
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the /proc and cgroup files the host collector reads.
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a whole gpu-trace recording (header, samples, marks), strict and
 // lenient, as `diagnose`, `report` and `serve --replay` read it.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the exporter-toolkit web config (YAML subset).
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails when a C++ file differs from .clang-format's layout (skipped if clang-format is absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."

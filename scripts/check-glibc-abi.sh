@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks x86_64 binaries against an old glibc without that glibc at hand: every
 # symbol@version a binary imports must be exported, at that version, by one of
 # the glibc libraries it NEEDs, as glibc's own ABI lists (abilist files) of that

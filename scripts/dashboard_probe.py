@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Loads a page in headless Chromium at an exact viewport through the DevTools
 protocol (python3's standard library only: a minimal WebSocket client), then
 prints what it measured as one JSON line, saves a screenshot, and exits 1

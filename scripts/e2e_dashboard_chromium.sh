@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: headless Chromium loads the dashboard that `gpulens-serve --replay`
 # serves, at a phone (390x844), a laptop (1400x1000) and a wall (2560x1440, ?wall).
 # Fails when the page is wider than the viewport (it would scroll sideways), when

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: headless Chromium renders the HTML report of each reference
 # recording. Fails on any console message or uncaught error, including those of
 # the hover script (a probe copy of each page moves the mouse over every chart).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (fuzz/) with clang + ASan/UBSan and runs each for
 # a bounded time on its committed seed corpus and dictionary. A crash, leak or
 # hang (> 10 s on one input) fails the script and leaves the input under

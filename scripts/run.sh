@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start, command 1: install what is needed, build a release gpulens, and run it.
 # With no arguments it streams the bundled H100 recording; otherwise it passes the
 # arguments to gpulens (e.g. scripts/run.sh stream, scripts/run.sh record -o x.jsonl).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what gpulens needs to build and test, from Debian's packages.
 # Skips apt entirely when everything is already there, so re-runs are quick.
 set -euo pipefail
@@ -13,6 +14,7 @@ packages=(
   libncurses-dev tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
   groff-base man-db           # the man pages' checks (tests/man/check_pages.py)
+  lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start, command 2: install what is needed, build everything (warnings are
 # errors) and run every test. No GPU is needed. CI runs exactly this (.ci/run).
 set -euo pipefail
@@ -9,6 +10,14 @@ cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"
 scripts/check-format.sh
 ctest --preset "$preset" -j "$(nproc)" --timeout 300
+# The release preset builds too (-O3 warns where -O0 does not; every target, warnings
+# are errors), and its shipped binaries are checked as shipped: glibc floor and the
+# package (lintian, install paths). The suite itself runs once, above.
+if [[ "${GPULENS_SKIP_RELEASE:-}" != "1" && "$preset" != "release" ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)"
+  ctest --preset release -j "$(nproc)" --timeout 300 -R '^(static_binaries|install_package)$'
+fi
 # Bounded fuzzing of every reader of outside input (about 2 minutes with the
 # build; scripts/fuzz.sh). GPULENS_SKIP_FUZZ=1 leaves it out of a local run.
 if [[ "${GPULENS_SKIP_FUZZ:-}" != "1" ]]; then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for libcupti's NVTX entry point, for machines with no GPU: it asks
 // NVTX's export table once, as CUPTI's InitializeInjectionNvtx2 does, and accepts.
 // It has no Activity API, so the injection library's record says no_cupti while

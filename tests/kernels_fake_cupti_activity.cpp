@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for libcupti's Activity API, for machines with no GPU: it accepts
 // every call, delivers no records, and logs each call that attaches or switches
 // (one line: what, a number, CLOCK_MONOTONIC ns) to $FAKE_CUPTI_LOG. With it the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for a CUDA process under `gpulens run --kernels`, for machines with
 // no GPU. It first does what NVTX's loader does at a job's first NVTX call when
 // NVTX_INJECTION64_PATH is set (dlopen the library, call its

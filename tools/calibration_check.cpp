@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks a calibration recording (calibration/gpulens-workload under `gpulens record`)
 // against what each phase's known workload must read, and against the SM activity
 // that `nvidia-smi dmon --gpm-metrics 2 -o DT` printed over the same phases (dmon

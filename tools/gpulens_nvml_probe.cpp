@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulens_nvml_probe: checks the live NVML/GPM collector on a real GPU. Prints the
 // probed devices (a gpu-trace header line), then N samples per GPU as JSON lines with
 // the trace's metric keys, any XID/lost events, and the mean collection cost per tick.

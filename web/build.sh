@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Refreshes the vendored uPlot build (web/vendor/uplot) from the pinned npm
 # package (package-lock.json). Only needed to upgrade uPlot: building gpulens
 # embeds web/src and web/vendor at build time (web/embed.cmake, run by CMake)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bundles the dashboard into a C++ source of byte arrays, at build time, with
 # nothing but CMake: web/src plus the vendored uPlot build (web/vendor/uplot,
 # refreshed from npm by web/build.sh). The build runs it through a custom

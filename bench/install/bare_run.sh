@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 15's "runs anywhere" check, on the GPU machine (Ubuntu 24.04, NVIDIA
 # driver, none of Debian's packages): the two release binaries alone in an empty
 # folder, started with an empty environment (no LD_LIBRARY_PATH), read the live

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The torch.profiler comparison: per top-10 kernel (by GPU time) the launch
 count and total time from a `gpulens run --kernels` recording and from
 profile_train.py's summary of the profiler's trace, and the idle share of the GPU

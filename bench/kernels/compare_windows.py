@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Windowed against whole-job tracing of the same script (one run after the
 other): the top kernels' shares of kernel time and the idle share of the marked
 steps, from each recording's kernel view (`gpulens report --format json`).

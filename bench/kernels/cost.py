@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What gpulens costs the job it watches, measured side by side in one run.
 
 Two kinds of slots, alternating, over several rounds:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What `gpulens run --kernels` costs the job when it traces in windows (the
 default: 2 s every 20 s), measured on the job's own steps.
 

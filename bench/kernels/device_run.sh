@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine, builds nothing (bench/kernels/pack.sh fills .devbin/):
 #   1. probe: GPU, driver, torch, where libcupti is, what the binaries link
 #   2. examples/train_gpt.py under `gpulens run --kernels`, good and starved

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds (release) what bench/kernels/device_run.sh carries to the GPU machine and
 # puts it in .devbin/ (or $GPULENS_DEVBIN): gpulens and libgpulens_kernels.so (gpulens-serve is not
 # needed there), and any shared library they need that a bare Ubuntu 24.04 lacks

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs a Python script under torch.profiler (CUDA activities only, from before
 the script touches CUDA to its end) and writes what the profiler saw as JSON:
 per kernel name the count and total time, and the idle share of the GPU (no

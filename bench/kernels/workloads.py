@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The three workloads of the cost harness (bench/kernels/cost.py), each measured
 over a slot of wall time so that a monitor can be started or stopped between
 slots of the same process:

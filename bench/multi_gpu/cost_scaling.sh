@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The collector's cost per GPU as the GPU count grows, on one multi-GPU machine:
 # bench/overhead/run_overhead.sh limited to the first 1, 2, 4 (and 8) GPUs in
 # turn (gpulens --gpus, nvidia-smi dmon -i), then one table of CPU per GPU per

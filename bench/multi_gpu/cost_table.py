@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One row per GPU count from bench/multi_gpu/cost_scaling.sh's folders: gpulens'
 CPU per GPU per tick and peak RSS for each configuration, beside nvidia-smi dmon's
 CPU per GPU-sample and peak RSS on the same GPUs in the same minute.

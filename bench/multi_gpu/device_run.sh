@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 16 on nvidia-h200-x2/-x4/-x8 or nvidia-h100-x2/-x4 (bench/multi_gpu/pack.sh
 # first, then carry .devbin and .devprom). Two calls on the same warm machine,
 # each inside the device tool's 10 minutes:

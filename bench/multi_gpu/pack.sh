@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fills .devbin (gpulens, gpulens-serve, gpulens_nvml_probe and the shared
 # libraries they need that an Ubuntu GPU machine may lack) and .devprom (the
 # prometheus binary from Debian's package) for bench/multi_gpu/device_run.sh.

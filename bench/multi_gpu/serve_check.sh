@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # On the multi-GPU machine: gpulens serve for a minute with a real Prometheus
 # (carried from Debian's prometheus package in .devprom/) scraping it every 5 s,
 # then asks Prometheus which GPUs it saw and how scrapes went. Also

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: what gpulens costs while a matmul load runs, side by side
 # in the same run with `nvidia-smi dmon` sampling the same GPM metrics at 1 Hz.
 #   first:          each NVML call's own CPU cost in a tight loop (gpulens_nvml_probe),

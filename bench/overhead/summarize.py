@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints the overhead table from the JSON files that run_overhead.sh leaves."""
 import json
 import pathlib

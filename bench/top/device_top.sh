@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine (builds nothing; bench/top/pack.sh made .devtop/):
 #  (a) screenshots of `gpulens top` in a tmux pane, 120x40, during a bf16 matmul
 #      (torch) and during a kernel spinning on one SM (a CuPy RawKernel, 1 block);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds .devtop/ for bench/top/device_top.sh: a release gpulens, the shared
 # libraries it needs that an Ubuntu GPU machine may lack (ldd decides), Debian's
 # tmux with its libraries, and terminfo entries for the terminals used there.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Workloads of the labelled diagnosis corpus (calibration/corpus/expected.json).
 
 Each workload runs one or more phases, each bracketed by NAME:start / NAME:end

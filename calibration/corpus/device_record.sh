@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One device call of the corpus recording: records the named workloads with the
 # carried binary (.devbin/gpulens and its libraries in .devbin/lib) and leaves
 # traces, verdicts and logs in $OUT/corpus.tgz (the device tool returns at most

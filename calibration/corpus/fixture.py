@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Copies corpus recordings into tests/fixtures/corpus/, thinned to their phases.
 
     calibration/corpus/fixture.py RECORDING... [--out tests/fixtures/corpus] [--margin 10]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Records workloads of the labelled corpus (calibration/corpus/expected.json) on a
 # GPU machine: each one runs as a job under `gpulens run --interval 0.1`, which
 # keeps the recording (with the job's start and end marks: exit code or signal)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scores gpulens' diagnosis of the labelled corpus against expected.json.
 
     calibration/corpus/score.py [--bin build/release/gpulens]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The multi-GPU calibration program of issue 16: one NCCL process per GPU, with
 phase marks, run under `gpulens run --interval 0.1` by calibration/multi_gpu.sh.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scores a multi-GPU recording of phases.py against expected.json.
 
     calibration/multi_gpu/score.py --bin .devbin/gpulens --trace T --ranks DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the gpulens image offline from a build directory (no base image to pull):
 # stages the context (stage.sh) and runs podman or buildah on it.
 # Usage: deploy/container/build.sh BUILD_DIR [IMAGE]

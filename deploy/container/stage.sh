@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes the build context of deploy/container/Containerfile from a build
 # directory, with nothing downloaded:
 #   CONTEXT/rootfs   `cmake --install --strip` of the build (prefix /usr), passwd,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the gpulens dashboards (dashboards/*.json, Grafana provisioning JSON)
 from the panel lists below: one place to read every query. Run after editing:
   python3 deploy/grafana/make_dashboards.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Wraps deploy/prometheus/*.rules.yml into one PrometheusRule object for the
 Prometheus operator (base/prometheusrule.yaml). Run after editing the rules:
   python3 deploy/kubernetes/make_prometheusrule.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's sampling loop: ticks from the source (live GPUs or a replay) go
 // through the diagnosis engine, become the published snapshot, and are queued

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's log: one line per event on stderr. Under systemd (JOURNAL_STREAM
 // set) lines carry a syslog priority prefix and no timestamp, since the journal

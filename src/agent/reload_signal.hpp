@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SIGHUP reloads the agent's configuration. Like SIGINT/SIGTERM (cli/signals),
 // it is blocked in every thread and taken by one sigwait thread, so the reload

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the agent knows right now, as one immutable value: the newest sample of
 // each GPU with its diagnosis, the alerts, and the sampler's own health. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens completion bash|zsh|fish` (hidden): the shell completion scripts that
 // the install ships, generated from this program's command tree. The agent's
 // options live only in gpulens-serve, so they are asked of it (--completion-spec).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens diagnose`: what held each GPU back, when, with evidence, alerts and
 // fixes. From a recording (--replay, read as fast as possible) or live until
 // Ctrl-C or --duration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens record`: write a gpu-trace v1 recording of live GPUs (or of a replay).
 #include <fmt/format.h>
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens report FILE`: the verdict of `gpulens run` from a recording, offline:
 // funnel, states, alerts and fixes, cost and MFU, as text, JSON or HTML.
 // `gpulens report --from T [--to T]` gives the same verdict on a time range of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens run -- CMD ARGS...`: runs a job untouched (stdin, stdout, stderr and
 // its exit status pass straight through), records the GPUs while it runs, and
 // when it ends prints the verdict on stderr and writes the report.

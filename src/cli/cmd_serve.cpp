@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens serve`: the node agent. Samples every GPU (or replays a recording),
 // diagnoses, keeps history in SQLite, and serves /metrics, /api/v1/ and the
 // dashboard. Secure by default: loopback only unless --listen says otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens stream`: one line per GPU per tick, the truth beside the classic number.
 #include <sys/ioctl.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens top`: the full-screen live view. Utilization beside SM activity for each
 // GPU, the diagnosed state in words with its fix, alerts, and the processes.
 #include <poll.h>

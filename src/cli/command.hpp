@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Each subcommand lives in its own cmd_<name>.cpp and registers itself here.
 // A command's run function returns the process exit code.

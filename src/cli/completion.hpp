@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shell completion for gpulens, generated from the CLI11 command tree itself
 // (`gpulens completion bash|zsh|fish`), so the scripts cannot drift from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/gpu_price_book.hpp"
 
 #include <fmt/format.h>

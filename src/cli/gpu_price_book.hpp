@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's price of one GPU-hour per device, from the same sources as
 // `gpulens report`: the diagnosis config's price_per_gpu_hour when set (it

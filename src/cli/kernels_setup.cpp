@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/kernels_setup.hpp"
 
 #include <dlfcn.h>
@@ -28,11 +29,7 @@ std::string find_library() {
     return fs::exists(env, ec) ? std::string(env) : std::string();
   }
   const std::string dir = self_dir();
-  for (const char* rel : {"/libgpulens_kernels.so", "/../lib/gpulens/libgpulens_kernels.so"}) {
-    std::error_code ec;
-    if (!dir.empty() && fs::exists(dir + rel, ec)) return fs::weakly_canonical(dir + rel, ec);
-  }
-  return {};
+  return dir.empty() ? std::string() : find_kernels_library(dir);
 }
 
 // A libcupti from the toolkit, for jobs whose own CUDA stack brings none (the
@@ -54,6 +51,17 @@ std::string find_toolkit_cupti() {
 }
 
 }  // namespace
+
+std::string find_kernels_library(const std::string& exe_dir) {
+  // Beside the binary in a build tree; lib/gpulens/ of the prefix once installed
+  // (cmake/install.cmake), so that bin/ holds only programs.
+  for (const char* rel : {"libgpulens_kernels.so", "../lib/gpulens/libgpulens_kernels.so"}) {
+    const fs::path candidate = fs::path(exe_dir) / rel;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+  }
+  return {};
+}
 
 KernelsSetup prepare_kernels(const std::string& run_dir,
                              const std::optional<KernelsWindows>& windows) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulens run --kernels`: what the job's environment gets so that every CUDA
 // process loads libgpulens_kernels.so, and how the records the processes write at
@@ -23,10 +24,14 @@ struct KernelsWindows {
   double every_s = 20;
 };
 
-// Finds the injection library (beside the gpulens binary, or $GPULENS_KERNELS_LIB)
-// and prepares the environment. Never fails: what is missing ends up in
-// `unavailable`, and the job runs as it would without --kernels. `windows`
-// nullopt: the whole job is traced.
+// The injection library for a gpulens binary in `exe_dir`: beside it (a build
+// tree), else in ../lib/gpulens (an install or package); empty when neither has it.
+std::string find_kernels_library(const std::string& exe_dir);
+
+// Finds the injection library ($GPULENS_KERNELS_LIB, else find_kernels_library of
+// the running binary's directory) and prepares the environment. Never fails: what is missing ends
+// up in `unavailable`, and the job runs as it would without --kernels. `windows` nullopt: the whole
+// job is traced.
 KernelsSetup prepare_kernels(const std::string& run_dir,
                              const std::optional<KernelsWindows>& windows);
 

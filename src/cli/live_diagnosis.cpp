@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/live_diagnosis.hpp"
 
 #include "diagnosis/config.hpp"

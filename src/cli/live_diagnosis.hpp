@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Bridges the diagnosis engine into live views (stream): per-GPU state and alerts.
 // The engine is the same one diagnose, run and serve use, so they all agree.

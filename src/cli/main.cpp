@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulens: what your NVIDIA GPUs are really doing.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -25,14 +26,15 @@ int main(int argc, char** argv) {
       "gpulens"};
   app.set_version_flag("--version", "gpulens " GPULENS_VERSION);
   app.require_subcommand(0, 1);
-  // The example is the installed copy (examples/ in the source tree is the same file).
-  app.footer(fmt::format(
-      "Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
-      "Try it without a GPU, on the recording installed with gpulens (examples/ in the source):\n"
-      "  gpulens top --replay {0} --speed 10\n"
-      "  gpulens report {0}\n"
-      "Run 'gpulens COMMAND --help' for the options of a command.",
-      example_recording()));
+  // The example beside this binary: the installed copy, or examples/ of the source
+  // tree a build directory came from (install_paths.hpp).
+  app.footer(
+      fmt::format("Plain 'gpulens' on a terminal starts 'gpulens top'.\n"
+                  "Try it without a GPU, on the recording that comes with gpulens:\n"
+                  "  gpulens top --replay {0} --speed 10\n"
+                  "  gpulens report {0}\n"
+                  "Run 'gpulens COMMAND --help' for the options of a command.",
+                  example_recording()));
 
   std::function<int()> run;
   register_top(app, run);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `gpulens run` and `gpulens report` share between reading their options
 // and writing a report: the data tables, the diagnosis config, the price, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens serve` hands over to the agent binary, gpulens-serve, installed beside
 // gpulens. The agent's network stack (the HTTP layer, OpenSSL, crypt) lives only there,
 // so the commands that run beside people's jobs (record, stream, run) do not map and

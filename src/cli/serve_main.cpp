@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulens-serve: the node agent, started by `gpulens serve` (serve_launcher.cpp) or
 // directly by a service manager. It parses its arguments as the `serve` subcommand,
 // so that help and errors read "gpulens serve" either way.

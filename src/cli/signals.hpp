@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Ctrl-C and SIGTERM end live commands cleanly (the last tick is flushed). Signals
 // are blocked in every thread and taken by one sigwait thread, so the stop action

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulens frobnicate`: the message for a command that does not exist, with the
 // nearest real one (git's "did you mean"), or nullopt when the name is a command.

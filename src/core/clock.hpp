@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The clocks every layer reads, in seconds as doubles: one definition each, so that
 // "now" means the same thing in a trace, the store, the agent and the CLI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NVML clock event ("throttle") reasons, decoded into words.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one grammar for durations and points in time that people type: config
 // files (diagnosis/config), API query parameters (?from=, ?to=, ?step=), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Empty GPM intervals. About one GPM interval in a thousand on an H100 comes back
 // with every GPM metric at 0, PCIe at 0 and DRAM bandwidth missing: an interval

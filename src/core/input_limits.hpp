@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Bounds on what gpulens accepts from files and sockets it did not write itself.
 // Each reader of outside input checks these before it allocates by a size the

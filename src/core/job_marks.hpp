@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The two point marks `gpulens run` writes around the job it wraps, so that a
 // trace alone says what ran, on which GPUs, and how it ended: `gpulens report`

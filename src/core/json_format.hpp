@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fast, allocation-light JSON line formatting for samples: the recorder and
 // `stream --format json` write one line per GPU per tick, so this is on the hot path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one rounding policy of gpulens' JSON outputs (the diagnosis report, the
 // verdict, the API, trace lines): each kind of number has a named precision,

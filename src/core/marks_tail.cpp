@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/marks_tail.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Follows a JSON-lines marks file that a workload appends to (GPULENS_MARKS), so
 // its phase and step marks land in the recording beside the samples.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The metric vocabulary shared by every source and front end. Keys and units are
 // those of the gpu-trace v1 format (docs/trace-format.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Phases bounded by "NAME:start" / "NAME:end" marks, and per-phase metric means.
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Errors as values inside the library: exceptions never cross component edges.
 #include <string>

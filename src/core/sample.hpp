@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Sample model: what one GPU's counters said over one interval. Every source
 // (live NVML, trace replay) produces it and every front end consumes it.

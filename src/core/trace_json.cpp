@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON <-> model conversions for gpu-trace v1.
 #include <fmt/format.h>
 

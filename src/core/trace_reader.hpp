@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reader for gpu-trace v1 (docs/trace-format.md): streaming, or the whole file.
 #include <fstream>

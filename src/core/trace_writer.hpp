@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writer for gpu-trace v1. Each line is flushed whole so that a crash leaves at
 // most one truncated line, which readers skip.

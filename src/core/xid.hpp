@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NVIDIA XID errors: the few numbers operators most often meet, in words. One
 // table, read by the sampler (the detail of an "xid" mark) and the diagnosis (the

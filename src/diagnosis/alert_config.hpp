@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Settings of the alert rules: the built-in rules' table (ids, defaults, tunable
 // parameters) and user-defined threshold rules. The config loader, the rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Alert rules: each looks at one GPU's window, state and history and says fire,
 // hold or clear. Timing (for, clear_for), hysteresis bookkeeping and events are

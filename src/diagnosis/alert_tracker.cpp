@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/alert_tracker.hpp"
 
 namespace gpulens {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The alert state machine, the same for every rule: pending while the firing
 // condition holds for less than `for`, firing after, resolving once the clear

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The state of one GPU over its window, from the window means, the hardware's
 // limits and the other GPUs of the same job. Pure: no clocks, no I/O.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Everything a user can tune about the diagnosis: the window, the classifier's
 // thresholds, hardware facts the driver does not give, and the alert rules.

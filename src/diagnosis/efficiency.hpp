@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Packet.ai's efficiency score: SM activity / GPU utilization x 100.
 #include <optional>

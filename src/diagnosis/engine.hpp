@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The incremental diagnosis engine, the same live and offline: feed it ticks,
 // read each GPU's state (with evidence and confidence), take alert events.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Findings in words: one sentence that says what the GPU is doing, and short,
 // concrete fixes that use what was seen (SM counts, process names, the price).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Thresholds that come from the hardware, not from fitting recordings: PCIe
 // bandwidth from link generation x width, NVLink from link count x per-link rate,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/job_groups.hpp"
 
 #include <algorithm>

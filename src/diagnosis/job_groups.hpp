@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which GPUs belong to one job, for waiting_on_peer and gpu_imbalance. The
 // grouping is an explicit input: `gpulens run` knows its GPU set and passes it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Is device memory rising steadily, and when will it run out? A least-squares
 // line over minutes from the growth's onset, accepted only when the rise is

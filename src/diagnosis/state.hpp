@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The diagnosis vocabulary (docs/diagnosis.md, "States"): stable ids that every output uses,
 // the evidence behind a finding, and alert severities.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One colour per diagnosis state, shared by every view: the HTML report, the web
 // dashboard (web/src/format.js repeats the hex values; a unit test holds them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The numbers the state classifier holds window means against. Each default is
 // argued from what the counters measure, not fitted to the reference recordings;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The offline (and end-of-run) diagnosis: a timeline of merged runs per GPU,
 // alerts fired and resolved, and per-phase summaries from NAME:start/NAME:end

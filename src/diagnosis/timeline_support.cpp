@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the report that need no builder state: state shares, and a trace
 // turned into the ticks a replay source would deliver.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A sliding window of one GPU's samples and the statistics the classifier reads.
 // The window restarts at a level shift (a new regime) so that a state follows a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GET /api/v1/: what the API offers, so that a person with curl (or a client
 // library) can find the routes without the docs. One table, which the routes'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The JSON documents of /api/v1/ (docs/serve.md), as pure functions of the
 // snapshot and store answers. Metric keys and units are the trace format's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Strict parsers for the query parameters of /api/v1/ (untrusted input: a
 // value that does not parse is a 400, never a guess).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // /metrics: the snapshot in the Prometheus text format, under gpulens' own
 // names (gpulens_<what>_<unit>, base units) and, with --compat dcgm, also under

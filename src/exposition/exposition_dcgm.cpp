@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --compat dcgm: the same readings under dcgm-exporter's names, labels and units
 // (utilizations in percent, PROF fields as 0-1 ratios, memory in MiB, clocks in
 // MHz, energy in mJ), so that existing dcgm dashboards and alert rules work.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process series (opt-in) and the agent's own health.
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exposition/http_server.hpp"
 
 #include <fmt/format.h>

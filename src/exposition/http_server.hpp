@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's HTTP side: /metrics, /api/v1/ and the dashboard, read-only (GET
 // and HEAD only), with TLS and basic auth from an exporter-toolkit web config,

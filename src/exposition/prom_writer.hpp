@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes the Prometheus text exposition format (version 0.0.4): HELP and TYPE
 // once per family, samples of a family together, label values escaped, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handlers behind each path. Each one reads the published snapshot or the
 // history store and answers; none changes anything on the GPU or the host.
 #include <fmt/format.h>

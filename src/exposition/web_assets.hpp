@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The dashboard's files, embedded in the binary at build time (web/embed.cmake
 // generates web_assets_data.cpp in the build tree from web/src and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/basic_auth.hpp"
 
 #include <crypt.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // HTTP basic authentication against bcrypt hashes (exporter-toolkit's
 // basic_auth_users), verified with libcrypt's crypt_r, which knows $2a$, $2b$

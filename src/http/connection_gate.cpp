@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "http/connection_gate.hpp"
 
 #include <sys/epoll.h>

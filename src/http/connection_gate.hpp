@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Waits for requests without holding worker threads. A server that gives each
 // connection a worker from accept to close (as cpp-httplib, which the agent used

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's connection loop: reads each request's head, measures it, has it
 // parsed (http_message.hpp), hands the request to the server's handler and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The listening socket and what happens to each connection it accepts. Plain
 // connections go to a ConnectionGate, whose epoll thread waits for complete

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One HTTP/1.x request as the agent sees it, and the answer it gives.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One accepted connection's bytes, plain or TLS. The descriptor is made
 // non-blocking so that every wait ends at a time the caller gives: a peer that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The server's certificate and key, swappable while connections are served:
 // a SIGHUP after certificate renewal loads the new files, and each new TLS

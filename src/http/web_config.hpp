@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The web configuration file, in the format of Prometheus' exporter-toolkit
 // (the same file works for node_exporter and gpulens):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A reader for the small YAML subset that configuration files like the
 // exporter-toolkit web config use: block mappings nested by indentation,

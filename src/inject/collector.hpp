@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the injection library keeps of the job's GPU activity, in the job's own
 // process: per kernel launch configuration a count and a duration histogram, per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds and opens the job's libcupti at run time. The injection library links no
 // CUPTI: the copy it uses must be the one the job's CUDA stack brings (two CUPTI

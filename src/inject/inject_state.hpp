@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The injection library's one process-wide state (libgpulens_kernels.so), shared
 // by its parts: kernels_inject.cpp (entry points, records, the record file) and

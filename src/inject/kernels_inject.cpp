@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libgpulens_kernels.so: loaded into every CUDA process of a `gpulens run
 // --kernels` job, by the driver (CUDA_INJECTION64_PATH, which calls
 // InitializeInjection from cuInit) and by the dynamic loader (LD_PRELOAD, so that

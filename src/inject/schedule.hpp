@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // When `gpulens run --kernels` traces the job's GPU activity. Tracing every kernel
 // costs the job a few microseconds per launch (CUPTI's, docs/kernels.md "What it

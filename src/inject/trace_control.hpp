@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // When the injection library has CUPTI record (docs/kernels.md, "Trace windows").
 //

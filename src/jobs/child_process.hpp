@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the job that `gpulens run` wraps: the child inherits stdin, stdout and
 // stderr untouched and runs in its own process group, made the terminal's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Records a job: pulls ticks from a source (live GPUs or a replay) on its own
 // thread, merges the job's marks (its GPULENS_MARKS file and step marks from its

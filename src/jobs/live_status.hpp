@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one-line status `gpulens run --live` prints every few seconds: per GPU
 // the diagnosed state and the means since the last line, and the job's model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The processes of a job: its first process and everything that descends from
 // it, read from procfs, so that `gpulens run` knows which GPUs the job uses (a

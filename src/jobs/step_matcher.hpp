@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns a job's stdout lines into step marks (--step-regex with
 // --flops-per-step), for training scripts that print progress but were not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // "Where the GPU time went": the kernel records of `gpulens run --kernels`
 // (docs/kernels.md) turned into the report's numbers. Pure: a recording in, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NVTX ranges in the kernel view (docs/kernels.md, "NVTX ranges"): the ranges of
 // every process's record merged by name, how busy each process's GPUs were inside

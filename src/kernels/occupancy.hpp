@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many blocks of a kernel fit on one SM at once, from the launch
 // configuration and the SM's limits (the arithmetic of CUDA's occupancy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel view of a job traced in windows (`gpulens run --kernels`, the default:
 // src/inject/schedule.hpp). Each process records only what it launched while a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two glibc functions newer than any floor we keep, which static archives we
 // link reach for, replaced on every architecture: the link passes
 // -Wl,--wrap=NAME for each, so every reference to NAME in every object and

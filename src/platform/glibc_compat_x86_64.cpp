@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // glibc 2.28 (RHEL 8) as the floor of the x86_64 binaries, as manylinux builds
 // get it: the build's glibc (2.36, Debian 12) binds about forty symbols to
 // versions newer than 2.28, and each is rebound here to the version 2.28

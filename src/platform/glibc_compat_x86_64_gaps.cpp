@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What glibc 2.28 lacks, or does otherwise, that a pass-through to an old
 // symbol version (glibc_compat_x86_64.cpp, which has the table of where every
 // symbol was at 2.28) cannot cover: the start-up contract of __libc_start_main,

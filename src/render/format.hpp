@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Number formatting shared by the text, JSON and HTML forms of a verdict, so
 // the three say the same figures the same way.

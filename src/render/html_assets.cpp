@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The style sheet and the one small script of the HTML report, inlined into
 // every page so that it opens offline: no fonts, libraries or images to fetch.
 #include "render/html_assets.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The HTML report's inline style sheet and script.
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The summary charts of the HTML report: the funnel, the state mix, where the
 // money went, and MFU. Plain SVG with <title> tooltips; no script needed.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-GPU time series of the HTML report: activity (classic utilization
 // against SM, tensor and DRAM activity) over a band coloured by state, and
 // memory and power. Values for the hover read-out go to a JSON object that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report: one self-contained page, the verdict first, then what to do,
 // then the evidence (funnel, states, time series per GPU, phases, alerts), then
 // money and MFU. Everything is inline; nothing is fetched.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Small pieces the HTML report is built from: escaping, state colours and the
 // inline SVG charts, drawn here so that the page needs no script library and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "render/kernels_output.hpp"
 
 namespace gpulens {

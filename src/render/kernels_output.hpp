@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The "Where the GPU time went" section of a `gpulens run --kernels` report, in
 // the report's three forms (docs/kernels.md). Kept apart from the verdict's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Formats ticks for `gpulens stream`: an aligned table (like nvidia-smi dmon, with
 // the truth beside the classic number), CSV, or JSON lines.

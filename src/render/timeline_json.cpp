@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stable JSON form of a diagnosis report (documented in docs/diagnosis.md).
 #include <cmath>
 

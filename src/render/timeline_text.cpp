@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The readable form of a diagnosis report: verdicts first, evidence after.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict as JSON: the stable, documented form (docs/report.md). Ratios are
 // 0..1, times Unix seconds, durations seconds; an absent measurement is null,
 // never 0. Values are rounded so that golden files do not flap in the last bit.

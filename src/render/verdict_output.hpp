@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The three forms of a verdict: text (what `gpulens run` prints on stderr),
 // JSON (stable, documented in docs/report.md) and one self-contained HTML page.

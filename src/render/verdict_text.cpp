@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict in words, for a terminal: the answer first (what ran, how long,
 // how much of the GPU time did work), the reasons and fixes next, money last.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampler/open_source.hpp"
 
 #include "sampler/sampler.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which TickSource a front end gets: a replayed trace, or the live sampler over NVML.
 #include <memory>

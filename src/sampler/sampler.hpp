@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The live sampler: ticks on a fixed schedule (no drift), one worker thread per
 // GPU so that a hung or slow NVML call on one device never freezes the others or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The hardware seam: one implementation per vendor/API (today: NVML + GPM).
 // A collector probes capabilities once at open and then fills Samples per tick.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What every front end reads: ticks from a live sampler or a replayed trace.
 #include <memory>

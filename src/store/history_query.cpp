@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "store/history_query.hpp"
 
 #include <fmt/format.h>

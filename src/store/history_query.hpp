@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading history back: metric series at a chosen step (from raw samples where
 // they still exist, else from the one-minute rollups), the state timeline, and

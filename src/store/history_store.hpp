@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's history on disk: SQLite in WAL mode, raw samples for a couple of
 // days, one-minute rollups for months, alert events, all within a size bound.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the agent keeps its history (times to read it back: core/duration.hpp).
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state timeline: runs of one diagnosis state per GPU, from raw samples for
 // short ranges and from the rollups' majority state per minute for long ones.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's history read back as a trace, so that `gpulens report --from --to`
 // judges a time range of a node with the same code that judges a recording:

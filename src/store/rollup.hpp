@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the store keeps, as plain values, and the one-minute rollup as a pure
 // function of raw samples (tested without a database).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The history database's schema: numbered migrations (PRAGMA user_version) for
 // the tables, then one idempotent step that gives every metric of the metric

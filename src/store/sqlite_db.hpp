@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A thin RAII layer over the SQLite C API: connections, prepared statements and
 // errors turned into Result values with words an operator can act on ("disk

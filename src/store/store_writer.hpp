@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes history off the sampling thread: a slow or failing disk never delays
 // a tick or an HTTP answer. Batches are committed about once a second (so a

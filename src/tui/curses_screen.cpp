@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tui/curses_screen.hpp"
 
 #define NCURSES_WIDECHAR 1

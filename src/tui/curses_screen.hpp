@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ncurses side of `gpulens top`: paints a laid-out Screen and reads keys.
 // Everything about what is shown lives in layout.cpp; this file only maps styles

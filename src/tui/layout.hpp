@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The screen of `gpulens top` as styled text lines, from the model, the view state
 // and the terminal's size. Pure: the same input gives the same screen, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `gpulens top` shows, as plain data: per-GPU readings with the diagnosis
 // beside them, a short history for sparklines, and the processes across GPUs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the user chose in `gpulens top` (sort, filter, selection, help, a pending
 // signal) and how each key changes it. Pure: keys are plain ints, no ncurses.

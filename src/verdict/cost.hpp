@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the GPU time cost, and where the money went: to the job's start-up and
 // tear-down (reported apart, not as waste), to idle time in its steady state,

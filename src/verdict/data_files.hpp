@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the report's data tables (gpu_peaks.json, prices.json) come from. Each
 // file is looked up on its own, first match wins: --data-dir, $GPULENS_DATA_DIR,

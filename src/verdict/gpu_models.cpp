@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "verdict/gpu_models.hpp"
 
 #include <fstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The two documented data files the report reads: dense peak TFLOP/s per GPU
 // model and data type (data/gpu_peaks.json, the MFU denominator) and the price

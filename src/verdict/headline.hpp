@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The verdict's headline: what matters most about the job, first. The order is
 // fixed: a job that died (out of memory when its memory stood at the ceiling),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Model FLOPs utilization: the model FLOP/s a job reports (step marks, or the
 // phase marks of the reference recordings) over the dense peak of its GPUs for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How the job ended, from its exit status and the counters alone (never its
 // stderr): exited cleanly, failed with a code, killed by a signal, and whether

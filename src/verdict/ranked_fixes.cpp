@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "verdict/ranked_fixes.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The few fixes that matter most for a whole job, in the order of the verdict's
 // headline: how the job died (out of memory), a hang, critical alerts, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // States and alerts as people read them in a sentence ("launch-bound", "idle
 // while holding 33 GiB"); ids ("launch_bound") stay in JSON, where programs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The job's steady state: the span between its GPUs' first and last work. A
 // job spends its first seconds importing, loading data and compiling with the

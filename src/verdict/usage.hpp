@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How much of the GPU time a job held was used, measured from a trace's samples:
 // the utilization funnel (allocated -> kernel-active -> SM-active -> tensor-active,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The verdict on one job (or one recording): how long it held which GPUs, how
 // much of that time the GPUs worked (the funnel), what held them back (states,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/alertmanager: the example config is valid and routes each severity of
 # the gpulens alerts to its receiver. Exit 77 (skipped) without amtool.
 set -euo pipefail

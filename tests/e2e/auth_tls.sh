@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: the agent behind TLS and basic auth from an exporter-toolkit web
 # config. No password or a wrong one gets 401, the right one 200; plain HTTP to
 # the TLS port gets no HTTP answer; SIGHUP swaps the password; /metrics passes

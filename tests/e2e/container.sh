@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The container recipe (deploy/container). Usage: container.sh lint|build BUILD_DIR
 #   lint: stage the context from this build, and check that every COPY source is
 #         in it, the image is FROM scratch, its USER is numeric, not root, and in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: headless Chromium loads the dashboard from the agent replaying a
 # reference trace; the cards show the trace's values and the state text, the
 # history charts and timeline draw, and the console stays free of errors.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Loads the agent's dashboard in headless Chromium over the DevTools protocol, waits
 for the cards, the timeline and the charts, compares the cards with the trace's last
 values and the agent's state text, fails on any console error, and keeps a screenshot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two programs that tests/e2e/static_binaries.sh must reject with a floor of
 // 2.28 (tests/CMakeLists.txt), so that it is seen to fail, not only to pass.
 // Built as is, without the glibc compatibility objects, it needs what the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/grafana: the dashboards are what make_dashboards.py writes, and they
 # type-check against Grafana's dashboard schema (npm: @grafana/schema, with the
 # TypeScript compiler, installed in deploy/check by scripts/setup.sh). That every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/kubernetes: every object validates against the Kubernetes API schema and
 # the prometheus-operator CRD schemas (npm: kubernetes-models, installed in
 # deploy/check by scripts/setup.sh), the kustomization lists files that exist,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers of the end-to-end tests: start the agent on a trace, wait for
 # it with bounded loops, and stop everything this test started on exit.
 # Exit code 77 means "skipped" (a tool is missing); the message says which.

@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The .deb as a user gets it: CPack packs the build's binaries (cmake/install.cmake),
 # dpkg -x unpacks it into a scratch root, and from another directory the installed
 # gpulens prints its version and reports on the installed example with a price and
 # MFU (the tables are built in; no data/ is near). Also checks what the install
-# promises: the unit runs the installed binary, a man page per command, the
-# completions, the docs; and builds the .rpm where rpmbuild is installed.
+# promises: the package installs under /usr whatever the build's install prefix, the
+# unit runs the installed binary, the help names the installed example, `run
+# --kernels` finds the injection library in lib/gpulens, a man page per command,
+# the completions, the docs and Debian's copyright and changelog; Depends names the
+# newest glibc the packaged binaries need; lintian finds no error; dpkg installs
+# it over an older version (in a scratch --instdir, no chroot); `cmake --install
+# --prefix` elsewhere gets its own paths; and builds the .rpm where rpmbuild is
+# installed.
 # Usage: package.sh BUILD_DIR. Exit 77 (skipped) only when a packaging tool is missing.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 command -v dpkg-deb >/dev/null 2>&1 || { echo "SKIP: dpkg-deb is not installed (Debian: dpkg)" >&2; exit 77; }
 command -v dpkg-shlibdeps >/dev/null 2>&1 ||
   { echo "SKIP: dpkg-shlibdeps is not installed (Debian: dpkg-dev)" >&2; exit 77; }
+command -v lintian >/dev/null 2>&1 ||
+  { echo "FAIL: lintian is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulens-package.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -18,11 +27,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
 prefix=$(sed -n 's/^set(CPACK_PACKAGING_INSTALL_PREFIX "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
 [[ -n "$version" && -n "$prefix" ]] || fail "no version or prefix in $build/CPackConfig.cmake"
+# Packages go under /usr, whatever prefix `cmake --install` has (/usr/local here).
+[[ $prefix == /usr ]] || fail "the packages install under $prefix, not /usr"
 
-# No compression: the test checks the contents, not the archive, and xz or gzip
-# of a debug build would be most of its time.
-(cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/out" \
-  -D CPACK_DEBIAN_COMPRESSION_TYPE=none >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log" >&2; fail "cpack -G DEB"; }
+# Compressed as shipped: lintian judges the archive too.
+(cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/out" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log" >&2; fail "cpack -G DEB"; }
 deb=$(ls "$tmp"/out/gpulens_*.deb)
 echo "built $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 
@@ -30,7 +39,6 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [[ $(field Package) == gpulens ]] || fail "Package is $(field Package)"
 [[ $(field Version) == "$version" ]] || fail "Version is $(field Version), the project's is $version"
 [[ -n $(field Maintainer) ]] || fail "no Maintainer"
-[[ $(field Depends) == *libc6* ]] || fail "Depends does not name glibc: $(field Depends)"
 [[ $(field Depends) != *nvidia* ]] || fail "NVML is the driver's, not a dependency: $(field Depends)"
 echo "Depends: $(field Depends)"
 
@@ -38,12 +46,60 @@ root="$tmp/root"
 dpkg -x "$deb" "$root"
 p="$root$prefix"
 for f in bin/gpulens bin/gpulens-serve share/gpulens/gpu_peaks.json share/gpulens/prices.json \
-  share/gpulens/examples/calibration-h100.trace.jsonl lib/systemd/system/gpulens.service \
-  share/doc/gpulens/README.md share/doc/gpulens/report.md \
+  share/gpulens/examples/calibration-h100.trace.jsonl share/gpulens/gpulens_marks.py \
+  lib/systemd/system/gpulens.service share/doc/gpulens/README.md share/doc/gpulens/report.md \
+  share/doc/gpulens/copyright share/doc/gpulens/changelog.gz \
   share/bash-completion/completions/gpulens share/bash-completion/completions/gpulens-serve \
   share/zsh/vendor-completions/_gpulens share/fish/vendor_completions.d/gpulens.fish; do
   [[ -e "$p/$f" ]] || fail "$prefix/$f is not in the package"
 done
+# The injection library of `gpulens run --kernels`, where this build made one.
+kernels_lib=''
+if [[ -e "$build/libgpulens_kernels.so" ]]; then
+  kernels_lib="$p/lib/gpulens/libgpulens_kernels.so"
+  [[ -f $kernels_lib ]] || fail "$prefix/lib/gpulens/libgpulens_kernels.so is not in the package"
+  [[ ! -e "$p/bin/libgpulens_kernels.so" ]] || fail "the injection library is still in bin/"
+fi
+# The Python package, where the source tree has one.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+for py in "$src"/python/gpulens/*.py; do
+  [[ -e $py ]] || continue
+  [[ -f "$p/lib/python3/dist-packages/gpulens/$(basename "$py")" ]] ||
+    fail "$prefix/lib/python3/dist-packages/gpulens/$(basename "$py") is not in the package"
+done
+grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
+  "$p/share/doc/gpulens/copyright" || fail "the copyright file is not machine-readable (DEP-5)"
+[[ $(gzip -dc "$p/share/doc/gpulens/changelog.gz" | head -1) == "gpulens ($version) "* ]] ||
+  fail "the changelog's first entry is not $version"
+
+# Depends: glibc no older than the newest GLIBC_ version any packaged ELF file
+# needs, and (a static build, held to its floor) exactly that: not the 2.34 that
+# dpkg-shlibdeps would say from symbol names.
+newest=''
+while IFS= read -r -d '' f; do
+  readelf -h "$f" >/dev/null 2>&1 || continue
+  v=$( (objdump -T "$f"; readelf -V "$f") 2>/dev/null | grep -o 'GLIBC_2\.[0-9][0-9.]*' | sort -uV | tail -1)
+  [[ -n $v ]] && newest=$(printf '%s\n%s\n' "$newest" "${v#GLIBC_}" | sed '/^$/d' | sort -V | tail -1)
+done < <(find "$root" -type f -print0)
+[[ -n $newest ]] || fail "no GLIBC_ version read from the packaged binaries"
+libc_dep=$(field Depends | grep -o 'libc6 (>= [0-9.]*)' || true)
+[[ -n $libc_dep ]] || fail "Depends does not name glibc: $(field Depends)"
+declared=${libc_dep#libc6 (>= }
+declared=${declared%)}
+if grep -q '^GPULENS_STATIC:BOOL=ON' "$build/CMakeCache.txt"; then
+  [[ $(field Depends) == "libc6 (>= $newest)" ]] ||
+    fail "Depends is '$(field Depends)'; the packaged binaries need glibc $newest and nothing else"
+else
+  [[ $(printf '%s\n%s\n' "$newest" "$declared" | sort -V | tail -1) == "$declared" ]] ||
+    fail "Depends declares glibc $declared; the packaged binaries need $newest"
+fi
+echo "the packaged binaries need glibc $newest; Depends: $(field Depends)"
+
+# lintian: no errors (the warnings it gives are listed in docs/install.md).
+lintian --fail-on error "$deb" >"$tmp/lintian.log" 2>&1 || { cat "$tmp/lintian.log" >&2; fail "lintian reports errors"; }
+echo "lintian: $(grep -c '^E:' "$tmp/lintian.log" || true) errors, $(grep -c '^W:' "$tmp/lintian.log" || true) warnings"
+sed 's/^/  /' "$tmp/lintian.log"
+
 grep -q "^ExecStart=$prefix/bin/gpulens serve " "$p/lib/systemd/system/gpulens.service" ||
   fail "the unit's ExecStart is not $prefix/bin/gpulens: $(grep ^ExecStart "$p/lib/systemd/system/gpulens.service")"
 
@@ -93,12 +149,62 @@ grep -q "Cost at \$[0-9.]* per GPU-hour" report.txt || fail "no price in the rep
 grep -q "MFU (bf16 dense peak" report.txt || fail "no MFU in the report"
 grep -E "Cost at|MFU \(" report.txt
 
+# `gpulens run --kernels` of the package finds its injection library in lib/gpulens
+# and hands it to the job (which prints what it got).
+if [[ -n $kernels_lib ]]; then
+  got=$(env -u CUDA_INJECTION64_PATH -u GPULENS_KERNELS_LIB "$p/bin/gpulens" run --kernels -q \
+    --replay "$example" --speed 0 -o kernels.json -- sh -c 'echo "[$CUDA_INJECTION64_PATH]"' 2>/dev/null)
+  [[ $got == "[$(readlink -f "$kernels_lib")]" ]] ||
+    fail "the packaged gpulens run --kernels gave the job '$got', not $kernels_lib"
+  echo "run --kernels injects $prefix/lib/gpulens/libgpulens_kernels.so"
+fi
+
+# dpkg installs the package over an older version: into a scratch --instdir with
+# its own --admindir (no chroot, no root needed; glibc is not in that database,
+# hence --force-depends). The older one is this package with a lower version.
+dpkg_root="$tmp/dpkg-root"
+mkdir -p "$dpkg_root/admin/info" "$dpkg_root/admin/updates" "$dpkg_root/admin/triggers" "$dpkg_root/inst"
+touch "$dpkg_root/admin/status"
+dpkg-deb -R "$deb" "$tmp/older"
+sed -i "s/^Version: .*/Version: 0.0.1/" "$tmp/older/DEBIAN/control"
+echo "a file the newer version no longer ships" >"$tmp/older$prefix/share/gpulens/obsolete.txt"
+dpkg-deb -Znone -b "$tmp/older" "$tmp/older.deb" >/dev/null
+dpkg_scratch() {
+  dpkg --instdir="$dpkg_root/inst" --admindir="$dpkg_root/admin" --force-not-root \
+    --force-depends --force-script-chrootless --no-triggers "$@"
+}
+dpkg_scratch -i "$tmp/older.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i of the older package"; }
+dpkg_scratch -i "$deb" >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i over the older package"; }
+[[ $(dpkg_scratch -s gpulens | sed -n 's/^Version: //p') == "$version" ]] ||
+  fail "after the upgrade dpkg knows gpulens as: $(dpkg_scratch -s gpulens | grep ^Version)"
+[[ $("$dpkg_root/inst$prefix/bin/gpulens" --version) == "gpulens $version" ]] || fail "the upgraded gpulens --version"
+[[ ! -e "$dpkg_root/inst$prefix/share/gpulens/obsolete.txt" ]] || fail "the upgrade left the older version's file"
+echo "dpkg -i over 0.0.1 (scratch --instdir): gpulens $version installed"
+
+# `cmake --install` keeps its own prefix: the unit runs that prefix's binary, the
+# help names that prefix's example, the injection library is in its lib/gpulens.
+local_prefix="$tmp/local prefix"
+cmake --install "$build" --prefix "$local_prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log" >&2; fail "cmake --install --prefix"; }
+grep -qF "ExecStart=$local_prefix/bin/gpulens serve " "$local_prefix/lib/systemd/system/gpulens.service" ||
+  fail "cmake --install's unit: $(grep ^ExecStart "$local_prefix/lib/systemd/system/gpulens.service")"
+grep -qF -- "--replay $local_prefix/share/gpulens/examples/calibration-h100.trace.jsonl" \
+  <<<"$("$local_prefix/bin/gpulens" --help)" || fail "cmake --install's --help does not name its example"
+if [[ -n $kernels_lib ]]; then
+  [[ -f "$local_prefix/lib/gpulens/libgpulens_kernels.so" ]] || fail "cmake --install: no lib/gpulens/libgpulens_kernels.so"
+fi
+echo "cmake --install --prefix: unit, help and library under that prefix"
+
 # The .rpm, where Debian's rpm package provides rpmbuild.
 if command -v rpmbuild >/dev/null 2>&1; then
   (cd "$tmp" && cpack -G RPM --config "$build/CPackConfig.cmake" -B "$tmp/rpm" >"$tmp/rpm.log" 2>&1) ||
     { cat "$tmp/rpm.log" >&2; fail "cpack -G RPM"; }
   rpm=$(ls "$tmp"/rpm/gpulens-*.rpm)
   echo "built $(basename "$rpm")"
+  rpm_license=$(rpm -qp --queryformat '%{LICENSE}' "$rpm" 2>/dev/null)
+  [[ $rpm_license == Apache-2.0 ]] || fail "the .rpm's License is '$rpm_license', not Apache-2.0"
+  rpm_prefix_files=$(rpm -qlp "$rpm" 2>/dev/null | grep -c "^$prefix/bin/gpulens$" || true)
+  [[ $rpm_prefix_files == 1 ]] || fail "the .rpm does not install $prefix/bin/gpulens"
   if command -v rpm2cpio >/dev/null 2>&1 && command -v cpio >/dev/null 2>&1; then
     mkdir "$tmp/rpmroot"
     (cd "$tmp/rpmroot" && rpm2cpio "$rpm" | cpio -idm --quiet)

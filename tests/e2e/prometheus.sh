@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: a real Prometheus server (Debian's package) scrapes the agent
 # replaying a reference trace; through Prometheus' HTTP API the series hold the
 # trace's values. `prometheus.sh dcgm` does the same with --compat dcgm.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks, through Prometheus' HTTP API, that the series scraped from the agent
 hold the replayed trace's last values, under gpulens' names or dcgm-exporter's."""
 import json

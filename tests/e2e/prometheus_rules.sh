@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/prometheus: promtool checks every rule file and runs every rule test,
 # and every recording and alert rule is named by at least one test (an untested
 # rule fails here). Exit 77 (skipped) without promtool.

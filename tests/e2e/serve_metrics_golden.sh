@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # node_exporter-style golden of /metrics: the real gpulens-serve replays a
 # committed recording to its end, its /metrics is linted by `promtool check
 # metrics` and compared with tests/golden/serve-<name>.prom. Values that belong

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The binaries carried to GPU machines need nothing but glibc and the NVIDIA
 # driver: their NEEDED entries name only glibc's own libraries, they need no
 # GLIBC_x.y newer than the floor (docs/serve.md lists the distributions) nor any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # End to end: kill -9 the agent while it writes history; the file reopens
 # without corruption and holds every sample the agent had reported committed.
 # Then a history directory that cannot be written: a clear error, and the agent

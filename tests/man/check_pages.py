@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the man pages of a build (build/man, made by cmake/man.cmake from docs/man).
 
 For every page: groff (`groff -man -ww -z`, as troff and as a terminal) and man-db

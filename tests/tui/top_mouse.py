@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`gpulens top --mouse` on a pseudo-terminal: it turns on xterm mouse reporting,
 and a click (SGR 1006 report) on the PID heading sorts by PID. tmux cannot send
 mouse events to a pane, so this drives the pty directly."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `gpulens top` in a real terminal: tmux runs it on a recording and capture-pane
 # gives the screen. Golden screens at 80x24 (full and compact), 120x40 and 200x60; keys (help, sort,
 # filter, quit); a resize redraws to the same screen as a fresh start at that size;

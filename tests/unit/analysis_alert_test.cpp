@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The alert engine: for-duration, hysteresis, resolve, de-duplication, config
 // overrides, custom rules, and the built-in rules on synthetic histories.
 #include <gtest/gtest.h>

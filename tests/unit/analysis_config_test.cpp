@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TOML config: defaults, overrides, custom rules, and clear errors.
 #include <gtest/gtest.h>
 

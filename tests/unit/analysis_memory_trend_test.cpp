@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memory_growth's detector on synthetic series: a steady ramp is growth; a
 // saw-tooth, a one-time step, noise and short histories are not.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each state on synthetic windows built from the physics of the case, plus the
 // throttle flag and the fallbacks when metrics are missing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sliding window: eviction, restart at a level shift, none for a duty cycle,
 // and job grouping.
 #include <gtest/gtest.h>

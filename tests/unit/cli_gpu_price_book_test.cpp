@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's one price source: the config's price overrides every GPU, else
 // the report's price table by GPU model, so fleet money needs no config.
 #include <gtest/gtest.h>

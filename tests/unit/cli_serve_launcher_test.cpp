@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens serve` execs gpulens-serve from beside gpulens. Where it is missing,
 // --help still says what serve is and names the missing binary and its path.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end: the real binary on the bundled and reference recordings.
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the real gpulens binary for end-to-end and golden tests.
 #include <gtest/gtest.h>

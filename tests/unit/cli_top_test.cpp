@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens top` from the outside: the snapshot (--once) and how it behaves on a pipe.
 #include <gtest/gtest.h>
 

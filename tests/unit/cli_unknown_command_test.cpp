@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An unknown command is a usage error with the nearest real command suggested.
 #include <gtest/gtest.h>
 

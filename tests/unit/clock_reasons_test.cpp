@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/clock_reasons.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shell completion generated from the CLI11 command tree (`gpulens completion`):
 // what the tree walk keeps, and the real bash script completing real words.
 #include "cli/completion.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acceptance on the labelled corpus of issue 11: real H100 recordings of
 // workloads the diagnosis was never tuned on (tests/fixtures/corpus/), checked
 // phase by phase against calibration/corpus/expected.json, whose labels were

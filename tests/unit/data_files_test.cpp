@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's data tables: built into the binary from data/, overridden per file
 // by --data-dir, then $GPULENS_DATA_DIR, then /etc/gpulens; and an installed or
 // copied binary prices and scores a recording from any directory.

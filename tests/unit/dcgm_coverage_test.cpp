@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dcgm-exporter's default counters (data/dcgm-exporter-default-counters.txt)
 // against the --compat dcgm exposition of a GPU that measured everything the
 // sampler can: every gap is either closed or written down with its reason.

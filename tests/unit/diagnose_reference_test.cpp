@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acceptance: on every phase of the recordings listed in
 // tests/fixtures/diagnosis/expected.json, the majority state equals the expected
 // diagnosis, expected flags are set and expected alerts fire. New recordings are

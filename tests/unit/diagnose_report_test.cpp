@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report: JSON schema (docs/diagnosis.md), text form, ticks from a trace,
 // and `gpulens diagnose` end to end on a recording.
 #include <gtest/gtest.h>

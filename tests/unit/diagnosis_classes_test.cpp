@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload classes of issue 11 on synthetic windows built from the physics
 // of each case: hung kernels on any number of SMs (and the steady small kernels
 // that must not read as hangs), copies with idle SMs, blips on an idle GPU,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one grammar for durations and times (core/duration.hpp, docs/durations.md),
 // used by the config, the API's ?from=/?to=/?step= and the CLI's --from/--to:
 // every accepted and refused text lives in the two tables below.

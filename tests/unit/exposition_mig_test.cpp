@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MIG: each GPU instance's GPM readings (the sample's x_mig) as series of their
 // own families with a gpu_instance label, never inside the whole-GPU families.
 #include <gtest/gtest.h>

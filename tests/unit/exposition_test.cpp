@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exposition/exposition.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileBuffer and KeptOpenFile on ordinary files in a temp dir (procfs regenerates its
 // files on each read from offset 0; an ordinary file rewritten in place stands in).
 #include "sources/host/file_buffer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-GPU series a fleet needs: the process count (allocation without a
 // series per process), the price gauge and the pod labels of a GPU one pod holds.
 #include <gtest/gtest.h>

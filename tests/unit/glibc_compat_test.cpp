@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replacements of src/platform/glibc_compat.cpp against glibc's own
 // functions (reached through --wrap's __real_ names): the same unwind tables for
 // code in the executable and in a shared library, none for an unmapped address,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86_64 rebinding to glibc 2.28's symbol versions (src/platform/
 // glibc_compat_x86_64*.cpp) against the build's glibc: the __wrap_ functions,
 // which call the old versions, give what the current ones give (reached through

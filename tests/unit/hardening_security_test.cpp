@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression tests for issue 17, classes 3 to 6: config values that were
 // accepted, web-config header injection, ambiguous requests, NUL in passwords,
 // overflowing parameters, the predictable replay history, slow clients holding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the agent keeps its history unless told otherwise (store/history_time.hpp);
 // the times people type to read it back are tested in duration_test.cpp.
 #include "store/history_time.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Container and pod identity from /proc/PID/cgroup, one row per runtime layout.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostCollector on the fixture trees: tests/fixtures/proc/t0 is copied into a temp dir,
 // and t1 (only the files that change) is laid over it between calls.
 //

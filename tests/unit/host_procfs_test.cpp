@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The procfs parsers on the committed fixtures, on hand-written variants, and on
 // malformed and truncated input (an error, never garbage).
 #include <gtest/gtest.h>

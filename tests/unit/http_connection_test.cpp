@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connection loop on its own (src/http/http_connection.hpp), over a socket
 // pair: what reaches the handler, how answers are framed on a kept-alive
 // connection, and a handler that throws.

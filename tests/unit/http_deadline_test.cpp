@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's connection loop: a total deadline per request (slow clients are
 // cut off, keep-alive connections are not), and answers to oversized requests.
 #include <gtest/gtest.h>

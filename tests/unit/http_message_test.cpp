@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request heads as Beast parses them for the agent, the path and query
 // decoding around it, and the answers' heads (src/http/http_message.hpp); then
 // HEAD and HTTP/1.0 against the running server.

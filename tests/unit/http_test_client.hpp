@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A small HTTP/1.1 client for the server tests, over a plain socket or TLS
 // (OpenSSL, certificates not verified: the tests' own are self-signed). It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel view's analysis on synthetic kernel records: what a launch-bound
 // and a host-bound job look like in numbers, SM coverage from the occupancy
 // arithmetic, copies from pageable memory, and the edges of the idle windows.

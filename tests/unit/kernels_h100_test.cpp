@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel view on real recordings of `gpulens run --kernels` on an H100
 // (bench/kernels/device_run.sh, 2026-11-25): examples/train_gpt.py fed as fast
 // as it computes, and the same script with a starved input pipeline. What each

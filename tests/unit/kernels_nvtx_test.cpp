@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVTX ranges in the kernel view: the Collector pairing CUPTI's marker records
 // into ranges within its bounds, the split of idle time by innermost range, and a
 // starved training job whose data-loading range holds the GPU's idle time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens run --kernels` with no GPU: a job that never starts CUDA, and a job
 // whose CUPTI cannot be loaded, run exactly as without --kernels (same output,
 // same exit status), and the report says why there is no kernel view.

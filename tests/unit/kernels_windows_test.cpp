@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens run --kernels` traced in windows: the schedule every process of a job
 // follows, the windows taken as the GPU saw them (the queue at the close), and
 // the analysis asked over the windows alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kubernetes names in /metrics: the snapshot builder looks them up from a
 // kubelet log tree (tests/fixtures/kube/log), dcgm compat labels GPU series with
 // the pod on the GPU, and per-process series carry the names next to the IDs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acceptance on live multi-GPU recordings (issue 16): calibration/multi_gpu/
 // phases.py run under `gpulens run --interval 0.1` on several GPUs, committed in
 // tests/fixtures/multi_gpu/<run>/ with each rank's own account of what it moved

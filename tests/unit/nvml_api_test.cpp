@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/nvml/nvml_api.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVML collector's process list and energy counter against the fake NVML.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVML collector against a fake NVML with two GPUs: an H100 with GPM and an A100
 // without. The fake counts calls and its clock only moves when a test moves it.
 #include "sources/nvml/nvml_collector.hpp"

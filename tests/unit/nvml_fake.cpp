@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake NVML's entry points: each reads and writes the active FakeNvml's GPUs.
 #include "nvml_fake.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fake NVML in the spirit of DCGM's injection library: GPUs described as data, every
 // entry point of the loader table implemented against them, every call counted, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake NVML's event, MIG and GPM entry points.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden verdicts for the reference recordings (text and JSON, through the real
 // binary), and the arithmetic that must hold whatever the diagnosis says:
 // funnel order, cost parts adding up, shares adding up to one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens report --from --to`: the agent's history read back as a trace (devices,
 // samples, values, the fall back to one-minute rollups, the errors), and end to
 // end through the binary: a store written from a

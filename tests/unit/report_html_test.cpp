@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report is one self-contained page: nothing fetched, everything
 // escaped, small whatever the trace's length, every section present.
 #include <gtest/gtest.h>

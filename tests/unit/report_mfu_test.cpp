@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MFU from work the job reports: step marks of known FLOPs, the phase marks of
 // the training reference recording, and the stdout step matcher.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The data files: every NVML name we know maps to the right model, every model
 // has a price, and the peak figures are the dense datasheet numbers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Funnel, energy and cost arithmetic on small traces whose answers are known.
 #include <gtest/gtest.h>
 

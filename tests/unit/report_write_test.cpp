@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a report goes: a file is replaced whole (a reader never sees half of one);
 // a device or a pipe is written in place, never replaced by a file (as root,
 // `-o /dev/null` once turned /dev/null itself into a regular file).

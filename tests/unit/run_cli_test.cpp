@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens run` end to end, with the real binary and no GPU (samples come from
 // --replay): the job's exit status, signals, stdin and big outputs pass through
 // untouched, Ctrl-C reaches the job while gpulens waits to give the verdict, and

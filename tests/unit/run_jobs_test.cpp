@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The child-process runner, the job's process tree and the job marks, without
 // the binary: exit codes, signals, exec failures, stdout lines through the pipe.
 #include <gtest/gtest.h>

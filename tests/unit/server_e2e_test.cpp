@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The end-to-end scripts of tests/e2e, run from ctest: each starts the real
 // gpulens binary (and Prometheus or Chromium), and skips with a clear message
 // when a tool is missing (exit code 77).

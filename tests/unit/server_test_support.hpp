@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fixed snapshot (two GPUs, an alert, processes with awkward names), a scratch
 // directory and a running server, shared by the exposition, API and HTTP tests.

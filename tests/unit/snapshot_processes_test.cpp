@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The snapshot holds a GPU's last process list across ticks that read no
 // processes (recordings and slow process reads list them every few seconds), so
 // /api/v1/latest, /metrics and the dashboard agree with the memory in use

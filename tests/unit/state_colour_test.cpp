@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every state has its own colour, and every view draws the same one: the HTML
 // report and `gpulens top` read diagnosis/state_colour; the dashboard repeats
 // the hex values in web/src/format.js, held equal here.

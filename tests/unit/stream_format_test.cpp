@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HeaderRepeat: when the terminal table of `gpulens stream` shows its header again.
 #include "render/stream_format.hpp"
 

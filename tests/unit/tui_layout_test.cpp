@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure side of `gpulens top`: layout at several sizes, bars, sparklines, and
 // the key handling (sort, filter, selection, signal confirmation).
 #include <gtest/gtest.h>

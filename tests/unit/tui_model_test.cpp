@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model behind `gpulens top`, fed from a real recording through the same
 // diagnosis engine as `stream`.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verdict's headline and fixes follow one order: the job's death (out of
 // memory when its memory stood at the ceiling), a hang, critical alerts, the
 // steady state with any imbalance, then start-up and tear-down. Synthetic

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A simulated GPU fleet on loopback: N gpulens agents replaying 8-GPU recordings
 (tools/fleet/make_traces.py), one real Prometheus scraping them with the rules of
 deploy/prometheus, a real Alertmanager, and a webhook listener that receives the

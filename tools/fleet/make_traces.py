@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Makes the recordings of a simulated fleet from the reference traces.
 
 Each node gets an 8-GPU recording built from the two H200s of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Container and Kubernetes pod identity from /proc/PID/cgroup, for the layouts that
 // Docker, containerd/CRI, CRI-O, podman and the kubelet create under cgroup v1 and v2.

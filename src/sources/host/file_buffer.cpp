@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/host/file_buffer.hpp"
 
 #include <fcntl.h>

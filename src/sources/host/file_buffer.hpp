@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads procfs files with plain POSIX calls into a buffer that is reused across ticks:
 // the host source runs every 100 ms on busy nodes, so no iostreams and, once the buffer

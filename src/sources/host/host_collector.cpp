@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/host/host_collector.hpp"
 
 #include <pwd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Host-side readings from procfs, with the root configurable so that tests run on
 // committed fixture trees (like node_exporter's --path.procfs).

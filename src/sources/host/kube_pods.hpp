@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kubernetes names (namespace, pod, container) for the container IDs and pod UIDs
 // that /proc/PID/cgroup gives, read from the kubelet's log layout so that the agent

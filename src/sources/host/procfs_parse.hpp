@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pure parsers for the procfs files the host source reads: text in, struct out, an
 // Error on malformed input. No I/O here, so every format quirk is tested on strings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Small allocation-free scanning helpers shared by the procfs and cgroup parsers.
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every NVML entry point gpulens calls, loaded at run time (DCGM's loader pattern):
 // one table in nvml_api.cpp names each versioned symbol, whether it is required, and

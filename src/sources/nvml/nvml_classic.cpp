@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The classic per-tick readings (utilization, memory, power, temperatures, clocks,
 // clock event reasons, pstate, energy, ECC): a few microseconds each.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live NVML/GPM collector: opens NVML, probes each selected device once, then
 // fills one Sample per device per tick with only the calls known to work.
 #include "sources/nvml/nvml_collector.hpp"

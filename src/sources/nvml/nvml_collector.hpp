@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The live collector: NVML for the classic counters, GPM for what the SMs really do.
 // Capabilities are probed once at open; sample() only makes calls known to work.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Internal to the NVML collector: the state kept per device and the parts that the
 // collector's files share (probe, classic readings, GPM, processes, events).

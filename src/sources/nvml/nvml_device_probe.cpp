@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Static device facts, read once at open: identity, SM count, limits, links, MIG mode.
 #include <cstring>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // XID errors through one NVML event set for all devices, polled without blocking.
 #include <array>
 #include <string>

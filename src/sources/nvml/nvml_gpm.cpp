@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPM: what the SMs, tensor pipes, DRAM, PCIe and NVLink really did between two
 // samples. One nvmlGpmMetricsGet per device (or MIG GPU instance) per tick.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processes on a device: compute and graphics lists (v3, 24-byte entries) merged by
 // PID, with each one's SM share from nvmlDeviceGetProcessUtilization.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Our own declarations of the subset of NVML that gpulens uses, so that the build
 // needs neither nvml.h nor the NVIDIA driver (nvtop and btop do the same). Names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sources/replay/replay_source.hpp"
 
 #include <algorithm>

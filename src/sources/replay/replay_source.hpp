@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Plays a gpu-trace recording as ticks, paced like the original or faster.
 #include <condition_variable>
