@@ -61,4 +61,4 @@ write_errors = _marks.write_errors
 __all__ = ["enabled", "mark", "step", "phase", "write_errors", "MarksWriter"]
 
 if __name__ == "__main__":
-    sys.exit(_marks.main())
+    sys.exit(_marks.main(prog="gpulens_marks.py"))

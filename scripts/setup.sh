@@ -13,6 +13,8 @@ packages=(
   libncurses-dev tmux
   help2man dpkg-dev rpm cpio  # man pages, the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
   podman                      # the container image, built offline (deploy/container)
+  # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
+  python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"

@@ -25,7 +25,7 @@ another. A failing write (disk full, file removed with its directory) never
 raises into the job: it is counted (`write_errors()`) and logged once on the
 "gpulens" logger.
 
-From a shell:  python -m gpulens.marks step --flops 6.1e12
+From a shell:  python -m gpulens mark step --flops 6.1e12
 """
 
 import contextlib
@@ -139,7 +139,7 @@ class MarksWriter:
         if self.path() is None:
             return False
         if flops is not None:
-            fields["flops"] = float(flops)
+            fields["flops"] = float(_plain(flops))
         if steps != 1:
             fields["steps"] = int(steps)
         return self.mark("step", t=t, **fields)
@@ -246,12 +246,12 @@ def write_errors():
     return _default.write_errors()
 
 
-def main(argv=None):
-    """`python -m gpulens.marks NAME [--flops F]`: one mark from a shell script."""
+def main(argv=None, prog="python -m gpulens mark"):
+    """`python -m gpulens mark NAME [--flops F]`: one mark from a shell script."""
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m gpulens.marks",
+        prog=prog,
         description="Write one gpulens mark to $GPULENS_MARKS (nothing when it is unset).")
     parser.add_argument("name", help='"step", "NAME:start", "NAME:end" or any point event')
     parser.add_argument("--flops", type=float, help="model FLOPs of the step")
@@ -264,7 +264,3 @@ def main(argv=None):
         print("gpulens: the mark was not written to %s" % _default.path(), file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
