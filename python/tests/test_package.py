@@ -72,3 +72,18 @@ class Package(unittest.TestCase):
         r = subprocess.run([sys.executable, "-m", "gpulens"], cwd=support.PYTHON_DIR,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.assertEqual(r.returncode, 2)
+
+
+class RunHelp(unittest.TestCase):
+    def test_run_help_shows_calls_that_exist(self):
+        import subprocess
+        r = subprocess.run([support.gpulens_bin(), "run", "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=60)
+        text = r.stdout.decode()
+        self.assertEqual(r.returncode, 0, text)
+        calls = re.findall(r"gpulens\.(\w+)\(", text)
+        self.assertIn("step", calls)
+        self.assertIn("phase", calls)
+        for name in calls:
+            self.assertTrue(callable(getattr(gpulens, name, None)), name)
+        self.assertIn("python -m gpulens mark step --flops", text)
