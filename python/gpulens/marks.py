@@ -21,9 +21,9 @@ a job calls these unconditionally. The lines are those gpulens reads
 (src/core/marks_tail.cpp): `{"t":<unix s>,"mark":"<name>",...fields}`, compact
 JSON, one `write(2)` per line on a file opened with O_APPEND, so threads and
 processes (one per rank) may share the file and never see half a line of
-another. A failing write (disk full, file removed with its directory) never
-raises into the job: it is counted (`write_errors()`) and logged once on the
-"gpulens" logger.
+another. A failing write (disk full, file removed with its directory) or a
+mark that cannot be encoded never raises into the job: it is counted
+(`write_errors()`) and the first one is logged on the "gpulens" logger.
 
 From a shell:  python -m gpulens mark step --flops 6.1e12
 """
@@ -121,7 +121,12 @@ class MarksWriter:
         path = self.path()
         if path is None:
             return False
-        data = encode(name, time.time() if t is None else t, fields)
+        try:
+            data = encode(name, time.time() if t is None else t, fields)
+        except Exception as e:  # a field json cannot write even as text, a bad t
+            with self._lock:
+                self._failed(path, "cannot encode mark %r: %s" % (name, e), close=False)
+            return False
         with self._lock:
             try:
                 fd = self._open(path)
@@ -136,10 +141,16 @@ class MarksWriter:
         x tokens). Call it after the step's GPU work is done (after loss.item() or
         torch.cuda.synchronize()), or the time is only when the CPU queued the
         work. `steps` > 1 when one call stands for several steps."""
-        if self.path() is None:
+        path = self.path()
+        if path is None:
             return False
         if flops is not None:
-            fields["flops"] = float(_plain(flops))
+            try:
+                fields["flops"] = float(_plain(flops))
+            except (TypeError, ValueError) as e:
+                with self._lock:
+                    self._failed(path, "flops %r is not a number (%s)" % (flops, e), close=False)
+                return False
         if steps != 1:
             fields["steps"] = int(steps)
         return self.mark("step", t=t, **fields)
@@ -192,9 +203,10 @@ class MarksWriter:
                 raise OSError("write returned %d" % n)
             view = view[n:]
 
-    def _failed(self, path, error):
+    def _failed(self, path, error, close=True):
         self._errors += 1
-        self._close()  # the next mark tries to open it again
+        if close:
+            self._close()  # the next mark tries to open it again
         if not self._warned:
             self._warned = True
             try:

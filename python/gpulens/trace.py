@@ -165,6 +165,7 @@ class TraceReader:
         self.warnings = []
         self.skipped = 0
         self._warned_non_finite = False
+        self._reported_skips = False
         self._line_no = 0
         if hasattr(source, "readline"):
             self._file = source
@@ -237,8 +238,8 @@ class TraceReader:
         while True:
             line = self._pending
             if line == b"":
-                if self.lenient and self.skipped and not getattr(self, "_reported", False):
-                    self._reported = True
+                if self.lenient and self.skipped and not self._reported_skips:
+                    self._reported_skips = True
                     self.warnings.append("%s: %d malformed line(s) skipped" % (self.name,
                                                                                   self.skipped))
                 raise StopIteration

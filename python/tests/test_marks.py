@@ -213,6 +213,20 @@ class MarksUnderLoad(support.TempDirTest):
         self.assertEqual(len(logs.records), 1)
         self.assertIn("missing-dir/m.jsonl", logs.output[0])
 
+    def test_bad_values_are_counted_never_raised(self):
+        path = self.path("m.jsonl")
+        w = gpulens.MarksWriter(path)
+        loop = []
+        loop.append(loop)  # json cannot write a list that holds itself
+        with self.assertLogs("gpulens", level="WARNING") as logs:
+            self.assertFalse(w.step(flops="lots"))
+            self.assertFalse(w.mark("x", t="noon"))
+            self.assertFalse(w.mark("x", t=1, history=loop))
+        self.assertIn("flops 'lots' is not a number", logs.output[0])
+        self.assertEqual(w.write_errors(), 3)
+        self.assertTrue(w.mark("fine", t=1))
+        self.assertEqual(read_lines(path), [b'{"t":1.0,"mark":"fine"}', b""])
+
     def test_a_failing_write_is_counted_and_the_next_mark_retries(self):
         path = self.path("m.jsonl")
         w = gpulens.MarksWriter(path)
