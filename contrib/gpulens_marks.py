@@ -1,90 +1,65 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Tell gpulens what a job is doing, in one line per event.
+"""Tell gpulens what a job is doing: the `gpulens` package's marks, under the
+name scripts have imported since before the package existed.
 
-`gpulens run -- python train.py` names a file in $GPULENS_MARKS; JSON lines
-written there land in the recording beside the GPU samples. A step mark that
-carries the step's model FLOPs gives the report a true model-FLOPs MFU; phase
-marks split the report into phases.
+    import gpulens_marks as gm        # same as: from gpulens import marks as gm
 
-    import gpulens_marks as gm
-
-    flops_per_step = 6 * n_params * tokens_per_step
     with gm.phase("train", flops_per_step=flops_per_step):
         for batch in loader:
             loss = train_step(batch)
-            gm.step(flops_per_step)          # the one line
+            gm.step(flops_per_step)
 
-Without $GPULENS_MARKS (not run under gpulens) every call does nothing, so the
-script runs the same either way. Each mark is one write(2) to a file opened
-with O_APPEND, so several processes (one per rank) may share the file.
+A thin shim, not a second implementation: it imports the installed `gpulens`
+package (pip install ./python, or the .deb's), and in a checkout of the
+repository, where nothing is installed, loads python/gpulens beside this
+directory. Copied alone somewhere else it needs the package installed.
 
 From a shell script:  python contrib/gpulens_marks.py step --flops 6.1e12
 """
 
-import contextlib
-import json
+import importlib.util
 import os
 import sys
-import time
-
-__all__ = ["enabled", "mark", "step", "phase"]
-
-_fd = None
 
 
-def enabled():
-    """True when running under `gpulens run` (marks are recorded)."""
-    return bool(os.environ.get("GPULENS_MARKS"))
-
-
-def mark(name, t=None, **fields):
-    """Writes {"t": t, "mark": name, ...fields}; t defaults to now (Unix seconds)."""
-    global _fd
-    path = os.environ.get("GPULENS_MARKS")
-    if not path:
-        return
-    if _fd is None:
-        _fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    record = {"t": time.time() if t is None else float(t), "mark": name}
-    record.update(fields)
-    os.write(_fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
-
-
-def step(flops=None, steps=1, **fields):
-    """One training step ended now: `flops` are its model FLOPs (e.g. 6 x params
-    x tokens). Call it after the step's work is done on the GPU (after
-    loss.item() or torch.cuda.synchronize()), or the time is only when the CPU
-    queued the work. `steps` > 1 when one call stands for several steps."""
-    if flops is not None:
-        fields["flops"] = float(flops)
-    if steps != 1:
-        fields["steps"] = int(steps)
-    mark("step", **fields)
-
-
-@contextlib.contextmanager
-def phase(name, **fields):
-    """Marks NAME:start and NAME:end around a block; the fields go on the start."""
-    mark(name + ":start", **fields)
+def _load_gpulens():
     try:
-        yield
-    finally:
-        mark(name + ":end")
+        import gpulens.marks
+
+        return gpulens.marks
+    except ImportError:
+        pass
+    # A checkout: load the package from ../python/gpulens without putting that
+    # directory on sys.path (its tests/ must not shadow the job's own modules).
+    package_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python",
+                               "gpulens")
+    init = os.path.join(package_dir, "__init__.py")
+    if not os.path.exists(init):
+        raise ImportError(
+            "gpulens_marks needs the gpulens Python package: pip install it from the "
+            "repository's python/ directory (docs in python/README.md)")
+    spec = importlib.util.spec_from_file_location("gpulens", init,
+                                                  submodule_search_locations=[package_dir])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpulens"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["gpulens"]
+        raise
+    return sys.modules["gpulens.marks"]
 
 
-def _main(argv):
-    import argparse
+_marks = _load_gpulens()
 
-    parser = argparse.ArgumentParser(description="Write one gpulens mark to $GPULENS_MARKS.")
-    parser.add_argument("name", help='"step", "NAME:start", "NAME:end" or any point event')
-    parser.add_argument("--flops", type=float, help="model FLOPs of the step")
-    args = parser.parse_args(argv)
-    if args.name == "step":
-        step(args.flops)
-    else:
-        mark(args.name, **({"flops": args.flops} if args.flops is not None else {}))
-    return 0
+MarksWriter = _marks.MarksWriter
+enabled = _marks.enabled
+mark = _marks.mark
+step = _marks.step
+phase = _marks.phase
+write_errors = _marks.write_errors
 
+__all__ = ["enabled", "mark", "step", "phase", "write_errors", "MarksWriter"]
 
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    sys.exit(_marks.main(prog="gpulens_marks.py"))

@@ -16,6 +16,8 @@ packages=(
   groff-base man-db           # the man pages' checks (tests/man/check_pages.py)
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
+  # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
+  python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"

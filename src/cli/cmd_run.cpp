@@ -296,7 +296,12 @@ void register_run(CLI::App& app, std::function<int()>& run) {
       "ends,\n"
       "the verdict (utilization funnel, states, alerts, fixes, cost, MFU) goes to stderr.\n"
       "The job may append JSON lines like {\"mark\": \"step\", \"flops\": 6.1e12} to the file\n"
-      "named by $GPULENS_MARKS (contrib/gpulens_marks.py) for true model-FLOPs MFU.");
+      "named by $GPULENS_MARKS for true model-FLOPs MFU, and NAME:start/NAME:end marks for\n"
+      "phases. From Python, the gpulens package (a no-op when not run under gpulens):\n"
+      "  import gpulens\n"
+      "  with gpulens.phase(\"eval\"): ...\n"
+      "  gpulens.step(flops=6 * n_params * tokens)   # after each step's GPU work is done\n"
+      "From a shell: python -m gpulens mark step --flops 6.1e12");
   add_source_options(*cmd, args->source, /*offline=*/false);
   cmd->add_option("-o,--output", args->output,
                   "Write the report here: .html (one self-contained page), .json or text");

@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A client of the node agent's JSON API (`gpulens serve`, /api/v1; docs/serve.md).
+
+    import gpulens
+
+    agent = gpulens.Client("http://127.0.0.1:9400")
+    for gpu in agent.latest()["gpus"]:
+        print(gpu["gpu"], gpu["state"]["id"], gpu["metrics"].get("sm_active"))
+    day = agent.history(from_="-24h", step="1m", metrics=["gpu_util", "sm_active"])
+
+    # TLS and basic auth (web config): the agent's CA, a user of basic_auth_users
+    agent = gpulens.Client("https://gpu-node-1:9400", ca_file="ca.crt",
+                           username="prometheus", password=open("pass").read().strip())
+
+One method per route, each returning the decoded JSON answer (dicts and
+lists). An answer other than 2xx raises AgentError with the HTTP status and the
+agent's own message ({"error": "..."}); no answer at all (refused, timed out,
+TLS failure) raises AgentUnreachable. Times are Unix seconds (int/float; a
+negative number is seconds before now), a datetime, or the agent's own text
+("now", "-15m", "now-1h", RFC 3339); "now" is the newest sample's time;
+durations are seconds, a timedelta, or text ("60", "15s", "1m").
+Standard library only (urllib, ssl).
+"""
+
+import base64
+import datetime
+import json
+import numbers
+import socket
+import ssl
+import urllib.error
+import urllib.parse
+import urllib.request
+
+__all__ = ["Client", "AgentError", "AgentUnreachable"]
+
+DEFAULT_URL = "http://127.0.0.1:9400"
+
+
+class AgentError(Exception):
+    """The agent answered with an error: `status` (HTTP code, 0 when there was
+    no answer), `message` (the agent's {"error"} text, or what went wrong), `url`."""
+
+    def __init__(self, status, message, url, body=None):
+        self.status = status
+        self.message = message
+        self.url = url
+        self.body = body
+        if status:
+            text = "%s: HTTP %d: %s" % (url, status, message)
+        else:
+            text = "%s: %s" % (url, message)
+        super().__init__(text)
+
+
+class AgentUnreachable(AgentError):
+    """No HTTP answer: connection refused, timeout, name or TLS failure."""
+
+    def __init__(self, message, url):
+        super().__init__(0, message, url)
+
+
+def _time_param(name, value):
+    if value is None:
+        return None
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.astimezone()  # a naive datetime is local time, as Python means it
+        return "%.6f" % value.timestamp()
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        # Fixed notation, as the agent reads it; a negative number is seconds
+        # before now (-900 = "-900", 15 minutes before the newest sample).
+        return "%.6f" % float(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError("%s: Unix seconds, a datetime or text such as '-1h', not %s" % (
+        name, type(value).__name__))
+
+
+def _duration_param(name, value):
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        if not value > 0:
+            raise ValueError("%s: a duration above 0 seconds, not %r" % (name, value))
+        return "%.6f" % float(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError("%s: seconds, a timedelta or text such as '1m', not %s" % (
+        name, type(value).__name__))
+
+
+def _gpus_param(value):
+    if value is None:
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = [value]
+    try:
+        gpus = list(value)
+    except TypeError:
+        raise TypeError("gpus: a GPU index or a list of them, not %s" % type(value).__name__)
+    for g in gpus:
+        if not isinstance(g, numbers.Integral) or isinstance(g, bool) or g < 0:
+            raise ValueError("gpus: GPU indexes (0, 1, ...), not %r" % (g,))
+    if not gpus:
+        raise ValueError("gpus: an empty list selects nothing; leave it out for every GPU")
+    return ",".join(str(int(g)) for g in gpus)
+
+
+def _metrics_param(value):
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else list(value)
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError("metrics: metric keys such as 'sm_active', not %r" % (value,))
+    return ",".join(names)
+
+
+class Client:
+    """The agent at `url` (scheme, host and port; default http://127.0.0.1:9400).
+
+    username/password: basic auth (sent with every request). ca_file: PEM
+    certificates to trust for https (else the system's); cert_file/key_file: a
+    client certificate, for agents that ask for one (client_auth_type);
+    verify=False accepts any certificate (tests only). timeout: seconds for
+    connecting and for each read. use_proxy: honour $https_proxy/$http_proxy
+    (off: an agent is usually reached directly, and a job's proxy settings are
+    meant for the internet)."""
+
+    def __init__(self, url=DEFAULT_URL, username=None, password=None, ca_file=None,
+                 cert_file=None, key_file=None, verify=True, timeout=10.0, use_proxy=False):
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("url: http://HOST:PORT or https://HOST:PORT, not %r" % url)
+        if (username is None) != (password is None):
+            raise ValueError("basic auth needs both username and password")
+        self.url = "%s://%s%s" % (parts.scheme, parts.netloc, parts.path.rstrip("/"))
+        self.timeout = timeout
+        self._auth = None
+        if username is not None:
+            token = base64.b64encode(("%s:%s" % (username, password)).encode("utf-8"))
+            self._auth = "Basic " + token.decode("ascii")
+        handlers = [urllib.request.ProxyHandler(None if use_proxy else {})]
+        if parts.scheme == "https":
+            context = ssl.create_default_context(cafile=ca_file)
+            if not verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            if cert_file is not None:
+                context.load_cert_chain(cert_file, key_file)
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        elif ca_file is not None or cert_file is not None:
+            raise ValueError("ca_file and cert_file are for https:// URLs")
+        self._opener = urllib.request.build_opener(*handlers)
+
+    # -- the routes ---------------------------------------------------------
+
+    def version(self):
+        """{"name": "gpulens", "version", "api": "v1"}"""
+        return self._json("/api/v1/version")
+
+    def health(self):
+        """{"status": "ok"|"degraded"|"failing", "uptime_s", "source", "history"}.
+        A failing agent answers 503 with this same body: it is returned, not raised."""
+        return self._json("/api/v1/health", accept=(503,))
+
+    def devices(self):
+        """Host, driver and per GPU its identity, limits and unsupported metrics."""
+        return self._json("/api/v1/devices")
+
+    def latest(self):
+        """Per GPU the newest sample's metrics, diagnosis state, processes, alerts."""
+        return self._json("/api/v1/latest")
+
+    def history(self, from_=None, to=None, step=None, gpus=None, metrics=None,
+                min_max=False):
+        """Stored series: {"from", "to", "step", "source", "series": [{"gpu", "t",
+        "metrics": {key: {"mean", ["min", "max"]}}}]}. Defaults: the last hour of
+        data time, about 300 points, every GPU and metric; min_max adds min/max."""
+        return self._json("/api/v1/history", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "step": _duration_param("step", step),
+            "gpu": _gpus_param(gpus),
+            "metrics": _metrics_param(metrics),
+            "stats": "all" if min_max else None,
+        })
+
+    def timeline(self, from_=None, to=None, gpus=None):
+        """Runs of one diagnosis state: {"source", "from", "to", "runs": [{"gpu",
+        "start", "end", "state", "throttled_share"}]}."""
+        return self._json("/api/v1/timeline", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "gpu": _gpus_param(gpus),
+        })
+
+    def alerts(self, from_=None, to=None, gpus=None, limit=None):
+        """{"firing": [...], "events": [...], "events_source"}; from_ defaults to
+        24 h before the newest sample, limit (1-1000) to 200 events."""
+        if limit is not None and (not isinstance(limit, numbers.Integral) or
+                                  isinstance(limit, bool) or not 1 <= limit <= 1000):
+            raise ValueError("limit: a number from 1 to 1000, not %r" % (limit,))
+        return self._json("/api/v1/alerts", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "gpu": _gpus_param(gpus),
+            "limit": None if limit is None else str(int(limit)),
+        })
+
+    def metrics(self):
+        """The Prometheus text of /metrics, as a str."""
+        status, body, _ = self._get("/metrics")
+        return body.decode("utf-8")
+
+    # -- plumbing -------------------------------------------------------------
+
+    def _json(self, path, params=None, accept=()):
+        status, body, url = self._get(path, params, accept)
+        try:
+            return json.loads(body.decode("utf-8"))
+        except ValueError:
+            raise AgentError(status, "the answer is not JSON: %r" % body[:200], url,
+                             body) from None
+
+    def _get(self, path, params=None, accept=()):
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        url = self.url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
+        if self._auth:
+            request.add_header("Authorization", self._auth)
+        try:
+            with self._opener.open(request, timeout=self.timeout) as answer:
+                return answer.status, answer.read(), url
+        except urllib.error.HTTPError as e:
+            body = _read_quietly(e)
+            if e.code in accept:
+                return e.code, body, url
+            raise AgentError(e.code, _error_text(e, body), url, body) from None
+        except urllib.error.URLError as e:
+            raise AgentUnreachable(_reason(e.reason), url) from None
+        except (socket.timeout, TimeoutError):
+            raise AgentUnreachable("no answer within %g s" % self.timeout, url) from None
+        except (ConnectionError, ssl.SSLError, OSError) as e:
+            raise AgentUnreachable(_reason(e), url) from None
+
+
+def _read_quietly(http_error):
+    try:
+        return http_error.read()
+    except Exception:
+        return b""
+
+
+def _error_text(http_error, body):
+    """The agent's {"error": "..."} message, else the reason phrase and body."""
+    try:
+        message = json.loads(body.decode("utf-8")).get("error")
+        if isinstance(message, str) and message:
+            return message
+    except Exception:
+        pass
+    text = body.decode("utf-8", "replace").strip()[:200]
+    return "%s%s" % (http_error.reason, (": " + text) if text else "")
+
+
+def _reason(reason):
+    if isinstance(reason, (socket.timeout, TimeoutError)):
+        return "no answer in time (%s)" % (reason or "timed out")
+    if isinstance(reason, BaseException):
+        text = getattr(reason, "strerror", None) or str(reason)
+        return text or type(reason).__name__
+    return str(reason)

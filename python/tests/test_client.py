@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The /api/v1 client against the real agent: gpulens-serve replaying the
+calibration recording on a free loopback port, its answers checked against the
+recording itself (read with this package)."""
+
+import datetime
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+
+import gpulens
+
+from . import support
+
+
+def recording():
+    if not hasattr(recording, "cached"):
+        recording.cached = gpulens.read_trace(support.CALIBRATION)
+    return recording.cached
+
+
+class ClientOnReplay(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gpulens-py-agent-")
+        cls.agent = support.Agent(
+            ["--replay", support.CALIBRATION, "--speed", "0", "--kube-log-dir", "",
+             "--history", os.path.join(cls.tmp, "history.db")], cls.tmp)
+        cls.client = gpulens.Client(cls.agent.url, timeout=10)
+        samples = len(recording().samples)
+
+        def replayed_and_stored():
+            h = cls.client.health()
+            return (h["source"]["ended"] and h["history"]["samples_written"] >= samples and
+                    h["history"]["backlog"] == 0)
+
+        try:
+            support.wait_until("the replay ending and its samples stored", replayed_and_stored)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent.stop()
+        shutil.rmtree(cls.tmp, True)
+
+    def test_version(self):
+        v = self.client.version()
+        self.assertEqual(v, {"name": "gpulens", "version": gpulens.__version__, "api": "v1"})
+
+    def test_health(self):
+        h = self.client.health()
+        self.assertEqual(h["status"], "ok")
+        self.assertFalse(h["source"]["live"])
+        self.assertTrue(h["history"]["enabled"])
+
+    def test_devices_are_the_recording_header(self):
+        d = self.client.devices()
+        header = recording().header
+        self.assertEqual(d["driver"], header["driver"])
+        self.assertEqual(d["hostname"], header["host"])
+        self.assertEqual([(x["gpu"], x["uuid"], x["name"]) for x in d["devices"]],
+                         [(x["index"], x["uuid"], x["name"]) for x in header["devices"]])
+
+    def test_latest_is_the_last_sample(self):
+        latest = self.client.latest()
+        last = recording().samples_of(0)[-1]
+        gpu = latest["gpus"][0]
+        self.assertEqual(gpu["gpu"], 0)
+        self.assertAlmostEqual(gpu["t"], last.t, places=3)
+        self.assertEqual(set(gpu["metrics"]), set(last.metrics))
+        for key, value in last.metrics.items():
+            self.assertAlmostEqual(gpu["metrics"][key], value, places=6, msg=key)
+        self.assertIn("id", gpu["state"])
+
+    def test_history_means_are_the_recording_means(self):
+        rec = recording()
+        times, sm = rec.series("sm_active", gpu=0)
+        start = float(int(times[0])) + 10  # whole seconds: buckets align to the step
+        h = self.client.history(from_=start, to=start + 30, step=1, gpus=[0],
+                                metrics=["sm_active", "gpu_util"], min_max=True)
+        self.assertEqual(h["step"], 1)
+        self.assertEqual(len(h["series"]), 1)
+        series = h["series"][0]
+        self.assertEqual(series["gpu"], 0)
+        self.assertEqual(sorted(series["metrics"]), ["gpu_util", "sm_active"])
+        self.assertGreater(len(series["t"]), 20)
+        checked = 0
+        for i, bucket in enumerate(series["t"]):
+            inside = [v for t, v in zip(times, sm) if bucket <= t < bucket + 1]
+            if not inside:
+                continue
+            means = series["metrics"]["sm_active"]
+            # Stored in hundredths of a percent, each sample rounded.
+            self.assertAlmostEqual(means["mean"][i], sum(inside) / len(inside), delta=0.01)
+            self.assertAlmostEqual(means["max"][i], max(inside), delta=0.01)
+            self.assertAlmostEqual(means["min"][i], min(inside), delta=0.01)
+            checked += 1
+        self.assertGreater(checked, 20)
+
+    def test_history_takes_datetimes_and_text(self):
+        last = recording().samples[-1].t
+        to = datetime.datetime.fromtimestamp(last, datetime.timezone.utc)
+        h = self.client.history(from_=to - datetime.timedelta(seconds=20), to=to,
+                                step=datetime.timedelta(seconds=5), metrics="power_w")
+        self.assertAlmostEqual(h["to"], last, places=3)
+        self.assertAlmostEqual(h["from"], last - 20, places=3)
+        self.assertEqual(h["step"], 5)
+        relative = self.client.history(from_="-20s", step="5s", metrics="power_w")
+        self.assertAlmostEqual(relative["from"], h["from"], places=3)
+        self.assertEqual(relative["series"], h["series"])
+        negative = self.client.history(from_=-20, step=5, metrics="power_w")
+        self.assertEqual(negative["series"], h["series"])
+
+    def test_timeline(self):
+        tl = self.client.timeline(from_="-1h", gpus=0)
+        self.assertTrue(tl["runs"])
+        for run in tl["runs"]:
+            self.assertEqual(run["gpu"], 0)
+            self.assertLessEqual(run["start"], run["end"])
+            self.assertIsInstance(run["state"], str)
+
+    def test_alerts(self):
+        a = self.client.alerts(from_="-1h", limit=1)
+        self.assertIn(a["events_source"], ("history", "memory"))
+        self.assertLessEqual(len(a["events"]), 1)
+        self.assertIsInstance(a["firing"], list)
+        none = self.client.alerts(gpus=[7])
+        self.assertEqual((none["firing"], none["events"]), ([], []))
+
+    def test_metrics_text(self):
+        text = self.client.metrics()
+        self.assertIn("gpulens_sm_active_ratio{", text)
+        self.assertIn('gpulens_build_info{version="%s"}' % gpulens.__version__, text)
+
+    def test_the_agents_error_message_is_raised(self):
+        with self.assertRaises(gpulens.AgentError) as caught:
+            self.client.history(from_="yesterday-ish")
+        e = caught.exception
+        self.assertEqual(e.status, 400)
+        self.assertTrue(e.message.startswith("from: 'yesterday-ish' is not a time"), e.message)
+        self.assertIn("HTTP 400", str(e))
+        self.assertIn("/api/v1/history?from=yesterday-ish", e.url)
+        with self.assertRaises(gpulens.AgentError) as caught:
+            self.client.history(metrics=["sm_active", "nope"])
+        self.assertEqual(caught.exception.message, "metrics: unknown key 'nope'")
+        with self.assertRaises(gpulens.AgentError) as caught:
+            self.client._json("/api/v1/nope")
+        self.assertEqual(caught.exception.status, 404)
+        self.assertNotIsInstance(caught.exception, gpulens.AgentUnreachable)
+
+    def test_parameters_are_checked_before_asking(self):
+        for call in (lambda: self.client.alerts(limit=0),
+                     lambda: self.client.alerts(limit=1001),
+                     lambda: self.client.history(gpus=[]),
+                     lambda: self.client.history(gpus=[-1]),
+                     lambda: self.client.history(gpus=["0"]),
+                     lambda: self.client.history(step=0),
+                     lambda: self.client.history(metrics=[])):
+            with self.assertRaises(ValueError):
+                call()
+        with self.assertRaises(TypeError):
+            self.client.history(from_=object())
+
+
+class ClientWithoutHistory(support.TempDirTest):
+    def test_history_answers_503_with_the_reason(self):
+        agent = support.Agent(["--replay", support.CALIBRATION, "--speed", "0", "--no-history",
+                               "--kube-log-dir", ""], self.tmp)
+        self.addCleanup(agent.stop)
+        client = gpulens.Client(agent.url)
+        with self.assertRaises(gpulens.AgentError) as caught:
+            client.history()
+        self.assertEqual(caught.exception.status, 503)
+        self.assertEqual(caught.exception.message, "history is disabled (--no-history)")
+        self.assertFalse(client.health()["history"]["enabled"])
+
+
+class ClientNoAnswer(unittest.TestCase):
+    def test_nothing_listening(self):
+        # A bound socket that does not listen: connections to it are refused,
+        # and no other test can take the port meanwhile.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            url = "http://127.0.0.1:%d" % s.getsockname()[1]
+            with self.assertRaises(gpulens.AgentUnreachable) as caught:
+                gpulens.Client(url, timeout=5).version()
+        self.assertEqual(caught.exception.status, 0)
+        self.assertIn("refused", caught.exception.message.lower())
+
+    def test_a_silent_server_times_out(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(4)  # accepted by the kernel, never answered
+            url = "http://127.0.0.1:%d" % s.getsockname()[1]
+            with self.assertRaises(gpulens.AgentUnreachable) as caught:
+                gpulens.Client(url, timeout=0.5).version()
+        self.assertIn("no answer", caught.exception.message)
+
+    def test_bad_urls_and_options(self):
+        for kwargs in ({"url": "127.0.0.1:9400"}, {"url": "ftp://x"},
+                       {"username": "u"}, {"ca_file": "ca.crt"}):
+            with self.assertRaises(ValueError):
+                gpulens.Client(**kwargs)
+
+
+class ClientTlsAndAuth(support.TempDirTest):
+    def setUp(self):
+        super().setUp()
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+             "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout",
+             self.path("tls.key"), "-out", self.path("tls.crt")],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        digest = subprocess.run([support.serve_bin(), "--hash-password"], input=b"s3cret\n",
+                                stdout=subprocess.PIPE, check=True, timeout=60).stdout
+        digest = digest.decode().strip()
+        self.assertTrue(digest.startswith("$2"), digest)
+        self.write("web.yml", "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"
+                   "basic_auth_users:\n  trainer: '%s'\n" % digest)
+        self.agent = support.Agent(["--replay", support.CALIBRATION, "--speed", "0",
+                                    "--no-history", "--kube-log-dir", "", "--web-config",
+                                    self.path("web.yml")], self.tmp)
+        self.addCleanup(self.agent.stop)
+        self.assertTrue(self.agent.url.startswith("https://"), self.agent.url)
+
+    def test_https_with_the_ca_and_the_password(self):
+        client = gpulens.Client(self.agent.url, username="trainer", password="s3cret",
+                                ca_file=self.path("tls.crt"))
+        self.assertEqual(client.version()["version"], gpulens.__version__)
+        self.assertEqual(client.devices()["devices"][0]["gpu"], 0)
+
+    def test_a_wrong_password_is_401(self):
+        for user, password in (("trainer", "wrong"), ("nobody", "s3cret")):
+            client = gpulens.Client(self.agent.url, username=user, password=password,
+                                    ca_file=self.path("tls.crt"))
+            with self.assertRaises(gpulens.AgentError) as caught:
+                client.latest()
+            self.assertEqual(caught.exception.status, 401)
+        with self.assertRaises(gpulens.AgentError) as caught:
+            gpulens.Client(self.agent.url, ca_file=self.path("tls.crt")).latest()
+        self.assertEqual(caught.exception.status, 401)
+
+    def test_an_unknown_certificate_is_refused_unless_told(self):
+        with self.assertRaises(gpulens.AgentUnreachable) as caught:
+            gpulens.Client(self.agent.url, username="trainer", password="s3cret").version()
+        self.assertIn("certificate", caught.exception.message.lower())
+        insecure = gpulens.Client(self.agent.url, username="trainer", password="s3cret",
+                                  verify=False)
+        self.assertEqual(insecure.version()["api"], "v1")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The package itself: one version everywhere, a plain directory of .py files
+(the .deb copies python/gpulens/*.py as they are), importable on Python 3.8."""
+
+import ast
+import os
+import re
+import unittest
+
+import gpulens
+
+from . import support
+
+
+class Package(unittest.TestCase):
+    def test_one_version(self):
+        cmake = support.gpulens_version()
+        with open(os.path.join(support.PYTHON_DIR, "pyproject.toml"), encoding="utf-8") as f:
+            pyproject = re.search(r'^version = "([^"]+)"', f.read(), re.M).group(1)
+        self.assertEqual((gpulens.__version__, pyproject), (cmake, cmake))
+
+    def test_a_plain_directory_of_python_files(self):
+        package = os.path.join(support.PYTHON_DIR, "gpulens")
+        names = sorted(n for n in os.listdir(package) if n != "__pycache__")
+        self.assertEqual(names, ["__init__.py", "__main__.py", "client.py", "marks.py",
+                                 "trace.py"])
+
+    def test_standard_library_only(self):
+        import sys
+        stdlib = getattr(sys, "stdlib_module_names", None)
+        package = os.path.join(support.PYTHON_DIR, "gpulens")
+        for name in os.listdir(package):
+            if not name.endswith(".py"):
+                continue
+            with open(os.path.join(package, name), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    roots = [a.name.split(".")[0] for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    roots = [node.module.split(".")[0]]
+                else:
+                    continue
+                for root in roots:
+                    with self.subTest(file=name, module=root):
+                        if stdlib is not None:  # Python 3.10+
+                            self.assertIn(root, stdlib)
+                        else:
+                            self.assertNotIn(root, ("numpy", "requests", "torch", "yaml"))
+
+    def test_python_38_syntax(self):
+        # Parsed with 3.8's grammar: no match statements, no parenthesised
+        # context managers, no X | Y annotations evaluated at import.
+        package = os.path.join(support.PYTHON_DIR, "gpulens")
+        for name in os.listdir(package):
+            if name.endswith(".py"):
+                with open(os.path.join(package, name), encoding="utf-8") as f:
+                    source = f.read()
+                with self.subTest(name):
+                    try:
+                        ast.parse(source, feature_version=(3, 8))
+                    except TypeError:  # Python before 3.8 has no feature_version
+                        ast.parse(source)
+                    self.assertNotRegex(source, r"\b(list|dict|tuple|set)\[")
+
+    def test_the_module_runs_as_a_command(self):
+        import subprocess
+        import sys
+        r = subprocess.run([sys.executable, "-m", "gpulens", "--help"], cwd=support.PYTHON_DIR,
+                           stdout=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b"python -m gpulens mark NAME", r.stdout)
+        r = subprocess.run([sys.executable, "-m", "gpulens"], cwd=support.PYTHON_DIR,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 2)
+
+
+class RunHelp(unittest.TestCase):
+    def test_run_help_shows_calls_that_exist(self):
+        import subprocess
+        r = subprocess.run([support.gpulens_bin(), "run", "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=60)
+        text = r.stdout.decode()
+        self.assertEqual(r.returncode, 0, text)
+        calls = re.findall(r"gpulens\.(\w+)\(", text)
+        self.assertIn("step", calls)
+        self.assertIn("phase", calls)
+        for name in calls:
+            self.assertTrue(callable(getattr(gpulens, name, None)), name)
+        self.assertIn("python -m gpulens mark step --flops", text)
