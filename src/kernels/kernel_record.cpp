@@ -86,19 +86,24 @@ class Checked {
   // A count, a size, an index: a non-negative integer, at most `max`.
   std::uint64_t count(const json& v, const std::string& path,
                       std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+    std::uint64_t n = 0;
     if (v.is_number_unsigned()) {
-      if (v.get<std::uint64_t>() > max) {
-        fail(path, fmt::format("is larger than {}", max));
+      n = v.get<std::uint64_t>();
+    } else if (v.is_number_integer()) {  // parsed text gives these only when negative
+      if (v.get<std::int64_t>() < 0) {
+        fail(path, "is negative");
         return 0;
       }
-      return v.get<std::uint64_t>();
-    }
-    if (v.is_number_integer()) {  // a signed integer here is a negative one
-      fail(path, "is negative");
+      n = static_cast<std::uint64_t>(v.get<std::int64_t>());
+    } else {
+      fail(path, "is not a count (a non-negative integer)");
       return 0;
     }
-    fail(path, "is not a count (a non-negative integer)");
-    return 0;
+    if (n > max) {
+      fail(path, fmt::format("is larger than {}", max));
+      return 0;
+    }
+    return n;
   }
   std::uint64_t count(const json& obj, const std::string& path, const char* key,
                       std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
