@@ -34,7 +34,7 @@ std::vector<Mark> MarksTail::poll(double now_s) {
     if (!missing) refused_ = fd.error().message;
     return marks;
   }
-  std::array<char, 8192> buf{};
+  std::array<char, 64 * 1024> buf{};
   if (::lseek(*fd, offset_, SEEK_SET) == offset_) {
     while (true) {
       const auto left = static_cast<long long>(max_bytes_) - offset_;
@@ -60,19 +60,28 @@ void MarksTail::take(std::string_view chunk, double now_s, std::vector<Mark>& ma
     const std::size_t nl = chunk.find('\n');
     const std::string_view piece = chunk.substr(0, nl);
     chunk = nl == std::string_view::npos ? std::string_view{} : chunk.substr(nl + 1);
-    if (!discarding_) partial_.append(piece);
-    if (partial_.size() > kMaxLineBytes) {
-      // A line past the limit is dropped as it arrives: memory stays bounded.
-      partial_.clear();
-      discarding_ = true;
+    // A line whole inside the chunk is judged where it lies; only a line split
+    // across reads is put together in partial_.
+    std::string_view line = piece;
+    if (!partial_.empty() || discarding_ || nl == std::string_view::npos) {
+      if (!discarding_) partial_.append(piece);
+      if (partial_.size() > kMaxLineBytes) {
+        // A line past the limit is dropped as it arrives: memory stays bounded.
+        partial_.clear();
+        discarding_ = true;
+        ++bad_lines_;
+      }
+      if (nl == std::string_view::npos) return;
+      line = partial_;
+    } else if (line.size() > kMaxLineBytes) {
       ++bad_lines_;
+      continue;
     }
-    if (nl == std::string_view::npos) return;
-    const auto first = partial_.find_first_not_of(" \t\r");
-    if (!discarding_ && first != std::string::npos) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (!discarding_ && first != std::string_view::npos) {
       // A mark is a JSON object: anything else is counted without parsing, so a
       // flood of short garbage lines costs a byte compare each.
-      auto mark = partial_[first] == '{' ? parse_mark_line(partial_, now_s) : std::nullopt;
+      auto mark = line[first] == '{' ? parse_mark_line(std::string(line), now_s) : std::nullopt;
       if (mark) {
         marks.push_back(std::move(*mark));
       } else {
