@@ -4,16 +4,19 @@
 # a bounded time on its committed seed corpus and dictionary. A crash, leak or
 # hang (> 10 s on one input) fails the script and leaves the input under
 # build/fuzz/artifacts/: turn it into a regression test.
-#   GPULENS_FUZZ_SECONDS  seconds per target (default 15; 6 targets)
+#   GPULENS_FUZZ_BUDGET   seconds for all targets together (default 90), shared evenly
+#   GPULENS_FUZZ_SECONDS  seconds per target instead (overrides the share)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${GPULENS_FUZZ_SECONDS:-15}
+targets=(trace marks kernels config web_config http_head procfs)
+budget=${GPULENS_FUZZ_BUDGET:-90}
+seconds=${GPULENS_FUZZ_SECONDS:-$((budget / ${#targets[@]}))}
 build=build/fuzz
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$build" -j "$(nproc)"
 mkdir -p "$build/artifacts"
 status=0
-for target in trace marks config web_config http_head procfs; do
+for target in "${targets[@]}"; do
   work="$build/corpus/$target"  # new inputs go here; the committed seeds stay as they are
   mkdir -p "$work"
   dict=()

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -42,6 +44,7 @@ struct RunArgs {
   bool kernels = false;
   double kernels_window_s = 2;
   double kernels_every_s = 20;
+  double kill_after_s = 10;
   std::vector<std::string> command;
 };
 
@@ -57,14 +60,19 @@ bool job_has_terminal(pid_t job) {
 // hang-up) goes to that group directly, so gpulens just keeps waiting; a signal
 // sent to gpulens (kill, a batch scheduler) is passed on to the job's whole group.
 // Once the job is over, a signal stops gpulens at once (it was writing the report).
+// A job that ignores the signal passed on (`trap "" TERM`) would keep gpulens
+// waiting for ever, and a batch scheduler's stop with it: `kill_after_s` after
+// the first signal passed on, the job's whole group gets SIGKILL.
 class SignalRelay {
  public:
   static SignalRelay& instance() {
-    static SignalRelay relay;  // outlives the detached thread
+    static SignalRelay relay;  // outlives the detached threads
     return relay;
   }
   // Call before any other thread starts, so that every thread inherits the mask.
-  void start() {
+  void start(double kill_after_s, bool quiet) {
+    kill_after_s_ = kill_after_s;
+    quiet_ = quiet;
     const sigset_t set = signals();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     std::thread([this] { loop(); }).detach();
@@ -75,9 +83,17 @@ class SignalRelay {
     std::lock_guard lock(mutex_);
     child_ = pid;
     // A signal that came while the job was being started may have missed it.
-    if (pending_ != 0) ::kill(-pid, pending_);
+    if (pending_ != 0) pass_on_locked(pending_);
   }
-  void job_done() { done_.store(true); }
+  // The job was reaped: no signal may reach its (now reusable) process group.
+  void job_done() {
+    done_.store(true);
+    {
+      std::lock_guard lock(mutex_);
+      ended_ = true;
+    }
+    ended_cv_.notify_all();
+  }
 
  private:
   static sigset_t signals() {
@@ -102,13 +118,51 @@ class SignalRelay {
       if (child_ <= 0) {
         pending_ = sig;
       } else if (info.si_code != SI_KERNEL || !job_has_terminal(child_)) {
-        ::kill(-child_, sig);  // the job's process group: every process of it
+        pass_on_locked(sig);
       }
     }
   }
+  void pass_on_locked(int sig) {
+    if (ended_) return;
+    ::kill(-child_, sig);  // the job's process group: every process of it
+    if (escalating_) return;
+    escalating_ = true;
+    std::thread([this, sig] { kill_if_still_running(sig); }).detach();
+  }
+  void kill_if_still_running(int sig) {
+    std::unique_lock lock(mutex_);
+    const auto grace = std::chrono::duration<double>(kill_after_s_);
+    if (ended_cv_.wait_for(lock, grace, [this] { return ended_; })) return;
+    ::kill(-child_, SIGKILL);
+    if (!quiet_) {
+      std::fprintf(stderr,
+                   "gpulens: the job did not end within %g s of %s (--kill-after): its "
+                   "processes were killed (SIGKILL)\n",
+                   kill_after_s_, sigabbrev(sig));
+    }
+  }
+  static const char* sigabbrev(int sig) {
+    switch (sig) {
+      case SIGINT:
+        return "SIGINT";
+      case SIGTERM:
+        return "SIGTERM";
+      case SIGHUP:
+        return "SIGHUP";
+      case SIGQUIT:
+        return "SIGQUIT";
+      default:
+        return "the signal";
+    }
+  }
   std::mutex mutex_;
+  std::condition_variable ended_cv_;
   pid_t child_ = 0;
   int pending_ = 0;
+  bool ended_ = false;       // guarded by mutex_
+  bool escalating_ = false;  // guarded by mutex_
+  double kill_after_s_ = 10;
+  bool quiet_ = false;
   std::atomic<bool> starting_{false};
   std::atomic<bool> done_{false};
 };
@@ -152,6 +206,7 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
                  trace.error().message.c_str());
     return;
   }
+  for (const auto& w : trace->warnings) say(a, "warning: " + w);
   const Verdict verdict = build_verdict(*trace, options);
   if (!a.quiet) {
     std::string text = "\n" + verdict_to_text(verdict);
@@ -170,7 +225,7 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
 }
 
 int run_job(RunArgs& a) {
-  SignalRelay::instance().start();
+  SignalRelay::instance().start(a.kill_after_s, a.quiet);
   ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is handled where it is written
 
   const ReportTables tables = load_report_tables(a.settings.data_dir);
@@ -277,7 +332,13 @@ int run_job(RunArgs& a) {
       say(a, "warning: " + problem);
     }
   }
-  report(a, *options, trace_path);
+  // The job's exit status is gpulens' whatever the report does: a reader that
+  // throws on something the job wrote costs the report, never the status.
+  try {
+    report(a, *options, trace_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulens: no report: %s\n", e.what());
+  }
 
   std::error_code ec;
   std::filesystem::remove(marks_path, ec);
@@ -336,6 +397,12 @@ void register_run(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str()
       ->needs(kernels);
+  cmd->add_option("--kill-after", args->kill_after_s,
+                  "Seconds a job may take to end after gpulens passes it a stop signal (SIGTERM, "
+                  "SIGINT, SIGHUP, SIGQUIT sent to gpulens); then its whole process group gets "
+                  "SIGKILL, and gpulens exits with 137 and still gives the verdict")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
   // The job is everything after "--", or everything from the first word that is
   // not an option of ours. CLI11 moves "--" to remaining(): the positional takes

@@ -2,14 +2,18 @@
 #include "cli/kernels_setup.hpp"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/input_limits.hpp"
+#include "core/regular_file.hpp"
 #include "inject/schedule.hpp"
 
 namespace gpulens::cli {
@@ -136,10 +140,31 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
       if (e.path().extension() == ".json") files.push_back(e.path());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      std::ifstream in(f);
-      auto j = nlohmann::json::parse(in, nullptr, false);
-      if (j.is_object() && j.contains("x_kernels")) records.push_back(std::move(j));
+    // The job wrote these files, and may have put anything there: a FIFO (opening
+    // it would wait for a writer forever), a link to /dev/zero, a file of
+    // gigabytes. Each is read only as a regular file of one recording line at
+    // most; one that is not becomes a record saying so, which the report shows.
+    auto unreadable = [&](const fs::path& f, const std::string& why) {
+      records.push_back({{"x_kernels", 3},
+                         {"status", "unreadable"},
+                         {"reason", f.filename().string() + ": " + why}});
+    };
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const fs::path& f = files[i];
+      if (i == kMaxKernelRecordFiles) {
+        unreadable(f, fmt::format("this and {} more record files not read (at most {} are)",
+                                  files.size() - i - 1, kMaxKernelRecordFiles));
+      } else if (i < kMaxKernelRecordFiles) {
+        if (auto text = read_regular_file(f.string(), kMaxLineBytes); !text) {
+          unreadable(f, text.error().message);
+        } else if (auto j = parse_json_bounded(*text); !j) {
+          unreadable(f, j.error().message);
+        } else if (j->is_object() && j->contains("x_kernels")) {
+          records.push_back(std::move(*j));
+        } else {
+          unreadable(f, "not a kernel record (a JSON object with \"x_kernels\")");
+        }
+      }
       fs::remove(f, ec);
     }
     fs::remove(setup.records_dir, ec);

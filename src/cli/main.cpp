@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string_view>
 
@@ -83,5 +84,12 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (!run) return kExitUsage;
-  return run();
+  // The last line of defence: a reader that throws on input it should have
+  // refused gives a message and exit 1, never an abort (134) and a core file.
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulens: internal error: %s\n", e.what());
+    return kExitFailure;
+  }
 }

@@ -4,6 +4,7 @@
 // so that help and errors read "gpulens serve" either way.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -40,5 +41,12 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   if (!run) return kExitUsage;
-  return run();
+  // The last line of defence: a reader that throws on input it should have
+  // refused gives a message and exit 1, never an abort (134) and a core file.
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulens: internal error: %s\n", e.what());
+    return kExitFailure;
+  }
 }

@@ -20,6 +20,13 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 // One line of a recording or marks file: a sample of 4,096 processes with
 // long command lines fits in about 2 MiB.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{8} << 20;
+// What `gpulens run` reads of the job's marks file in all: a step mark is ~60
+// bytes, so about a million marks; past it the rest is ignored, and said so.
+// 1 GiB of garbage lines took over a minute after the job ended, unbounded.
+inline constexpr std::size_t kMaxMarksFileBytes = std::size_t{64} << 20;
+// Kernel record files `gpulens run --kernels` takes from the job (one per CUDA
+// process); each is one line of the recording, so at most kMaxLineBytes.
+inline constexpr std::size_t kMaxKernelRecordFiles = 1024;
 // Devices in a header (8 GPUs × 7 MIG instances is 56; 1,024 leaves room).
 inline constexpr std::size_t kMaxDevices = 1024;
 // Processes listed in one sample (NVML's own tools show at most a few hundred).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/job_marks.hpp"
 
+#include <algorithm>
+
 namespace gpulens {
 namespace {
 
@@ -38,6 +40,9 @@ JobRecord job_from_marks(const std::vector<Mark>& marks) {
       job.signal = field<int>(m.fields, "signal");
       job.gpus_basis = field<std::string>(m.fields, "gpus_basis").value_or("");
       job.not_measured = field<std::string>(m.fields, "not_measured").value_or("");
+      job.marks_skipped = static_cast<std::uint64_t>(
+          std::max(0.0, field<double>(m.fields, "marks_skipped").value_or(0)));
+      job.marks_problem = field<std::string>(m.fields, "marks_problem").value_or("");
       job.gpus.clear();
       if (const auto g = m.fields.find("gpus"); g != m.fields.end() && g->is_array()) {
         for (const auto& x : *g) {
@@ -67,6 +72,8 @@ Mark job_end_mark(double t, const JobRecord& job) {
   m.fields["gpus"] = job.gpus;
   if (!job.gpus_basis.empty()) m.fields["gpus_basis"] = job.gpus_basis;
   if (!job.not_measured.empty()) m.fields["not_measured"] = job.not_measured;
+  if (job.marks_skipped > 0) m.fields["marks_skipped"] = job.marks_skipped;
+  if (!job.marks_problem.empty()) m.fields["marks_problem"] = job.marks_problem;
   return m;
 }
 

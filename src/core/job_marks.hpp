@@ -3,6 +3,7 @@
 // The two point marks `gpulens run` writes around the job it wraps, so that a
 // trace alone says what ran, on which GPUs, and how it ended: `gpulens report`
 // on the trace then gives the same verdict as the run did.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct JobRecord {
   std::vector<int> gpus;         // GPUs the job used; empty = not known
   std::string gpus_basis;        // how they were chosen ("processes", "--gpus", "all")
   std::string not_measured;      // why no GPU was sampled; empty when GPUs were sampled
+  // The job's marks file (GPULENS_MARKS): lines that were not marks, and why it
+  // was not read to its end ("not a regular file (a FIFO)"; empty: it was).
+  std::uint64_t marks_skipped = 0;
+  std::string marks_problem;
 
   // What gpulens itself exits with: the child's code, or 128 + its signal.
   int exit_status() const;

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 
 #include "core/input_limits.hpp"
+#include "core/regular_file.hpp"
 #include "core/trace_reader.hpp"
 
 namespace gpulens {
@@ -24,18 +26,33 @@ std::optional<Mark> parse_mark_line(const std::string& line, double now_s) {
 
 std::vector<Mark> MarksTail::poll(double now_s) {
   std::vector<Mark> marks;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return marks;  // not created yet: the workload may write it later
-  std::array<char, 8192> buf{};
-  if (::lseek(fd, offset_, SEEK_SET) == offset_) {
+  if (!refused_.empty() || truncated_) return marks;
+  bool missing = false;
+  const auto fd = open_regular_file(path_, &missing);
+  if (!fd) {
+    // Not created yet, or gone for a moment: the workload may write it later.
+    // Anything else standing there is refused for good.
+    if (!missing) refused_ = fd.error().message;
+    return marks;
+  }
+  std::array<char, 64 * 1024> buf{};
+  if (::lseek(*fd, offset_, SEEK_SET) == offset_) {
     while (true) {
-      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      const auto left = static_cast<long long>(max_bytes_) - offset_;
+      if (left <= 0) {
+        // At the limit: one byte more says whether anything was left unread.
+        char probe = 0;
+        truncated_ = ::read(*fd, &probe, 1) > 0;
+        break;
+      }
+      const auto want = static_cast<std::size_t>(std::min<long long>(left, buf.size()));
+      const ssize_t n = ::read(*fd, buf.data(), want);
       if (n <= 0) break;
       offset_ += n;
       take(std::string_view(buf.data(), static_cast<std::size_t>(n)), now_s, marks);
     }
   }
-  ::close(fd);
+  ::close(*fd);
   return marks;
 }
 
@@ -44,16 +61,29 @@ void MarksTail::take(std::string_view chunk, double now_s, std::vector<Mark>& ma
     const std::size_t nl = chunk.find('\n');
     const std::string_view piece = chunk.substr(0, nl);
     chunk = nl == std::string_view::npos ? std::string_view{} : chunk.substr(nl + 1);
-    if (!discarding_) partial_.append(piece);
-    if (partial_.size() > kMaxLineBytes) {
-      // A line past the limit is dropped as it arrives: memory stays bounded.
-      partial_.clear();
-      discarding_ = true;
+    // A line whole inside the chunk is judged where it lies; only a line split
+    // across reads is put together in partial_.
+    std::string_view line = piece;
+    if (!partial_.empty() || discarding_ || nl == std::string_view::npos) {
+      if (!discarding_) partial_.append(piece);
+      if (partial_.size() > kMaxLineBytes) {
+        // A line past the limit is dropped as it arrives: memory stays bounded.
+        partial_.clear();
+        discarding_ = true;
+        ++bad_lines_;
+      }
+      if (nl == std::string_view::npos) return;
+      line = partial_;
+    } else if (line.size() > kMaxLineBytes) {
       ++bad_lines_;
+      continue;
     }
-    if (nl == std::string_view::npos) return;
-    if (!discarding_ && partial_.find_first_not_of(" \t\r") != std::string::npos) {
-      if (auto mark = parse_mark_line(partial_, now_s)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (!discarding_ && first != std::string_view::npos) {
+      // A mark is a JSON object: anything else is counted without parsing, so a
+      // flood of short garbage lines costs a byte compare each.
+      auto mark = line[first] == '{' ? parse_mark_line(std::string(line), now_s) : std::nullopt;
+      if (mark) {
         marks.push_back(std::move(*mark));
       } else {
         ++bad_lines_;

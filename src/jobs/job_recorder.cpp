@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jobs/job_recorder.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "core/input_limits.hpp"
 #include "core/marks_tail.hpp"
 #include "core/trace_writer.hpp"
 #include "jobs/live_status.hpp"
@@ -204,6 +206,15 @@ Result<JobRecord> JobRecorder::finish(const ChildExit& exit, const std::vector<i
     for (const auto& d : s.source->header().devices) s.seen_gpus.insert(d.index);
     job.gpus.assign(s.seen_gpus.begin(), s.seen_gpus.end());
     job.gpus_basis = "all";
+  }
+  if (s.marks) {
+    job.marks_skipped = s.marks->bad_lines();
+    if (!s.marks->refused().empty()) {
+      job.marks_problem = "no longer read once the job replaced it: " + s.marks->refused();
+    } else if (s.marks->truncated()) {
+      job.marks_problem =
+          fmt::format("not read past {} MiB; later marks were ignored", kMaxMarksFileBytes >> 20);
+    }
   }
   job.start = s.first_t ? std::optional<double>(s.replay ? *s.first_t : s.job.wall_t)
                         : std::optional<double>(s.job.wall_t);

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "kernels/kernel_record.hpp"
 #include "kernels/occupancy.hpp"
 #include "kernels/trace_windows.hpp"
 
@@ -50,11 +51,6 @@ struct NameAgg {
   std::map<int, std::uint64_t> hist;
   std::vector<Config> configs;
 };
-
-std::uint64_t u64(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::uint64_t>() : 0;
-}
 
 std::string fmt_pct(double share) {
   return fmt::format("{:.0f} %", share * 100);
@@ -131,14 +127,26 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   if (trace.kernel_records.empty()) return std::nullopt;
   KernelView view;
 
+  // Every record through the checked readers first (kernel_record.hpp): one the job
+  // garbled is skipped with a line saying which field, and the rest still count.
+  std::vector<KernelRecord> records;
+  for (std::size_t i = 0; i < trace.kernel_records.size(); ++i) {
+    auto read = read_kernel_record(trace.kernel_records[i]);
+    if (read) {
+      records.push_back(std::move(*read));
+    } else {
+      view.notes.push_back(kernel_record_name(trace.kernel_records[i], i) +
+                           " skipped: " + read.error().message);
+    }
+  }
+  const std::size_t skipped = trace.kernel_records.size() - records.size();
+
   // Times: seconds since the first record's clock origin, so doubles keep ns.
   std::int64_t origin_ns = 0;
   bool have_origin = false;
-  for (const auto& r : trace.kernel_records) {
-    if (r.contains("clock")) {
-      const auto b = r["clock"].value("base_unix_ns", std::int64_t{0});
-      if (b > 0 && (!have_origin || b < origin_ns)) origin_ns = b, have_origin = true;
-    }
+  for (const auto& r : records) {
+    const auto b = r.base_unix_ns;
+    if (r.has_clock && b > 0 && (!have_origin || b < origin_ns)) origin_ns = b, have_origin = true;
   }
   const double origin_s = static_cast<double>(origin_ns) / 1e9;
 
@@ -154,123 +162,98 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   std::map<std::uint32_t, Spans> opened;
   std::size_t processes_sampled = 0, processes_untraced = 0;
 
-  for (const auto& r : trace.kernel_records) {
-    const std::string status = r.value("status", "ok");
-    const std::string reason = r.value("reason", "");
-    statuses.push_back(status);
-    const std::string who = r.contains("pid") ? fmt::format("process {}", r.value("pid", 0L)) : "";
-    if (status == "job_profiler" && r.contains("yielded_ns")) {
+  for (const auto& r : records) {
+    statuses.push_back(r.status);
+    const std::string who = r.pid ? fmt::format("process {}", *r.pid) : "";
+    if (r.status == "job_profiler" && r.yielded_ns) {
       view.notes.push_back(fmt::format(
           "{}: the job started its own CUPTI profiler (torch.profiler or similar) {:.1f} s after "
           "CUDA started; gpulens handed CUPTI over and its kernel view stops there",
-          who, r.value("yielded_ns", 0.0) / 1e9));
-    } else if (status != "ok") {
-      view.notes.push_back((who.empty() ? "" : who + ": ") + "no kernel view (" + status + ")" +
-                           (reason.empty() ? "" : ": " + reason));
+          who, *r.yielded_ns / 1e9));
+    } else if (r.status != "ok") {
+      view.notes.push_back((who.empty() ? "" : who + ": ") + "no kernel view (" + r.status + ")" +
+                           (r.reason.empty() ? "" : ": " + r.reason));
     }
-    view.dropped += u64(r, "dropped");
-    const std::int64_t base =
-        r.contains("clock") ? r["clock"].value("base_unix_ns", std::int64_t{0}) - origin_ns : 0;
-    auto t = [&](std::int64_t rel_ns) { return static_cast<double>(base + rel_ns) / 1e9; };
+    view.dropped += r.dropped;
+    // Both clocks are non-negative (the readers refuse others): no overflow here.
+    const std::int64_t base = r.has_clock ? r.base_unix_ns - origin_ns : 0;
+    // In doubles: a relative time as large as the record likes cannot overflow.
+    auto t = [&](std::int64_t rel_ns) {
+      return (static_cast<double>(base) + static_cast<double>(rel_ns)) / 1e9;
+    };
 
-    for (const auto& d : r.value("devices", nlohmann::json::array())) {
-      SmLimits l;
-      l.sms = d.value("sms", 0u);
-      l.max_blocks = d.value("max_blocks_per_sm", 0u);
-      l.max_warps = d.value("max_warps_per_sm", 0u);
-      l.registers = d.value("registers_per_sm", 0u);
-      l.shared_bytes = d.value("shared_per_sm", 0u);
-      const auto id = d.value("id", 0u);
-      if (l.sms > 0) limits[id] = l;
-      device_names[id] = d.value("name", "");
+    for (const auto& d : r.devices) {
+      if (d.limits.sms > 0) limits[d.id] = d.limits;
+      device_names[d.id] = d.name;
     }
-    for (const auto& k : r.value("kernels", nlohmann::json::array())) {
-      NameAgg& a = names[k.value("name", "(unnamed)")];
-      a.device = k.value("device", 0u);
-      const std::uint64_t n = u64(k, "count");
-      const std::uint64_t ns = u64(k, "total_ns");
-      a.count += n;
-      a.total_ns += ns;
-      for (const auto& h : k.value("hist", nlohmann::json::array())) {
-        if (h.is_array() && h.size() == 2) a.hist[h[0].get<int>()] += h[1].get<std::uint64_t>();
-      }
+    for (const auto& k : r.kernels) {
+      NameAgg& a = names[k.name];
+      a.device = k.device;
+      a.count += k.count;
+      a.total_ns += k.total_ns;
+      for (const auto& [bucket, n] : k.hist) a.hist[bucket] += n;
       Config c;
-      const auto g = k.value("grid", std::vector<std::int64_t>{0, 0, 0});
-      const auto b = k.value("block", std::vector<std::int64_t>{0, 0, 0});
-      if (g.size() == 3 && b.size() == 3) {
-        c.shape.blocks = static_cast<std::uint64_t>(std::max<std::int64_t>(0, g[0] * g[1] * g[2]));
-        c.shape.threads = static_cast<std::uint32_t>(std::max<std::int64_t>(0, b[0] * b[1] * b[2]));
-      }
-      c.shape.registers = k.value("registers", 0u);
-      c.shape.shared_bytes =
-          static_cast<std::uint32_t>(k.value("static_smem", 0) + k.value("dynamic_smem", 0));
-      c.count = n;
-      c.total_ns = ns;
+      c.shape = k.shape;
+      c.count = k.count;
+      c.total_ns = k.total_ns;
       a.configs.push_back(c);
-      view.launches += n;
-      view.kernel_s += static_cast<double>(ns) / 1e9;
+      view.launches += k.count;
+      view.kernel_s += static_cast<double>(k.total_ns) / 1e9;
     }
-    for (const auto& c : r.value("copies", nlohmann::json::array())) {
-      const std::string kind = c.value("kind", "unknown");
-      const std::string src = c.value("src", "unknown");
-      const std::string dst = c.value("dst", "unknown");
-      CopyRow& row = copies[{kind, src + ">" + dst}];
-      row.kind = kind, row.src = src, row.dst = dst;
-      row.count += u64(c, "count");
-      row.bytes += u64(c, "bytes");
-      row.seconds += static_cast<double>(u64(c, "total_ns")) / 1e9;
-      row.pageable = src == "pageable" || dst == "pageable";
+    for (const auto& c : r.copies) {
+      CopyRow& row = copies[{c.kind, c.src + ">" + c.dst}];
+      row.kind = c.kind, row.src = c.src, row.dst = c.dst;
+      row.count += c.count;
+      row.bytes += c.bytes;
+      row.seconds += static_cast<double>(c.total_ns) / 1e9;
+      row.pageable = c.src == "pageable" || c.dst == "pageable";
     }
-    for (const auto& m : r.value("memsets", nlohmann::json::array()))
-      view.memsets += u64(m, "count");
-    for (const auto& s : r.value("syncs", nlohmann::json::array())) {
-      if (!s.is_array() || s.size() < 2) continue;
-      syncs.emplace_back(t(s[0].get<std::int64_t>()), t(s[1].get<std::int64_t>()));
-    }
+    view.memsets += r.memsets;
+    for (const auto& [a, b] : r.syncs) syncs.emplace_back(t(a), t(b));
+    view.syncs += r.syncs.size();
     Intervals own_busy;  // this process's, for its NVTX ranges
     std::set<std::uint32_t> own_devices;
-    for (const auto& b : r.value("busy", nlohmann::json::array())) {
-      const auto dev = b.value("device", 0u);
-      auto& v = busy[dev];
-      own_devices.insert(dev);
-      const auto& flat = b["intervals"];
-      for (std::size_t i = 0; i + 1 < flat.size(); i += 2) {
-        v.emplace_back(t(flat[i].get<std::int64_t>()), t(flat[i + 1].get<std::int64_t>()));
+    for (const auto& b : r.busy) {
+      auto& v = busy[b.device];
+      own_devices.insert(b.device);
+      for (const auto& [from, to] : b.intervals) {
+        v.emplace_back(t(from), t(to));
         own_busy.push_back(v.back());
       }
     }
-    if (const auto sm = r.find("sampling"); sm != r.end() && sm->is_object()) {
+    if (r.sampling) {
       ++processes_sampled;
-      view.sampling.window_s = sm->value("window_s", 0.0);
-      view.sampling.every_s = sm->value("every_s", 0.0);
-      view.sampling.first_s = sm->value("first_s", 0.0);
+      view.sampling.window_s = r.sampling->window_s;
+      view.sampling.every_s = r.sampling->every_s;
+      view.sampling.first_s = r.sampling->first_s;
       Spans mine;
-      for (const auto& w : r.value("windows", nlohmann::json::array())) {
-        if (w.is_array() && w.size() == 2 && w[0].is_number() && w[1].is_number())
-          mine.emplace_back(t(w[0].get<std::int64_t>()), t(w[1].get<std::int64_t>()));
-      }
+      for (const auto& [from, to] : r.windows) mine.emplace_back(t(from), t(to));
       if (mine.empty()) ++processes_untraced;
       for (const auto dev : own_devices) {
         auto& spans = opened[dev];
         spans.insert(spans.end(), mine.begin(), mine.end());
       }
     }
-    if (const auto n = r.find("nvtx"); n != r.end() && n->is_object()) {
+    if (r.nvtx) {
       join(own_busy);
-      nvtx.add_process(*n, t, std::move(own_busy), std::move(own_devices));
+      nvtx.add_process(*r.nvtx, t, std::move(own_busy), std::move(own_devices));
     }
   }
   if (auto note = nvtx.missing_note()) view.notes.push_back(std::move(*note));
   view.sampling.sampled = processes_sampled > 0;
   if (view.launches == 0 && busy.empty()) {
-    view.status = statuses.empty() ? "none" : statuses.front();
-    if (view.notes.empty() && processes_sampled > 0 && processes_untraced == processes_sampled) {
+    // Every record garbled: no view, and the notes say which field of each.
+    view.status = !statuses.empty() ? statuses.front() : skipped > 0 ? "malformed" : "none";
+    if (view.notes.size() == skipped && processes_sampled > 0 &&
+        processes_untraced == processes_sampled) {
       view.notes.push_back(fmt::format(
           "the job ended before its first trace window ({:g} s after it started): run it with "
           "--kernels-every 0 to trace a short job whole",
           view.sampling.first_s));
     }
-    if (view.notes.empty()) view.notes.push_back("the job launched no CUDA work");
+    if (view.notes.size() == skipped && skipped < trace.kernel_records.size()) {
+      view.notes.push_back("the job launched no CUDA work");
+    }
     return view;
   }
   view.available = true;
@@ -338,9 +321,6 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   std::sort(view.copies.begin(), view.copies.end(),
             [](const CopyRow& a, const CopyRow& b) { return a.bytes > b.bytes; });
   join(syncs);  // a sync is host time: overlapping ones (threads) count once
-  view.syncs = 0;
-  for (const auto& r : trace.kernel_records)
-    view.syncs += r.value("syncs", nlohmann::json::array()).size();
   for (const auto& [a, b] : syncs) view.sync_s += b - a;
 
   // Step marks, on the same clock.

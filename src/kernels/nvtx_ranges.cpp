@@ -10,15 +10,8 @@ namespace {
 
 using Intervals = NvtxRanges::Intervals;
 
-std::uint64_t count_of(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::uint64_t>() : 0;
-}
-
-std::string range_display_name(const nlohmann::json& r) {
-  const std::string domain = r.value("domain", "");
-  const std::string name = r.value("name", "(unnamed)");
-  return domain.empty() ? name : domain + ": " + name;
+std::string range_display_name(const NvtxRecord::Range& r) {
+  return r.domain.empty() ? r.name : r.domain + ": " + r.name;
 }
 
 }  // namespace
@@ -65,16 +58,15 @@ std::vector<double> idle_by_innermost_range(const Intervals& busy, std::vector<R
   return idle;
 }
 
-void NvtxRanges::add_process(const nlohmann::json& nvtx,
-                             const std::function<double(std::int64_t)>& t, Intervals busy,
-                             std::set<std::uint32_t> devices) {
-  const std::string st = nvtx.value("status", "");
+void NvtxRanges::add_process(const NvtxRecord& nvtx, const std::function<double(std::int64_t)>& t,
+                             Intervals busy, std::set<std::uint32_t> devices) {
+  const std::string& st = nvtx.status;
   if (st == "injection_taken" || st == "cupti_error" || st == "not_set") {
-    missing_.insert(nvtx.value("reason", st));
+    missing_.insert(nvtx.reason);
   }
   // Record name index -> row of the view, merged by name over processes.
   std::vector<std::size_t> keys;
-  for (const auto& rr : nvtx.value("ranges", nlohmann::json::array())) {
+  for (const auto& rr : nvtx.ranges) {
     const std::string name = range_display_name(rr);
     auto [it, added] = index_.try_emplace(name, rows_.size());
     if (added) {
@@ -82,22 +74,19 @@ void NvtxRanges::add_process(const nlohmann::json& nvtx,
       rows_.back().name = name;
     }
     RangeRow& row = rows_[it->second];
-    row.count += count_of(rr, "count");
-    row.total_s += static_cast<double>(count_of(rr, "total_ns")) / 1e9;
+    row.count += rr.count;
+    row.total_s += static_cast<double>(rr.total_ns) / 1e9;
     keys.push_back(it->second);
   }
   Process proc;
-  const auto flat = nvtx.value("instances", nlohmann::json::array());
-  for (std::size_t i = 0; i + 2 < flat.size(); i += 3) {
-    const auto k = flat[i + 2].get<std::size_t>();
-    if (k >= keys.size()) continue;
-    proc.spans.push_back(
-        {t(flat[i].get<std::int64_t>()), t(flat[i + 1].get<std::int64_t>()), keys[k]});
+  for (const auto& in : nvtx.instances) {
+    if (in.range >= keys.size()) continue;
+    proc.spans.push_back({t(in.start_ns), t(in.end_ns), keys[in.range]});
   }
-  totals_.instances_dropped += count_of(nvtx, "instances_dropped");
-  totals_.names_folded += count_of(nvtx, "names_folded");
-  totals_.unmatched += count_of(nvtx, "unmatched");
-  proc.dropped = count_of(nvtx, "instances_dropped") > 0;
+  totals_.instances_dropped += nvtx.instances_dropped;
+  totals_.names_folded += nvtx.names_folded;
+  totals_.unmatched += nvtx.unmatched;
+  proc.dropped = nvtx.instances_dropped > 0;
   if (proc.spans.empty()) return;
   proc.kept_from = proc.spans.front().start;
   for (const auto& sp : proc.spans) proc.kept_from = std::min(proc.kept_from, sp.start);

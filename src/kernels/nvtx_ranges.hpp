@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kernels/kernel_record.hpp"
 
 namespace gpulens::kernels {
 
@@ -65,10 +66,10 @@ class NvtxRanges {
  public:
   using Intervals = std::vector<std::pair<double, double>>;
 
-  // One process's record: `nvtx` its record's nvtx object, `t` its clock (relative
+  // One process's record: `nvtx` its record's nvtx part, `t` its clock (relative
   // ns to analysis seconds), `busy` its own GPU work on all its devices (merged,
   // sorted), `devices` the devices it used.
-  void add_process(const nlohmann::json& nvtx, const std::function<double(std::int64_t)>& t,
+  void add_process(const NvtxRecord& nvtx, const std::function<double(std::int64_t)>& t,
                    Intervals busy, std::set<std::uint32_t> devices);
   // "NVTX ranges not recorded: why" when some process could not record them.
   std::optional<std::string> missing_note() const;

@@ -28,10 +28,12 @@ std::optional<SmLimits> limits_for_architecture(const std::string& a, std::uint3
 
 Occupancy occupancy(const LaunchShape& s, const SmLimits& l) {
   Occupancy o;
-  const std::uint32_t warps = std::max<std::uint32_t>(1, (s.threads + 31) / 32);
-  std::uint32_t best = l.max_blocks > 0 ? l.max_blocks : 32;
+  // In 64 bits: a record may carry any 32-bit value, and in 32 bits the register
+  // and shared-memory sums below wrap to 0 (a division by zero) for large ones.
+  const std::uint64_t warps = std::max<std::uint64_t>(1, (std::uint64_t{s.threads} + 31) / 32);
+  std::uint64_t best = l.max_blocks > 0 ? l.max_blocks : 32;
   o.limited_by = "blocks";
-  auto limit = [&](std::uint32_t n, const char* why) {
+  auto limit = [&](std::uint64_t n, const char* why) {
     if (n < best) {
       best = n;
       o.limited_by = why;
@@ -40,14 +42,15 @@ Occupancy occupancy(const LaunchShape& s, const SmLimits& l) {
   if (l.max_warps > 0) limit(l.max_warps / warps, "warps");
   if (s.registers > 0 && l.registers > 0) {
     // Registers are given to warps in units of 256 (8 per thread).
-    const std::uint32_t per_warp = ((s.registers * 32 + 255) / 256) * 256;
-    const std::uint32_t warps_fit = l.registers / per_warp;
+    const std::uint64_t per_warp = ((std::uint64_t{s.registers} * 32 + 255) / 256) * 256;
+    const std::uint64_t warps_fit = l.registers / per_warp;
     limit(warps_fit / warps, "registers");
   }
   if (s.shared_bytes > 0 && l.shared_bytes > 0) {
-    limit(l.shared_bytes / (s.shared_bytes + l.reserved_shared_per_block), "shared memory");
+    limit(l.shared_bytes / (std::uint64_t{s.shared_bytes} + l.reserved_shared_per_block),
+          "shared memory");
   }
-  o.blocks_per_sm = std::max<std::uint32_t>(1, best);  // it ran, so at least one fit
+  o.blocks_per_sm = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, best));  // it ran
   if (l.sms > 0) {
     o.sms_used = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.blocks, l.sms));
     o.waves = static_cast<double>(s.blocks) / (static_cast<double>(l.sms) * o.blocks_per_sm);

@@ -357,6 +357,14 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
     build_mfu(trace, gpus, uo, o, v);  // after the phases: the job's work may come from them
   }
   for (const auto& n : v.diagnosis.notes) v.notes.push_back(n);
+  if (v.job.marks_skipped > 0) {
+    v.notes.push_back(fmt::format(
+        "{} line{} of the job's marks file skipped: not a mark (a JSON object with a string "
+        "\"mark\")",
+        v.job.marks_skipped, v.job.marks_skipped == 1 ? "" : "s"));
+  }
+  if (!v.job.marks_problem.empty())
+    v.notes.push_back("the job's marks file: " + v.job.marks_problem);
   v.headline = build_headline(v);
   return v;
 }
