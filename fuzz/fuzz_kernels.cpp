@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: one kernel record of `gpulens run --kernels` (docs/kernels.md), as
 // the job's processes write it, through the whole kernel analysis and its text and
 // JSON renderers, beside step marks and a good record.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Opening files a job controls (its marks file, its kernel records): the job may
 // have swapped them for a FIFO (open() would block until a writer comes, maybe

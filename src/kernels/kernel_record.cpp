@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kernels/kernel_record.hpp"
 
 #include <fmt/format.h>

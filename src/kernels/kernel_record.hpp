@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One kernel record (docs/kernels.md, "The record in the recording") read field by
 // field through checked readers into plain types. The record comes from a file

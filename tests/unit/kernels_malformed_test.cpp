@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel records a job garbled (issue 31): the job's processes write them, so any
 // field may hold anything. Each such record is skipped with a line naming the
 // field, and the rest of the view, the verdict and every report still come out.

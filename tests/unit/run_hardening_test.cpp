@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens run` against jobs that fight it (issue 31): a job that ignores the stop
 // signal passed on, a job that swaps its marks file for a FIFO or a link to
 // /dev/zero, one that floods it with garbage, one that leaves garbage or a FIFO
