@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -16,7 +17,9 @@
 
 #include "cli/command.hpp"
 #include "cli/live_diagnosis.hpp"
+#include "cli/process_signal.hpp"
 #include "cli/signals.hpp"
+#include "core/duration.hpp"
 #include "sources/replay/replay_source.hpp"
 #include "tui/curses_screen.hpp"
 #include "tui/layout.hpp"
@@ -37,8 +40,57 @@ struct TopArgs {
   bool no_color = false;
   bool mouse = false;
   std::size_t history = 600;
-  int width = 0;  // --once: columns (0 = the terminal's, else 120)
+  int width = 0;   // --once: columns (0 = the terminal's, else 120)
+  std::string at;  // --once --replay: the moment of the recording to show
 };
+
+// The first and last tick of a recording, read ahead for --once.
+struct RecordingSpan {
+  double first = 0;
+  double last = 0;
+};
+
+Result<RecordingSpan> recording_span(const SourceOptions& so) {
+  auto source = open_source_or_explain(so);
+  if (!source) return Error{""};  // already explained
+  std::optional<RecordingSpan> span;
+  for (;;) {
+    auto tick = source->next();
+    if (!tick) return Error{tick.error().message};
+    if (!tick->has_value()) break;
+    if ((*tick)->samples.empty()) continue;  // marks alone: not a moment top can show
+    if (!span) span = RecordingSpan{(*tick)->t, (*tick)->t};
+    span->last = (*tick)->t;
+  }
+  if (!span) return Error{so.replay + ": the recording has no samples"};
+  return *span;
+}
+
+// --at: an offset into the recording ("90s", "1m30s", the duration grammar; a bare
+// number is seconds) or a point in time (RFC 3339, or "now-30s" where now is the
+// recording's end), as docs/durations.md writes them down.
+Result<double> resolve_at(const std::string& text, const RecordingSpan& span) {
+  double t = 0;
+  if (auto offset = parse_duration(text)) {
+    t = span.first + *offset;
+  } else if (auto when = parse_time(text, span.last)) {
+    t = *when;
+  } else {
+    return Error{"--at '" + text +
+                 "': give an offset into the recording (90s, 1m30s) or a time "
+                 "(2026-11-21T19:30:12Z; now-30s is 30 s before its end)"};
+  }
+  constexpr double kSlack = 1e-6;  // offsets typed to the tick land on it
+  const std::string bounds = "the recording runs from " + format_utc_time(span.first) + " to " +
+                             format_utc_time(span.last) + " (" +
+                             tui::format_duration(span.last - span.first) + ")";
+  if (t < span.first - kSlack) return Error{"--at " + text + " is before its start: " + bounds};
+  if (t > span.last + kSlack) {
+    return Error{"--at " + text + " is past its end: " + bounds +
+                 "; for a clock time give RFC 3339, e.g. " + format_utc_time(span.first)};
+  }
+  return std::min(t + kSlack, span.last);
+}
 
 int once_width(int requested) {
   if (requested > 0) return requested;
@@ -55,6 +107,26 @@ int once_width(int requested) {
 int run_once(const TopArgs& args) {
   SourceOptions so = args.source;
   if (!so.replay.empty()) so.speed = 0;
+  std::optional<RecordingSpan> span;
+  std::optional<double> at;
+  if (!so.replay.empty()) {
+    auto read = recording_span(so);
+    if (!read) {
+      if (!read.error().message.empty()) {
+        std::fprintf(stderr, "gpulens top: %s\n", read.error().message.c_str());
+      }
+      return exit_for_unopened_source(so);
+    }
+    span = *read;
+    if (!args.at.empty()) {
+      auto t = resolve_at(args.at, *span);
+      if (!t) {
+        std::fprintf(stderr, "gpulens top: %s\n", t.error().message.c_str());
+        return kExitUsage;
+      }
+      at = *t;
+    }
+  }
   auto source = open_source_or_explain(so);
   if (!source) return kExitUsage;
   LiveDiagnosis diagnosis(source->header(), !args.no_diagnosis);
@@ -67,6 +139,7 @@ int run_once(const TopArgs& args) {
       return kExitFailure;
     }
     if (!tick->has_value()) break;
+    if (at && (*tick)->t > *at) break;
     diagnosis.on_tick(**tick);
     builder.on_tick(**tick, diagnosis.engine());
   }
@@ -76,9 +149,16 @@ int run_once(const TopArgs& args) {
   FeedStatus feed;
   feed.live = source->live();
   feed.ended = !feed.live;
+  if (span) {
+    feed.first_t = span->first;
+    feed.last_t = span->last;
+  }
   // Tall enough for every GPU with its history and every process; the footer
   // (keys) and the padding are dropped.
-  const int height = static_cast<int>(3 + model.gpus.size() * 12 + model.procs.size() + 3);
+  std::size_t mig_rows = 0;
+  for (const auto& g : model.gpus) mig_rows += g.mig.size();
+  const int height =
+      static_cast<int>(3 + model.gpus.size() * 12 + mig_rows + model.procs.size() + 3);
   const Screen screen =
       layout_top(model, view, feed, once_width(args.width), height, TerminalCaps{!args.ascii});
   std::vector<Line> lines(screen.lines.begin(), screen.lines.end() - 1);
@@ -99,6 +179,16 @@ class Feed {
         builder_(source.header(), args.history),
         count_(args.count) {
     if (pipe(wake_) != 0) wake_[0] = wake_[1] = -1;
+    if (source.live()) {
+      // Each listed process's start time, read as the tick lists it: what a signal
+      // is later checked against.
+      builder_.set_start_time_reader(
+          [root = args.source.procfs](std::uint32_t pid) -> std::optional<std::uint64_t> {
+            auto id = read_process_identity(root, pid);
+            if (!id) return std::nullopt;
+            return id->start_ticks;
+          });
+    }
     status_.live = source.live();
     status_.speed = args.source.speed;
   }
@@ -179,34 +269,17 @@ class Feed {
   std::thread thread_;
 };
 
-bool may_signal(std::uint32_t pid, std::string& why) {
-  if (pid <= 1 || static_cast<pid_t>(pid) == getpid()) {
-    why = "will not signal PID " + std::to_string(pid);
-    return false;
-  }
-  if (kill(static_cast<pid_t>(pid), 0) != 0) {
-    why = "cannot signal PID " + std::to_string(pid) + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
-}
-
-std::string send_signal(const PendingSignal& s) {
-  // Never 0 or 1 (0 would signal our own process group), never ourselves.
-  if (s.pid <= 1 || static_cast<pid_t>(s.pid) == getpid()) {
-    return "will not signal PID " + std::to_string(s.pid);
-  }
-  if (kill(static_cast<pid_t>(s.pid), s.signal) != 0) {
-    return "cannot signal PID " + std::to_string(s.pid) + ": " + std::strerror(errno);
-  }
-  return std::string("sent ") +
-         (s.signal == SIGKILL  ? "SIGKILL"
-          : s.signal == SIGINT ? "SIGINT"
-                               : "SIGTERM") +
-         " to PID " + std::to_string(s.pid);
-}
-
 int run_top(const TopArgs& args) {
+  if (!args.at.empty() && (args.source.replay.empty() || !args.once)) {
+    std::fprintf(stderr,
+                 "gpulens top: --at picks a moment of a recording: use it with --once "
+                 "--replay FILE\n");
+    return kExitUsage;
+  }
+  if (!args.at.empty() && args.count > 0) {
+    std::fprintf(stderr, "gpulens top: --at and --count both choose the moment shown; give one\n");
+    return kExitUsage;
+  }
   if (args.once) return run_once(args);
   if (isatty(STDIN_FILENO) == 0 || isatty(STDOUT_FILENO) == 0) {
     std::fprintf(stderr,
@@ -226,6 +299,8 @@ int run_top(const TopArgs& args) {
   auto source = open_source_or_explain(args.source);
   if (!source) return kExitUsage;
   Feed feed(*source, args);
+  // Only a live source can signal: a replay's PIDs are a recording's.
+  const auto signaller = make_process_signaller(*source, args.source.procfs);
   std::atomic<bool> quit{false};
   on_stop_signal([&feed, &quit] {
     quit = true;
@@ -245,6 +320,7 @@ int run_top(const TopArgs& args) {
   TopModel model;
   FeedStatus status;
   ViewState view;
+  if (!signaller) view.signals_off = kReplayNoSignals;
   Screen shown;  // the last screen drawn, for mouse clicks
   bool dirty = true;
   while (!quit) {
@@ -267,11 +343,10 @@ int run_top(const TopArgs& args) {
       const KeyAction action = k == key::kClick ? click(view, shown, (*screen)->last_click().first,
                                                         (*screen)->last_click().second)
                                                 : handle_key(view, k, visible);
-      // Ask only about processes this user may signal (kill with signal 0 sends
-      // nothing and checks permission).
-      if (view.confirm && !may_signal(view.confirm->pid, view.message)) view.confirm.reset();
+      // A question is asked only about the process listed, when this user may
+      // signal it; y sends only to that same process (cli/process_signal).
+      follow_through(view, action, signaller.get());
       if (action.kind == KeyAction::Quit) quit = true;
-      if (action.kind == KeyAction::Signal) view.message = send_signal(action.signal);
       if (action.kind != KeyAction::None) dirty = true;
     }
     if (fds[0].revents & (POLLHUP | POLLERR)) break;
@@ -290,10 +365,15 @@ void register_top(CLI::App& app, std::function<int()>& run) {
       "Full-screen live view (like nvitop): per GPU, utilization beside SM activity, tensor,\n"
       "DRAM, PCIe, NVLink, memory, power, temperature, clocks; what holds it back in words\n"
       "with the first fix; firing alerts; and the processes across GPUs (sort, filter,\n"
-      "signal). Plain 'gpulens' on a terminal starts it. Press ? inside for the keys.");
+      "signal: live only, and only the process listed). Plain 'gpulens' on a terminal starts\n"
+      "it. Press ? inside for the keys.");
   add_source_options(*cmd, args->source, /*offline=*/false);
   cmd->add_flag("-1,--once", args->once,
-                "Print one snapshot and exit (a replay is read to its end or --count)");
+                "Print one snapshot and exit (a replay is read to its end, --count or --at)");
+  cmd->add_option("--at", args->at,
+                  "--once --replay: show the recording at this moment: an offset from its\n"
+                  "start (90s, 1m30s) or a time (2026-11-21T19:30:12Z; now-30s = 30 s before\n"
+                  "its end). Default: its end");
   cmd->add_option("-c,--count", args->count,
                   "Stop reading after this many ticks; the screen stays until q")
       ->check(CLI::NonNegativeNumber);

@@ -166,6 +166,17 @@ Line title_line(const Ctx& c, const FeedStatus& feed) {
   std::string status;
   if (!feed.error.empty()) {
     status = "error: " + feed.error;
+  } else if (!feed.live && feed.first_t && feed.last_t) {
+    // Which moment of the recording: in words where they fit, else in short.
+    const std::string clock = clock_text(static_cast<time_t>(c.model.t));
+    const std::string length = format_duration(*feed.last_t - *feed.first_t);
+    const bool end = c.model.t >= *feed.last_t;
+    const std::string into = format_duration(c.model.t - *feed.first_t);
+    status = end ? "at " + clock + ", the end of the recording (" + length + ")"
+                 : "at " + clock + ", " + into + " into the recording of " + length;
+    if (b.used() + text_width(status) + 2 > c.width) {
+      status = clock + (end ? "  end of recording" : "  " + into + " of " + length);
+    }
   } else {
     if (c.model.t > 0) status = clock_text(static_cast<time_t>(c.model.t));
     if (!feed.live) {
@@ -224,6 +235,38 @@ Line power_line(const Ctx& c, const GpuView& g) {
   if (!g.clock_reason.empty()) b.add(" " + g.clock_reason, g.throttled ? Style::Warn : Style::Dim);
   if (g.throttled && !g.throttle_cause.empty()) {
     b.add("  throttled: " + g.throttle_cause, Style::Warn);
+  }
+  return b.done();
+}
+
+std::size_t mig_rows(const TopModel& model) {
+  std::size_t n = 0;
+  for (const auto& g : model.gpus) n += g.mig.size();
+  return n;
+}
+
+// One MIG GPU instance, indented under its GPU: its id (NVML's GPU instance id; the
+// profile is not recorded) and the GPM metrics read for it, as far as they fit.
+Line mig_line(const Ctx& c, const MigView& m) {
+  std::vector<std::pair<std::string, std::string>> parts = {
+      {"SM act ", pct_text(m.sm_active)},
+      {"occ ", pct_text(m.occupancy)},
+      {"tensor ", pct_text(m.tensor)},
+      {"dram ", pct_text(m.dram)},
+  };
+  if (m.fp64) parts.push_back({"fp64 ", pct_text(m.fp64)});
+  if (m.fp32) parts.push_back({"fp32 ", pct_text(m.fp32)});
+  if (m.fp16) parts.push_back({"fp16 ", pct_text(m.fp16)});
+  if (m.pcie_rx || m.pcie_tx) parts.push_back({"PCIe ", rates(m.pcie_rx, m.pcie_tx, c.utf8)});
+  if (m.nvlink_rx || m.nvlink_tx) {
+    parts.push_back({"NVLink ", rates(m.nvlink_rx, m.nvlink_tx, c.utf8)});
+  }
+  auto b = c.line();
+  b.add(fmt::format("    MIG GI {:<3}", m.gpu_instance), Style::Header).add(" ");
+  for (const auto& [label, value] : parts) {
+    if (text_width(label) + text_width(value) + 2 > b.left()) break;
+    b.add(label, Style::Dim).add(value, label == "SM act " ? Style::Header : Style::Normal);
+    b.add("  ");
   }
   return b.done();
 }
@@ -410,6 +453,10 @@ Line footer_line(const Ctx& c) {
 }
 
 std::vector<Line> help_lines(const Ctx& c) {
+  const std::string signal_keys =
+      c.view.signals_off.empty()
+          ? "send SIGTERM / SIGKILL / SIGINT to the selected process, after y/n"
+          : "off: " + c.view.signals_off;
   const std::vector<std::pair<std::string, std::string>> keys = {
       {"q", "quit"},
       {"?  h", "this help (any key closes it)"},
@@ -417,7 +464,7 @@ std::vector<Line> help_lines(const Ctx& c) {
       {"<  >  ,  .", "sort by the previous / next column"},
       {"r", "reverse the sort order"},
       {"Up Down j k", "select a process (PgUp PgDn Home End)"},
-      {"T  K  I", "send SIGTERM / SIGKILL / SIGINT to the selected process, after y/n"},
+      {"T  K  I", signal_keys},
       {"c  a", "compact (one line per GPU) or full view; a = choose by terminal size"},
       {"Esc", "clear the filter and the selection"},
   };
@@ -452,7 +499,7 @@ bool use_full(const Ctx& c, std::size_t body_rows) {
   if (c.view.density == Density::Full) return true;
   const std::size_t n = std::max<std::size_t>(c.model.gpus.size(), 1);
   const std::size_t min_procs = 4;  // heading and three rows
-  return c.width >= 60 && n * 6 + min_procs <= body_rows;
+  return c.width >= 60 && n * 6 + mig_rows(c.model) + min_procs <= body_rows;
 }
 
 }  // namespace
@@ -601,7 +648,8 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
       const std::size_t table = std::clamp<std::size_t>(model.procs.size() + 1, 4, 11);
       // Extras in order of worth: alerts, sparklines, then the why and the fix wrapped
       // over more lines.
-      std::size_t spare = body > n * base + table ? body - n * base - table : 0;
+      const std::size_t fixed = n * base + mig_rows(model) + table;
+      std::size_t spare = body > fixed ? body - fixed : 0;
       std::size_t alert_lines = 0;
       for (const auto& g : model.gpus) alert_lines += std::min<std::size_t>(g.alerts.size(), 2);
       const bool show_alerts = alert_lines <= spare;
@@ -614,6 +662,7 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
         gpu_lines.push_back(bars_line(c, g));
         gpu_lines.push_back(rates_line(c, g));
         gpu_lines.push_back(power_line(c, g));
+        for (const auto& m : g.mig) gpu_lines.push_back(mig_line(c, m));
         if (show_spark) {
           for (auto& l : spark_lines(c, g)) gpu_lines.push_back(std::move(l));
         }
@@ -631,7 +680,10 @@ Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus
       }
     } else {
       gpu_lines.push_back(compact_header(c));
-      for (const auto& g : model.gpus) gpu_lines.push_back(compact_line(c, g));
+      for (const auto& g : model.gpus) {
+        gpu_lines.push_back(compact_line(c, g));
+        for (const auto& m : g.mig) gpu_lines.push_back(mig_line(c, m));
+      }
       // The state in words and the fix, when the table still keeps four rows.
       const std::size_t used = gpu_lines.size();
       if (model.diagnosis && body >= used + model.gpus.size() + 4) {

@@ -4,6 +4,7 @@
 // and the terminal's size. Pure: the same input gives the same screen, so the
 // layout is tested directly and the ncurses side only paints spans.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,9 @@ struct FeedStatus {
   double speed = 1.0;  // replay pacing
   bool ended = false;  // the recording is over (or --count reached)
   std::string error;   // the source failed: shown instead of the time
+  // --once on a recording: its first and last tick, so that the title says which
+  // moment of it is shown ("at 19:30:12, 1m30s into the recording of 4m00s").
+  std::optional<double> first_t, last_t;
 };
 
 Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus& feed, int width,

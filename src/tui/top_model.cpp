@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/clock_reasons.hpp"
+#include "core/metric.hpp"
 #include "diagnosis/engine.hpp"
 #include "diagnosis/state.hpp"
 
@@ -26,6 +27,48 @@ std::string reason_words(const std::string& reason) {
 std::string container_label(const ProcessSample& p) {
   if (!p.pod.empty()) return "pod:" + p.pod.substr(0, 8);
   return p.container.substr(0, 12);
+}
+
+std::optional<double> number_at(const nlohmann::json& entry, Metric m) {
+  const auto it = entry.find(std::string(metric_info(m).key));
+  if (it == entry.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// The sample's x_mig (one object per GPU instance: "gpu_instance" and metric keys,
+// as sources/nvml/nvml_gpm.cpp writes them) folded into the GPU's rows. Instances
+// keep their row once seen; a tick without one shows it unmeasured.
+void update_mig(GpuView& g, const nlohmann::json& extra) {
+  for (MigView& m : g.mig) {
+    const long id = m.gpu_instance;
+    m = MigView{};
+    m.gpu_instance = id;
+  }
+  const auto it = extra.find("x_mig");
+  if (it == extra.end() || !it->is_array()) return;
+  for (const auto& entry : *it) {
+    if (!entry.is_object()) continue;
+    const auto id = entry.find("gpu_instance");
+    if (id == entry.end() || !id->is_number_integer()) continue;
+    const long gi = id->get<long>();
+    auto at = std::find_if(g.mig.begin(), g.mig.end(),
+                           [gi](const MigView& m) { return m.gpu_instance >= gi; });
+    if (at == g.mig.end() || at->gpu_instance != gi) {
+      at = g.mig.insert(at, MigView{});
+      at->gpu_instance = gi;
+    }
+    at->sm_active = number_at(entry, Metric::SmActive);
+    at->occupancy = number_at(entry, Metric::SmOccupancy);
+    at->tensor = number_at(entry, Metric::TensorActive);
+    at->dram = number_at(entry, Metric::DramActive);
+    at->fp64 = number_at(entry, Metric::Fp64Active);
+    at->fp32 = number_at(entry, Metric::Fp32Active);
+    at->fp16 = number_at(entry, Metric::Fp16Active);
+    at->pcie_rx = number_at(entry, Metric::PcieRxMibs);
+    at->pcie_tx = number_at(entry, Metric::PcieTxMibs);
+    at->nvlink_rx = number_at(entry, Metric::NvlinkRxMibs);
+    at->nvlink_tx = number_at(entry, Metric::NvlinkTxMibs);
+  }
 }
 
 }  // namespace
@@ -86,9 +129,14 @@ void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
     g.clock_reason = reasons ? clock_reason_short(static_cast<std::uint64_t>(*reasons)) : "";
     push_history(g.util_history, g.util, history_length_);
     push_history(g.sm_history, g.sm_active, history_length_);
+    update_mig(g, s.extra);
     if (s.procs) {
       model_.procs_listed = true;
-      procs_[s.gpu] = *s.procs;
+      auto& listed = procs_[s.gpu];
+      listed.clear();
+      for (const ProcessSample& p : *s.procs) {
+        listed.push_back({p, start_time_ ? start_time_(p.pid) : std::nullopt});
+      }
       procs_changed = true;
     }
   }
@@ -124,7 +172,7 @@ void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
 void ModelBuilder::rebuild_processes() {
   model_.procs.clear();
   for (const auto& [index, list] : procs_) {
-    for (const ProcessSample& p : list) {
+    for (const auto& [p, start_ticks] : list) {
       ProcView v;
       v.pid = p.pid;
       v.user = p.user;
@@ -135,6 +183,8 @@ void ModelBuilder::rebuild_processes() {
       v.rss_mib = p.rss_mib;
       v.container = container_label(p);
       v.command = p.cmdline.empty() ? p.name : p.cmdline;
+      v.name = p.name;
+      v.start_ticks = start_ticks;
       model_.procs.push_back(std::move(v));
     }
   }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,14 @@ class DiagnosisEngine;
 }
 
 namespace gpulens::tui {
+
+// One MIG GPU instance of a GPU: the GPM metrics the recorder read for it
+// (a sample's x_mig). NVML gives no profile name with them, so only the id.
+struct MigView {
+  long gpu_instance = 0;
+  std::optional<double> sm_active, occupancy, tensor, dram, fp64, fp32, fp16;
+  std::optional<double> pcie_rx, pcie_tx, nvlink_rx, nvlink_tx;  // MiB/s
+};
 
 struct GpuView {
   int index = 0;
@@ -32,6 +41,8 @@ struct GpuView {
   // Why SM activity cannot be read ("GPM needs Hopper or newer"); empty when it can.
   std::string sm_unsupported;
   bool has_nvlink = false;
+  // MIG GPU instances by id, once seen; values "-" on a tick that lacks them.
+  std::vector<MigView> mig;
 
   std::string state;        // stable id, "sm_underused"; empty without diagnosis
   std::string state_words;  // the user's words for the state
@@ -56,6 +67,10 @@ struct ProcView {
   std::optional<double> mem_mib, sm_pct, cpu_pct, rss_mib;
   std::string container;  // short container id or "pod:<uid>"; empty outside one
   std::string command;    // command line when recorded (--cmdline), else the short name
+  std::string name;       // the short name (comm); empty when the host could not tell
+  // Live only: the start time (clock ticks since boot, /proc/PID/stat field 22) read
+  // when the tick listed it, so that a signal reaches this process and no PID reuser.
+  std::optional<std::uint64_t> start_ticks;
 };
 
 struct TopModel {
@@ -72,6 +87,10 @@ struct TopModel {
 class ModelBuilder {
  public:
   ModelBuilder(const TraceHeader& header, std::size_t history_length);
+  // Reads a PID's start time now; nullopt when it has none (exited).
+  using StartTimeReader = std::function<std::optional<std::uint64_t>(std::uint32_t pid)>;
+  // Live sources: each listed process gets its start time on the tick that lists it.
+  void set_start_time_reader(StartTimeReader reader) { start_time_ = std::move(reader); }
   // Folds in one tick; `engine` (already fed the tick) supplies states and alerts, or
   // nullptr when diagnosis is off.
   void on_tick(const Tick& tick, const DiagnosisEngine* engine);
@@ -85,8 +104,13 @@ class ModelBuilder {
   TopModel model_;
   std::size_t history_length_;
   std::size_t ticks_ = 0;
+  struct Listed {
+    ProcessSample sample;
+    std::optional<std::uint64_t> start_ticks;
+  };
   // The newest process list of each GPU: processes are not listed on every tick.
-  std::map<int, std::vector<ProcessSample>> procs_;
+  std::map<int, std::vector<Listed>> procs_;
+  StartTimeReader start_time_;
   TraceHeader header_;
 };
 

@@ -187,19 +187,39 @@ KeyAction handle_key(ViewState& view, int k, const std::vector<ProcView>& visibl
     case 'T':
     case 'K':
     case 'I': {
+      if (!view.signals_off.empty()) {
+        view.message = view.signals_off;
+        break;
+      }
       if (current < 0) {
         view.message = "select a process first (up/down)";
         break;
       }
       const ProcView& p = visible[static_cast<std::size_t>(current)];
       const int sig = k == 'T' ? SIGTERM : (k == 'K' ? SIGKILL : SIGINT);
-      view.confirm = PendingSignal{p.pid, p.gpu, sig, p.command};
-      break;
+      view.confirm = PendingSignal{p.pid, p.gpu, sig, p.command, p.name, p.start_ticks};
+      return {KeyAction::Ask, {}};
     }
     default:
       return {};
   }
   return {KeyAction::Redraw, {}};
+}
+
+void follow_through(ViewState& view, const KeyAction& action, ProcessSignaller* signaller) {
+  const std::string off = view.signals_off.empty() ? kReplayNoSignals : view.signals_off;
+  if (action.kind == KeyAction::Ask && view.confirm) {
+    if (signaller == nullptr) {
+      view.confirm.reset();
+      view.message = off;
+    } else if (std::string why = signaller->vet(*view.confirm); !why.empty()) {
+      view.confirm.reset();
+      view.message = std::move(why);
+    }
+  }
+  if (action.kind == KeyAction::Signal) {
+    view.message = signaller == nullptr ? off : signaller->send(action.signal);
+  }
 }
 
 }  // namespace gpulens::tui

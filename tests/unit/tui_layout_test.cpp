@@ -250,10 +250,28 @@ TEST(TuiKeys, SignalNeedsASelectionAndAConfirmation) {
   EXPECT_EQ(yes.signal.signal, SIGTERM);
   const Screen s = [&] {
     ViewState w;
-    w.confirm = PendingSignal{42, 0, SIGTERM, "spin"};
+    w.confirm = PendingSignal{42, 0, SIGTERM, "spin", "spin", 1};
     return layout_top(make_model(1), w, FeedStatus{}, 80, 24, {});
   }();
   EXPECT_TRUE(contains(s, "Send SIGTERM to PID 42 (spin) on GPU 0? y/n"));
+}
+
+TEST(TuiKeys, OnAReplaySignalKeysAskNothingAndSayWhy) {
+  ViewState v;
+  v.signals_off = kReplayNoSignals;
+  const auto visible = visible_processes(make_model(2).procs, v);
+  handle_key(v, key::kDown, visible);
+  for (int k : {'T', 'K', 'I'}) {
+    EXPECT_EQ(handle_key(v, k, visible).kind, KeyAction::Redraw);
+    EXPECT_FALSE(v.confirm);
+    EXPECT_EQ(v.message, "replay: the processes are a recording's, not this machine's");
+    const Screen s = layout_top(make_model(2), v, FeedStatus{}, 120, 24, {});
+    EXPECT_TRUE(contains(s, "replay: the processes are a recording's"));
+  }
+  handle_key(v, '?', visible);
+  const Screen help = layout_top(make_model(2), v, FeedStatus{}, 120, 24, {});
+  EXPECT_TRUE(contains(help, "off: replay: the processes are a recording's, not this machine's"));
+  EXPECT_FALSE(contains(help, "send SIGTERM"));
 }
 
 TEST(TuiKeys, HelpOpensAndAnyKeyCloses) {
