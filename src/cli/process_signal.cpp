@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/process_signal.hpp"
 
 #include <sys/syscall.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Signals for `gpulens top`, sent only to the process that was listed: its start
 // time (/proc/PID/stat field 22) and name are compared when the question is asked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MIG GPU instances in `gpulens top`: each instance a row under its GPU, from the
 // per-instance GPM metrics a sample carries in x_mig. The recording is synthetic
 // (tests/fixtures/traces/mig-synthetic-h100.trace.jsonl, written by hand in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulens top`'s signals: a replay can signal nothing, whatever the keys; live, a
 // signal reaches only the process that was listed (same start time and name, when
 // asked and just before sending). Fixture procfs trees stand in for /proc with a fake
