@@ -9,8 +9,15 @@ after another, each with a 30 s limit. Prints scrapes answered, p50, p99 and max
 latency in ms. Run it against two binaries to compare (docs/reliability.md):
 
   bench/slow_clients.py --gpulens build/debug/gpulens --slow 200 --idle 16
+
+--nofile SOFT starts the agent with that soft open-files limit (the hard one
+stays), as most systems start a service: `--slow 0 --idle 2000 --nofile 1024`
+is the descriptor row (an agent that raises its soft limit is not bound by it);
+add --nofile-hard 1024 to hold it there (then the oldest waiting connection
+makes room for each new one).
 """
 import argparse
+import resource
 import socket
 import statistics
 import subprocess
@@ -67,13 +74,26 @@ def main():
     ap.add_argument("--limit", type=float, default=30.0)
     ap.add_argument("--concurrent", type=int, default=1,
                     help="scrapes sent at once in each round (1,000: the connection-flood row)")
+    ap.add_argument("--nofile", type=int, default=0,
+                    help="the agent's soft open-files limit at start (0: this shell's)")
+    ap.add_argument("--nofile-hard", type=int, default=0,
+                    help="the agent's hard open-files limit too (0: this shell's): it cannot raise past it")
     a = ap.parse_args()
+    # This script's own sockets: one per client, beside the agent's.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    def agent_limit():
+        if a.nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (a.nofile, a.nofile_hard or hard))
+        else:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     port = free_port()
     agent = subprocess.Popen(
         [a.gpulens, "serve", "--replay", a.trace, "--speed", "1", "--no-history",
          "--listen", f"127.0.0.1:{port}", "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=agent_limit)
     try:
         if not wait_up(port, time.time() + 30):
             print("the agent did not start", file=sys.stderr)
@@ -134,7 +154,7 @@ def main():
         answered = len(lat)
         def pct(p):
             return lat[min(len(lat) - 1, int(round(p / 100.0 * (len(lat) - 1))))] if lat else float("nan")
-        print(f"slow={a.slow} idle={a.idle} scrapes={len(results)} answered={answered} "
+        print(f"slow={a.slow} idle={a.idle} nofile={a.nofile or soft}:{a.nofile_hard or hard} scrapes={len(results)} answered={answered} "
               f"p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} max_ms={(lat[-1] if lat else float('nan')):.1f}")
         if lat:
             print(f"mean_ms={statistics.mean(lat):.1f}")

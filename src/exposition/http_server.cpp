@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <thread>
 
 #include "agent/log.hpp"
+#include "http/open_files.hpp"
 
 namespace gpulens::server {
 
@@ -23,13 +25,17 @@ constexpr const char* kCsp =
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 // On every answer, the connection layer's own refusals included.
+// The web config's headers come after them; it can only make X-Frame-Options
+// SAMEORIGIN (which replaces DENY), never repeat or loosen another of these
+// (web_config.cpp refuses that at load).
 HeaderFields response_headers(const WebConfig& web) {
-  HeaderFields headers = {{"X-Content-Type-Options", "nosniff"},
-                          {"X-Frame-Options", "DENY"},
-                          {"Referrer-Policy", "no-referrer"},
-                          {"Content-Security-Policy", kCsp}};
-  for (const auto& [name, value] : web.headers) headers.emplace_back(name, value);
-  return headers;
+  Response defaults;
+  defaults.headers = {{"X-Content-Type-Options", "nosniff"},
+                      {"X-Frame-Options", "DENY"},
+                      {"Referrer-Policy", "no-referrer"},
+                      {"Content-Security-Policy", kCsp}};
+  for (const auto& [name, value] : web.headers) defaults.set_header(name, value);
+  return defaults.headers;
 }
 
 ConnectionLimits connection_limits(const ServerOptions& o, const WebConfig& web,
@@ -108,7 +114,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
     if (!web) return web.error();
     s->web_ = std::move(*web);
   }
-  s->auth_ = std::make_shared<BasicAuth>(s->web_.users);
+  s->auth_ = s->make_auth(s->web_);
   s->default_headers_ = response_headers(s->web_);
   HttpServer* self = s.get();
   auto limits =
@@ -161,7 +167,17 @@ bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
     res.set_content("{\"error\":\"only GET and HEAD are served\"}\n", "application/json");
     return true;
   }
-  if (!authorized(req)) {
+  const auto auth = authenticate(req);
+  if (auth == AuthResult::Busy) {
+    // Password checks are at their limit (guessers, most likely): this one is
+    // refused at once rather than holding a worker until a slot frees.
+    res.status = 429;
+    res.set_header("Retry-After", "1");
+    res.set_content("{\"error\":\"too many password checks at once; retry\"}\n",
+                    "application/json");
+    return true;
+  }
+  if (auth == AuthResult::Denied) {
     res.status = 401;
     res.set_header("WWW-Authenticate", "Basic realm=\"gpulens\", charset=\"UTF-8\"");
     res.set_content("{\"error\":\"authentication required\"}\n", "application/json");
@@ -200,10 +216,20 @@ void HttpServer::handle(const Request& req, Response& res) {
   count(req, res);
 }
 
-bool HttpServer::authorized(const Request& req) {
+AuthResult HttpServer::authenticate(const Request& req) {
   auto auth = current_auth();
-  if (!auth->enabled()) return true;
-  return auth->check(req.header("Authorization"));
+  if (!auth->enabled()) return AuthResult::Ok;
+  return auth->authenticate(req.header("Authorization"));
+}
+
+std::shared_ptr<BasicAuth> HttpServer::make_auth(const WebConfig& web) const {
+  // A quarter of the workers may check passwords at once, and no more than half
+  // the CPU cores: the rest stay free for requests whose password is
+  // remembered (two checks at once took the whole of a 2-core machine).
+  const auto workers = static_cast<std::size_t>(std::max(1, options_.threads));
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t hashing = std::min(workers / 4, cores / 2);
+  return std::make_shared<BasicAuth>(web.users, std::max<std::size_t>(1, hashing));
 }
 
 std::shared_ptr<BasicAuth> HttpServer::current_auth() const {
@@ -250,6 +276,20 @@ std::vector<HttpCount> HttpServer::request_counts() const {
 }
 
 Status HttpServer::bind() {
+  // Every connection is a descriptor: the soft limit goes up to the hard one
+  // before the first is accepted (open_files.hpp says why).
+  const auto files = raise_open_files_limit();
+  if (!files.error.empty()) {
+    log_warning("cannot raise the open files limit ({}); it stays {}", files.error, files.now);
+  } else if (files.now != files.before) {
+    log_info("open files limit raised from {} to {} (the hard limit)", files.before, files.now);
+  }
+  if (files.error.empty() && files.now < ConnectionGate::kMaxOpen + 64) {
+    log_warning(
+        "the open files limit is {}: past about {} connections the longest-waiting one is "
+        "closed for each new one; LimitNOFILE=65536 (systemd) raises it",
+        files.now, files.now > 64 ? files.now - 64 : 0);
+  }
   const int port = listener_->bind(host_, port_);
   if (port < 0 && port_ == 0)
     return Error{fmt::format("cannot listen on {}: {}", options_.listen, std::strerror(errno))};
@@ -289,7 +329,7 @@ Status HttpServer::reload() {
   if (web->tls) {
     if (auto s = identity_.load(*web->tls); !s) return s;
   }
-  auto auth = std::make_shared<BasicAuth>(web->users);
+  auto auth = make_auth(*web);
   std::lock_guard lock(mutex_);
   auth_ = std::move(auth);
   web_ = std::move(*web);

@@ -92,7 +92,8 @@ class HttpServer {
   bool refuse_before_routing(const Request& req, Response& res);
   void count(const Request& req, const Response& res);
   void count_refused(int status);
-  bool authorized(const Request& req);
+  AuthResult authenticate(const Request& req);
+  std::shared_ptr<BasicAuth> make_auth(const WebConfig& web) const;
   std::shared_ptr<BasicAuth> current_auth() const;
   SelfStats self_stats() const;
 

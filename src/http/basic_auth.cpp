@@ -7,6 +7,7 @@
 #include <openssl/sha.h>
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <memory>
 
@@ -114,25 +115,44 @@ std::string hash_password(const std::string& password, int cost) {
   return out;
 }
 
-bool BasicAuth::check(std::string_view authorization) {
-  if (!enabled()) return true;
+std::optional<int> bcrypt_cost(std::string_view hash) {
+  constexpr std::size_t kLength = 60;  // "$2b$10$" and 22 characters of salt, 31 of hash
+  if (hash.size() != kLength) return std::nullopt;
+  if (!(hash.starts_with("$2a$") || hash.starts_with("$2b$") || hash.starts_with("$2y$")))
+    return std::nullopt;
+  const char tens = hash[4];
+  const char ones = hash[5];
+  if (tens < '0' || tens > '9' || ones < '0' || ones > '9' || hash[6] != '$') return std::nullopt;
+  for (const char c : hash.substr(7)) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '/')) return std::nullopt;
+  }
+  return (tens - '0') * 10 + (ones - '0');
+}
+
+AuthResult BasicAuth::authenticate(std::string_view authorization) {
+  if (!enabled()) return AuthResult::Ok;
   auto credentials = parse_basic_authorization(authorization);
-  if (!credentials) return false;
+  if (!credentials) return AuthResult::Denied;
   const auto& [user, password] = *credentials;
   const auto it = users_.find(user);
   const std::string& hash = it != users_.end() ? it->second : std::string(kDummyHash);
   const std::string key = digest(user, password, hash);
   {
     std::lock_guard lock(mutex_);
-    if (it != users_.end() && verified_.contains(key)) return true;
+    if (it != users_.end() && verified_.contains(key)) return AuthResult::Ok;
+  }
+  // A slot for the bcrypt check, or Busy at once: a worker never queues for one.
+  for (auto n = hashing_.load();;) {
+    if (n >= max_hashing_) return AuthResult::Busy;
+    if (hashing_.compare_exchange_weak(n, n + 1)) break;
   }
   const bool ok = verify_password(password, hash) && it != users_.end();
-  if (ok) {
-    std::lock_guard lock(mutex_);
-    if (verified_.size() >= kCacheLimit) verified_.clear();
-    verified_.insert(key);
-  }
-  return ok;
+  hashing_.fetch_sub(1);
+  if (!ok) return AuthResult::Denied;
+  std::lock_guard lock(mutex_);
+  if (verified_.size() >= kCacheLimit) verified_.clear();
+  verified_.insert(key);
+  return AuthResult::Ok;
 }
 
 }  // namespace gpulens::server

@@ -12,7 +12,6 @@ namespace gpulens::server {
 namespace {
 
 constexpr std::chrono::milliseconds kTick{50};  // how often stop and deadlines are checked
-constexpr std::string_view kHeadEnd = "\r\n\r\n";
 
 int ms_until(Clock::time_point t) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count();
@@ -65,6 +64,32 @@ void ConnectionGate::adopt(int fd) {
   watch(std::move(conn));
 }
 
+void ConnectionGate::adopt_tls(int fd, SSL_CTX* ctx) {
+  std::call_once(started_, [this] { start_threads(); });
+  auto conn = std::make_unique<Conn>();
+  auto tls = std::make_unique<TlsTransport>(fd, ctx);
+  conn->handshaking = tls.get();
+  conn->transport = std::move(tls);
+  // The handshake has one deadline however its bytes come (a byte a second
+  // would otherwise renew a per-read one); the first request's runs on from
+  // the connection's start, handshake included.
+  conn->since = Clock::now();
+  conn->request_deadline = conn->since + limits_.request_timeout;
+  conn->deadline = std::min(conn->request_deadline, conn->since + limits_.handshake_timeout);
+  watch(std::move(conn));
+}
+
+bool ConnectionGate::shed_oldest(std::size_t count, std::chrono::milliseconds wait) {
+  if (waiting_count_.load() == 0 || wake_fd_ < 0) return false;
+  std::unique_lock lock(mutex_);
+  shed_asked_ += count;
+  const std::size_t ticket = shed_asked_;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+  return shed_cv_.wait_for(lock, wait, [&] { return shed_done_ >= ticket || stopping_; }) &&
+         !stopping_;
+}
+
 void ConnectionGate::watch(std::unique_ptr<Conn> conn) {
   {
     std::lock_guard lock(mutex_);
@@ -88,32 +113,90 @@ void ConnectionGate::loop() {
         [[maybe_unused]] const auto r = ::read(wake_fd_, &count, sizeof count);
         continue;
       }
-      on_readable(fd);
+      on_ready(fd);
     }
     std::deque<std::unique_ptr<Conn>> incoming;
+    std::size_t shed = 0;
     {
       std::lock_guard lock(mutex_);
       incoming.swap(incoming_);
+      shed = shed_asked_ - shed_done_;
     }
-    for (auto& c : incoming) {
-      const int fd = c->transport->fd();
-      if (waiting_.size() >= kMaxOpen) evict_oldest();
-      waiting_[fd] = std::move(c);
-      epoll_event ev{};
-      ev.events = EPOLLIN | EPOLLRDHUP;
-      ev.data.fd = fd;
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-      // A pipelined request may already be complete in the buffer.
-      if (waiting_[fd]->state.buffered.find(kHeadEnd) != std::string::npos) {
-        dispatch(fd);
-      } else {
-        on_readable(fd);  // bytes may have come while no one watched
+    if (shed > 0) {
+      for (std::size_t i = 0; i < shed && !waiting_.empty(); ++i) evict_oldest();
+      {
+        std::lock_guard lock(mutex_);
+        shed_done_ += shed;
       }
+      shed_cv_.notify_all();
     }
+    for (auto& c : incoming) receive(std::move(c));
     expire();
+    waiting_count_ = waiting_.size();
   }
-  stopping_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
   ready_cv_.notify_all();
+  shed_cv_.notify_all();
+}
+
+// A connection adopted or handed back by a worker starts waiting.
+void ConnectionGate::receive(std::unique_ptr<Conn> c) {
+  const int fd = c->transport->fd();
+  if (waiting_.size() >= kMaxOpen) evict_oldest();
+  const bool handshaking = c->handshaking != nullptr;
+  waiting_[fd] = std::move(c);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  if (handshaking) return;  // nothing to read before the client's first bytes
+  // A pipelined request may already be complete in the buffer.
+  if (head_ends(waiting_[fd]->state.buffered)) {
+    dispatch(fd);
+  } else {
+    on_readable(fd);  // bytes may have come while no one watched
+  }
+}
+
+void ConnectionGate::on_ready(int fd) {
+  const auto it = waiting_.find(fd);
+  if (it == waiting_.end()) return;
+  if (it->second->handshaking != nullptr) return on_handshake(fd);
+  on_readable(fd);
+}
+
+void ConnectionGate::on_handshake(int fd) {
+  Conn& c = *waiting_[fd];
+  const auto step = c.handshaking->handshake_step();
+  if (step == TlsTransport::Handshake::Failed) return close_waiting(fd);
+  if (step != TlsTransport::Handshake::Done) {
+    // OpenSSL says which way it waits; the socket is watched for that alone.
+    epoll_event ev{};
+    ev.events = (step == TlsTransport::Handshake::WantWrite ? EPOLLOUT : EPOLLIN) | EPOLLRDHUP;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+    return;
+  }
+  c.handshaking = nullptr;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+  // Now a connection like any other, waiting for its first request within
+  // what is left of the first request's deadline.
+  c.deadline = std::min(c.request_deadline, Clock::now() + limits_.read_timeout);
+  on_readable(fd);  // the request may have come in the handshake's last flight
+}
+
+void ConnectionGate::close_waiting(int fd) {
+  const auto it = waiting_.find(fd);
+  if (it == waiting_.end()) return;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  finish_connection(*it->second->transport, false);
+  waiting_.erase(it);
 }
 
 void ConnectionGate::on_readable(int fd) {
@@ -131,20 +214,14 @@ void ConnectionGate::on_readable(int fd) {
       // Each wait for more bytes is bounded too, within the request's deadline.
       c.deadline = std::min(c.request_deadline, now + limits_.read_timeout);
       c.state.buffered.append(chunk, static_cast<std::size_t>(n));
-      if (c.state.buffered.size() >= limits_.max_head_bytes ||
-          c.state.buffered.find(kHeadEnd) != std::string::npos) {
+      if (c.state.buffered.size() >= limits_.max_head_bytes || head_ends(c.state.buffered)) {
         return dispatch(fd);
       }
       continue;
     }
     if (n == kTimedOut) return;  // nothing more for now
     // Closed or failed: a partial head still hears why (400), silence just closes.
-    if (c.state.buffered.empty()) {
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-      finish_connection(*c.transport, false);
-      waiting_.erase(it);
-      return;
-    }
+    if (c.state.buffered.empty()) return close_waiting(fd);
     return dispatch(fd);
   }
 }
@@ -169,10 +246,8 @@ void ConnectionGate::expire() {
   }
   for (int fd : due) {
     auto& c = waiting_[fd];
-    if (c->idle) {  // between requests: close quietly
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-      finish_connection(*c->transport, false);
-      waiting_.erase(fd);
+    if (c->idle) {  // between requests, or in the handshake: close quietly
+      close_waiting(fd);
     } else {
       c->timed_out = true;
       dispatch(fd);  // a worker answers 408 at once
@@ -186,9 +261,7 @@ void ConnectionGate::evict_oldest() {
     if (it->second->since < oldest->second->since) oldest = it;
   }
   if (oldest == waiting_.end()) return;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, oldest->first, nullptr);
-  finish_connection(*oldest->second->transport, false);
-  waiting_.erase(oldest);
+  close_waiting(oldest->first);
 }
 
 void ConnectionGate::work() {

@@ -22,6 +22,14 @@ std::size_t first_line_size(std::string_view text) {
   return nl == std::string_view::npos ? text.size() : nl + 1;
 }
 
+// A line feed without the carriage return before it.
+bool has_bare_lf(std::string_view text) {
+  for (auto nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n', nl + 1)) {
+    if (nl == 0 || text[nl - 1] != '\r') return true;
+  }
+  return false;
+}
+
 // One connection's bytes: a buffer that holds each request's head (and what
 // follows it, a pipelined request) and every wait bounded by the current
 // request's deadline.
@@ -50,7 +58,12 @@ class ConnectionStream {
     std::size_t scan_from = 0;
     char chunk[kChunk];
     while (true) {
-      if (const auto end = buf_.find(kHeadEnd, scan_from); end != std::string::npos) {
+      const auto end = buf_.find(kHeadEnd, scan_from);
+      // A bare LF before the head's end: not HTTP as RFC 9112 writes it, and
+      // what a proxy in front might read differently.
+      const std::string_view upto(buf_.data(), end == std::string::npos ? buf_.size() : end);
+      if (has_bare_lf(upto)) return Head::Truncated;
+      if (end != std::string::npos) {
         const std::string_view head(buf_.data(), end + kHeadEnd.size());
         verdict = head.size() > limits_.max_head_bytes ? too_large() : check_head(head);
         if (verdict != HeadVerdict::Ok) return Head::TooLarge;
@@ -200,6 +213,10 @@ AfterRequest handle_request(ConnectionStream& stream, const ConnectionLimits& li
 }
 
 }  // namespace
+
+bool head_ends(std::string_view buffered) {
+  return buffered.find(kHeadEnd) != std::string_view::npos || has_bare_lf(buffered);
+}
 
 HeadVerdict check_head(std::string_view head) {
   if (first_line_size(head) > kMaxRequestLine) return HeadVerdict::UriTooLong;

@@ -25,8 +25,10 @@ struct ConnectionLimits {
   std::chrono::milliseconds read_timeout{5000};        // each wait for the client's bytes
   std::chrono::milliseconds write_timeout{10000};      // each wait for the client to take bytes
   std::chrono::milliseconds keep_alive_timeout{5000};  // idle between requests
-  std::size_t keep_alive_max = 100;                    // requests per connection
-  std::size_t max_head_bytes = 32 * 1024;              // request line and header fields together
+  // The whole TLS handshake, from the connection's start, however its bytes come.
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::size_t keep_alive_max = 100;        // requests per connection
+  std::size_t max_head_bytes = 32 * 1024;  // request line and header fields together
   // "Name: value\r\n" lines for the answers this layer writes itself (408, 414, 431).
   std::string refusal_headers;
   std::function<void(int status)> on_refused;  // counts those answers
@@ -38,6 +40,11 @@ enum class HeadVerdict { Ok, UriTooLong, FieldsTooLarge };
 // agent has always had (they were cpp-httplib's, which it used to be built on).
 inline constexpr std::size_t kMaxRequestLine = 8192;
 inline constexpr std::size_t kMaxHeaderLine = 8192;
+
+// Whether `buffered` holds all a worker needs to answer: a head's end (the
+// blank line), or a line ended by a bare LF, which no valid head has (answered
+// 400 at once, rather than 408 once the wait for a CRLF that never comes ends).
+bool head_ends(std::string_view buffered);
 
 // `head` is a request's head, blank line included: whether its request line and
 // each header line keep within kMaxRequestLine and kMaxHeaderLine.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "http/http_listener.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,89 +13,25 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
-#include <deque>
-#include <mutex>
 #include <thread>
-#include <vector>
 
 namespace gpulens::server {
-
-// TLS connections, each served from its handshake to its close by one worker:
-// OpenSSL's session state makes handing a connection between threads (as the
-// plain gate does) not worth its complexity for an endpoint Prometheus scrapes.
-class TlsWorkers {
- public:
-  TlsWorkers(std::size_t count, SSL_CTX* ctx, const ConnectionLimits& limits,
-             const std::atomic<int>& listening, const ProcessRequest& process)
-      : ctx_(ctx), limits_(limits), listening_(listening), process_(process) {
-    for (std::size_t i = 0; i < count; ++i) threads_.emplace_back([this] { work(); });
-  }
-
-  ~TlsWorkers() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-    for (const int fd : queue_) ::close(fd);
-  }
-
-  void push(int fd) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(fd);
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void work() {
-    while (true) {
-      int fd = -1;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;
-        fd = queue_.front();
-        queue_.pop_front();
-      }
-      // The handshake counts against the first request's deadline.
-      const auto deadline = Clock::now() + limits_.request_timeout;
-      TlsTransport transport(fd, ctx_);
-      bool linger = false;
-      if (transport.accept(deadline, limits_.read_timeout))
-        linger = serve_connection(transport, limits_, deadline, listening_, process_);
-      finish_connection(transport, linger);
-    }
-  }
-
-  SSL_CTX* ctx_;
-  const ConnectionLimits& limits_;
-  const std::atomic<int>& listening_;
-  const ProcessRequest& process_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<int> queue_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
-};
 
 HttpListener::HttpListener(ConnectionLimits limits, std::size_t workers, ProcessRequest process)
     : limits_(std::move(limits)),
       workers_(std::max<std::size_t>(1, workers)),
       process_(std::move(process)),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      reserve_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {}
 
 HttpListener::~HttpListener() {
   stop();
   // Their threads use limits_, process_ and ssl_ctx_: they end first.
   gate_.reset();
-  tls_workers_.reset();
   if (socket_ >= 0) ::close(socket_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
   if (ssl_ctx_ != nullptr) SSL_CTX_free(ssl_ctx_);
 }
 
@@ -155,14 +92,10 @@ int HttpListener::bind(const std::string& host, int port) {
 void HttpListener::listen() {
   if (socket_ < 0 || stop_requested_) return;
   listening_ = socket_;
-  if (ssl_ctx_ != nullptr) {
-    // OpenSSL writes with write(2), which raises SIGPIPE on a connection the
-    // client has reset: an error to report, not a reason to end the agent.
-    std::signal(SIGPIPE, SIG_IGN);
-    tls_workers_ = std::make_unique<TlsWorkers>(workers_, ssl_ctx_, limits_, listening_, process_);
-  } else {
-    gate_ = std::make_unique<ConnectionGate>(limits_, workers_, listening_, process_);
-  }
+  // OpenSSL writes with write(2), which raises SIGPIPE on a connection the
+  // client has reset: an error to report, not a reason to end the agent.
+  if (ssl_ctx_ != nullptr) std::signal(SIGPIPE, SIG_IGN);
+  gate_ = std::make_unique<ConnectionGate>(limits_, workers_, listening_, process_);
   while (!stop_requested_) {
     pollfd fds[2] = {{socket_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -174,20 +107,41 @@ void HttpListener::listen() {
     if ((fds[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      // Out of descriptors: the backlog waits a moment rather than spinning.
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+      if (errno == EMFILE || errno == ENFILE) out_of_descriptors();
+      // Out of memory: the backlog waits a moment rather than spinning.
+      if (errno == ENOBUFS || errno == ENOMEM)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
     // Answers go out in one write, which need not wait for the client's ACK.
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (tls_workers_)
-      tls_workers_->push(fd);
+    if (ssl_ctx_ != nullptr)
+      gate_->adopt_tls(fd, ssl_ctx_);
     else
       gate_->adopt(fd);
   }
   listening_ = -1;
+}
+
+void HttpListener::out_of_descriptors() {
+  // The connections that have waited longest (idle, or dribbling a head) give
+  // their descriptors to those in the backlog, a scrape among them. Several at
+  // a time: behind a thousand idle sockets in the backlog, one per accept was
+  // a round trip to the epoll thread each, a second in all.
+  constexpr std::size_t kShedAtOnce = 32;
+  if (gate_->shed_oldest(kShedAtOnce, std::chrono::milliseconds(500))) return;
+  // Nothing waiting to close: every descriptor is in use elsewhere. The spare
+  // one lets the connection be taken and closed at once, so that the backlog
+  // does not wake this loop again and again while it stays full.
+  if (reserve_fd_ < 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return;
+  }
+  ::close(reserve_fd_);
+  const int fd = ::accept4(socket_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void HttpListener::stop() {

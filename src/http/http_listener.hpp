@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The listening socket and what happens to each connection it accepts. Plain
-// connections go to a ConnectionGate, whose epoll thread waits for complete
-// request heads and whose workers answer them; TLS connections go to a pool of
-// workers that each do the handshake and then serve the connection
-// (serve_connection), every step within the request deadline.
+// The listening socket and what happens to each connection it accepts: every
+// connection, plain or TLS, goes to a ConnectionGate, whose epoll thread drives
+// TLS handshakes and waits for complete request heads, and whose workers answer
+// them. Out of descriptors, the gate gives up its longest-waiting connection so
+// that a new one (a scrape) can be accepted.
 #include <openssl/ssl.h>
 
 #include <atomic>
@@ -16,8 +16,6 @@
 #include "http/http_connection.hpp"
 
 namespace gpulens::server {
-
-class TlsWorkers;
 
 class HttpListener {
  public:
@@ -52,7 +50,10 @@ class HttpListener {
   std::atomic<int> listening_{0};
   std::atomic<bool> stop_requested_{false};
   std::unique_ptr<ConnectionGate> gate_;
-  std::unique_ptr<TlsWorkers> tls_workers_;
+  int reserve_fd_ = -1;  // a spare descriptor for when accept() finds none (EMFILE)
+
+  // accept() failed with EMFILE or ENFILE.
+  void out_of_descriptors();
 };
 
 }  // namespace gpulens::server

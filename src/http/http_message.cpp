@@ -73,7 +73,24 @@ std::string Response::header(std::string_view name) const {
   return v ? *v : std::string();
 }
 
+namespace {
+
+// A header line that starts with a space or a tab continues the one before it
+// (obs-fold, RFC 9112 5.2): a server must refuse it or unfold it, and a proxy in
+// front may have done the other; refused, like every form two readers could
+// take differently.
+bool has_folded_line(std::string_view head) {
+  for (auto nl = head.find('\n'); nl != std::string_view::npos && nl + 1 < head.size();
+       nl = head.find('\n', nl + 1)) {
+    if (head[nl + 1] == ' ' || head[nl + 1] == '\t') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<Request> parse_request_head(std::string_view head) {
+  if (has_folded_line(head)) return std::nullopt;
   http::request_parser<http::empty_body> parser;
   // The connection loop has measured the head already (its lines and its whole
   // size); Beast's own limits would only answer differently.
@@ -101,6 +118,8 @@ std::optional<Request> parse_request_head(std::string_view head) {
   req.has_body = parser.chunked() || parser.content_length().value_or(0) > 0;
   for (const auto& field : msg)
     req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  // Two Host fields name two targets (RFC 9112 3.2: answered 400).
+  if (req.header_count("Host") > 1) return std::nullopt;
   const std::string_view target = req.target;
   const auto query = target.find('?');
   req.path = percent_decode(target.substr(0, query), false);

@@ -100,17 +100,21 @@ ssize_t TlsTransport::retry_or_fail(int ret, Clock::time_point until) {
   return ready == 0 ? kTimedOut : kIoError;
 }
 
-bool TlsTransport::accept(Clock::time_point deadline, std::chrono::milliseconds step) {
-  if (ssl_ == nullptr) return false;
-  while (true) {
-    ERR_clear_error();
-    const int r = SSL_accept(ssl_);
-    if (r == 1) {
-      established_ = true;
-      return true;
-    }
-    if (retry_or_fail(r, std::min(deadline, Clock::now() + step)) != kRetry) return false;
+TlsTransport::Handshake TlsTransport::handshake_step() {
+  if (ssl_ == nullptr || broken_) return Handshake::Failed;
+  if (established_) return Handshake::Done;
+  ERR_clear_error();
+  const int r = SSL_accept(ssl_);
+  if (r == 1) {
+    established_ = true;
+    return Handshake::Done;
   }
+  const int error = SSL_get_error(ssl_, r);
+  if (error == SSL_ERROR_WANT_READ) return Handshake::WantRead;
+  if (error == SSL_ERROR_WANT_WRITE) return Handshake::WantWrite;
+  broken_ = true;
+  ERR_clear_error();
+  return Handshake::Failed;
 }
 
 ssize_t TlsTransport::read_some(char* buf, std::size_t n, Clock::time_point until) {

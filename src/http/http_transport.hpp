@@ -54,8 +54,11 @@ class TlsTransport final : public Transport {
   TlsTransport(int fd, SSL_CTX* ctx);
   ~TlsTransport() override;
 
-  // The handshake: each wait at most `step`, all of it done by `deadline`.
-  bool accept(Clock::time_point deadline, std::chrono::milliseconds step);
+  // One non-blocking step of the handshake, taken when the socket is ready:
+  // the connection gate drives it with epoll, so a client that connects and
+  // stops (or sends half a ClientHello) holds no thread while it waits.
+  enum class Handshake { Done, WantRead, WantWrite, Failed };
+  Handshake handshake_step();
   SSL* ssl() const { return ssl_; }
 
   ssize_t read_some(char* buf, std::size_t n, Clock::time_point until) override;

@@ -6,8 +6,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <cstdio>
+#include <memory>
 #include <vector>
+
+#include "http/regular_file.hpp"
 
 namespace gpulens::server {
 
@@ -33,30 +35,41 @@ std::string openssl_error() {
   return buf;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f != nullptr) std::fclose(f);
-  }
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
 };
+
+// A memory BIO over `text` (which must outlive it).
+std::unique_ptr<BIO, BioFree> memory_bio(const std::string& text) {
+  return std::unique_ptr<BIO, BioFree>(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+}
 
 }  // namespace
 
 Status TlsIdentity::load(const TlsConfig& config) {
   auto material = std::make_shared<Material>();
-  std::unique_ptr<std::FILE, FileCloser> cert_file(std::fopen(config.cert_file.c_str(), "r"));
-  if (!cert_file) return Error{fmt::format("cannot read the TLS certificate {}", config.cert_file)};
-  material->cert = PEM_read_X509(cert_file.get(), nullptr, nullptr, nullptr);
+  // Regular files only, opened non-blocking (regular_file.hpp): a FIFO hung start-up.
+  const auto cert_text = read_regular_file(config.cert_file, "the TLS certificate");
+  if (!cert_text) return cert_text.error();
+  const auto key_text = read_regular_file(config.key_file, "the TLS key");
+  if (!key_text) return key_text.error();
+  if (!config.client_ca_file.empty()) {
+    const auto ca = read_regular_file(config.client_ca_file, "the client CA file");
+    if (!ca) return ca.error();
+  }
+  const auto cert_file = memory_bio(*cert_text);
+  const auto key_file = memory_bio(*key_text);
+  if (!cert_file || !key_file) return Error{"out of memory reading the TLS certificate and key"};
+  material->cert = PEM_read_bio_X509(cert_file.get(), nullptr, nullptr, nullptr);
   if (material->cert == nullptr) {
     return Error{fmt::format("{} holds no PEM certificate: {}", config.cert_file, openssl_error())};
   }
   // The rest of the file is the chain, leaf first as in exporter-toolkit's files.
-  while (X509* extra = PEM_read_X509(cert_file.get(), nullptr, nullptr, nullptr)) {
+  while (X509* extra = PEM_read_bio_X509(cert_file.get(), nullptr, nullptr, nullptr)) {
     material->chain.push_back(extra);
   }
   ERR_clear_error();  // the loop ends on an expected "no start line"
-  std::unique_ptr<std::FILE, FileCloser> key_file(std::fopen(config.key_file.c_str(), "r"));
-  if (!key_file) return Error{fmt::format("cannot read the TLS key {}", config.key_file)};
-  material->key = PEM_read_PrivateKey(key_file.get(), nullptr, nullptr, nullptr);
+  material->key = PEM_read_bio_PrivateKey(key_file.get(), nullptr, nullptr, nullptr);
   if (material->key == nullptr) {
     return Error{fmt::format("{} holds no PEM private key (encrypted keys are not supported): {}",
                              config.key_file, openssl_error())};

@@ -6,9 +6,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <set>
 
+#include "http/basic_auth.hpp"
+#include "http/regular_file.hpp"
 #include "http/yaml_subset.hpp"
 
 namespace gpulens::server {
@@ -88,6 +89,11 @@ Result<TlsConfig> parse_tls(const std::string& name, const YamlNode& node,
     return Error{
         fmt::format("{}: tls_server_config needs both cert_file and key_file", at(name, node))};
   }
+  if (tls.max_version != 0 && tls.min_version > tls.max_version) {
+    return Error{
+        fmt::format("{}: min_version is newer than max_version: no TLS version is left to speak",
+                    at(name, node))};
+  }
   if (tls.client_auth != ClientAuth::None && tls.client_ca_file.empty()) {
     return Error{fmt::format("{}: client_auth_type needs client_ca_file", at(name, node))};
   }
@@ -125,6 +131,41 @@ bool is_framing_header(std::string_view name) {
   return false;
 }
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The security headers the server sends on every answer (exposition/http_server.cpp).
+// A copy from the config would send two, and a browser may obey either (two
+// X-Frame-Options are ignored as invalid); a looser value would undo what they
+// are for. Only X-Frame-Options may change, to the other value that still
+// forbids framing by other sites.
+Status check_security_header(const std::string& name, const YamlNode& n, const std::string& header,
+                             const std::string& value) {
+  const std::string lower = lowercase(header);
+  if (lower == "x-frame-options") {
+    const std::string v = lowercase(value);
+    if (v == "deny" || v == "sameorigin") return ok_status();
+    return Error{fmt::format(
+        "{}: X-Frame-Options '{}' would let other sites frame the dashboard; gpulens sends "
+        "DENY, and the config may only change it to SAMEORIGIN",
+        at(name, n), value)};
+  }
+  for (const char* fixed :
+       {"content-security-policy", "x-content-type-options", "referrer-policy"}) {
+    if (lower == fixed) {
+      return Error{fmt::format(
+          "{}: gpulens sends '{}' itself, at its strictest (docs/serve.md, Security); the "
+          "config cannot repeat or loosen it",
+          at(name, n), header)};
+    }
+  }
+  return ok_status();
+}
+
 Status check_header(const std::string& name, const YamlNode& n, const std::string& header,
                     const std::string& value) {
   if (!is_token(header)) {
@@ -141,7 +182,7 @@ Status check_header(const std::string& name, const YamlNode& n, const std::strin
                     "would start another header)",
                     at(name, n), header)};
   }
-  return ok_status();
+  return check_security_header(name, n, header, value);
 }
 
 }  // namespace
@@ -178,6 +219,19 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
               "make one with: gpulens serve --hash-password",
               at(name, h), user)};
         }
+        const auto cost = bcrypt_cost(*hash);
+        if (!cost) {
+          return Error{fmt::format(
+              "{}: the password hash of '{}' is not a whole bcrypt hash ($2y$, two digits of "
+              "cost, '$', 53 characters); make one with: gpulens serve --hash-password",
+              at(name, h), user)};
+        }
+        if (*cost < kMinBcryptCost || *cost > kMaxBcryptCost) {
+          return Error{fmt::format(
+              "{}: the bcrypt cost of '{}' is {}; gpulens accepts {} to {} (each step doubles "
+              "a check's time; past {} one login holds a worker for seconds to days)",
+              at(name, h), user, *cost, kMinBcryptCost, kMaxBcryptCost, kMaxBcryptCost)};
+        }
         if (user.find(':') != std::string::npos)
           return Error{fmt::format("{}: a user name cannot contain ':'", at(name, h))};
         config.users.emplace_hint(config.users.end(), user, *hash);
@@ -193,10 +247,15 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
         }
         if (!s.is_map && !s.is_null)
           return Error{fmt::format("{}: headers must be a section", at(name, s))};
+        std::set<std::string> seen;
         for (const auto& [header, value] : s.entries) {
           auto v = scalar(name, value, header);
           if (!v) return v.error();
           if (auto ok = check_header(name, value, header, *v); !ok) return ok.error();
+          // Names differ only in case: the same header, sent twice.
+          if (!seen.insert(lowercase(header)).second) {
+            return Error{fmt::format("{}: header '{}' is given twice", at(name, value), header)};
+          }
           config.headers.emplace_back(header, *v);
         }
       }
@@ -209,12 +268,10 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
 }
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("cannot read the web config {}", path)};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  auto text = read_regular_file(path, "the web config");
+  if (!text) return text.error();
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_web_config(ss.str(), path, dir);
+  return parse_web_config(*text, path, dir);
 }
 
 }  // namespace gpulens::server

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -65,17 +66,57 @@ Status accumulate(Database& db, const std::string& sql, std::int64_t from, std::
 HistoryReader::HistoryReader(std::string path, std::chrono::milliseconds deadline)
     : path_(std::move(path)), deadline_(deadline) {}
 
+namespace {
+
+// The schema version and the column map: a file of no known version is refused
+// rather than read as if it were gpulens' own.
+Result<ColumnMap> read_schema(Database& db) {
+  auto version = schema_version(db);
+  if (!version) return version.error();
+  if (*version == 0)
+    return Error{
+        fmt::format("{} is not a gpulens history database yet (no history schema)", db.path())};
+  return read_column_map(db);
+}
+
+}  // namespace
+
 Status HistoryReader::ensure_open() {
-  if (db_.is_open()) return ok_status();
+  // An immutable connection is a snapshot: each query looks again, so a file
+  // that became writable (or got a writer) is read live from then on.
+  if (db_.is_open() && !immutable_) return ok_status();
+  db_ = Database();
+  immutable_ = false;
   // Read-write without create, then query_only: a read-only open of a WAL file
   // fails whenever the -shm file is missing, which a fresh writer may not have made.
-  auto db = Database::open(path_, /*read_only=*/false, /*create=*/false);
-  if (!db) return db.error();
-  if (auto s = db->exec("PRAGMA query_only = 1"); !s) return s;
-  auto columns = read_column_map(*db);
+  Status first = ok_status();
+  if (auto db = Database::open(path_, /*read_only=*/false, /*create=*/false); db) {
+    auto columns = db->exec("PRAGMA query_only = 1")
+                       ? read_schema(*db)
+                       : Result<ColumnMap>(Error{"cannot make the connection read-only"});
+    if (columns) {
+      db_ = std::move(*db);
+      columns_ = std::move(*columns);
+      return ok_status();
+    }
+    first = columns.error();
+  } else {
+    first = db.error();
+  }
+  // A file this process may read but not write (nor write beside: -shm) fails
+  // above even for a SELECT. With no -wal there is no live writer, and the
+  // file is whole: it is read as immutable.
+  std::error_code ec;
+  if (std::filesystem::exists(path_ + "-wal", ec) || !std::filesystem::exists(path_, ec))
+    return first;
+  auto frozen = Database::open_immutable(path_);
+  if (!frozen) return first;
+  // Read as it is, the file's own fault (its version) is the one to report.
+  auto columns = read_schema(*frozen);
   if (!columns) return columns.error();
-  db_ = std::move(*db);
+  db_ = std::move(*frozen);
   columns_ = std::move(*columns);
+  immutable_ = true;
   return ok_status();
 }
 

@@ -105,6 +105,7 @@ class HistoryReader {
   std::chrono::milliseconds deadline_;
   std::mutex mutex_;
   Database db_;
+  bool immutable_ = false;  // db_ reads a file it could not open the usual way
   ColumnMap columns_;
 };
 

@@ -26,29 +26,13 @@ namespace {
 
 // ---- opening the file ----
 
-std::string uri_path(const std::string& path) {
-  std::string out;
-  for (const char c : std::filesystem::absolute(path).string()) {
-    if (c == '%' || c == '?' || c == '#')
-      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    else
-      out += c;
-  }
-  return out;
-}
-
 // The first read: the schema version, then the column map. A file that is not
 // SQLite, or SQLite without gpulens' tables, says so.
 Result<ColumnMap> read_schema(Database& db, const std::string& path) {
-  auto version = db.query_int("PRAGMA user_version");
+  auto version = schema_version(db);
   if (!version) return version.error();
   if (*version == 0)
     return Error{fmt::format("{} is not a gpulens history database (no history schema)", path)};
-  if (*version > kSchemaVersion) {
-    return Error{fmt::format(
-        "{} was written by a newer gpulens (history schema {}; this gpulens reads up to {})", path,
-        *version, kSchemaVersion)};
-  }
   return read_column_map(db);
 }
 
@@ -70,7 +54,7 @@ Result<OpenHistory> open_history(const std::string& path) {
   if (columns) return OpenHistory{std::move(*db), std::move(*columns)};
   std::error_code ec;
   if (std::filesystem::exists(path + "-wal", ec)) return columns.error();
-  auto frozen = Database::open("file:" + uri_path(path) + "?immutable=1", true, false);
+  auto frozen = Database::open_immutable(path);
   if (!frozen) return columns.error();
   auto again = read_schema(*frozen, path);
   if (!again) return columns.error();

@@ -174,15 +174,28 @@ Result<ColumnMap> read_column_map(Database& db) {
   return map;
 }
 
-Result<ColumnMap> migrate(Database& db) {
+Result<std::int64_t> schema_version(Database& db) {
   auto version = db.query_int("PRAGMA user_version");
   if (!version) return version.error();
+  if (*version < 0) {
+    // Not ours: used as it was, its tables would be taken for gpulens' own.
+    return Error{fmt::format(
+        "{} has history schema version {}, which no gpulens writes: it is not a gpulens "
+        "history file (or was altered); point --history at another file",
+        db.path(), *version)};
+  }
   if (*version > kSchemaVersion) {
     return Error{fmt::format(
         "{} was written by a newer gpulens (history schema {}; this gpulens knows up to {}): "
         "upgrade gpulens or point --history at another file",
         db.path(), *version, kSchemaVersion)};
   }
+  return *version;
+}
+
+Result<ColumnMap> migrate(Database& db) {
+  auto version = schema_version(db);
+  if (!version) return version.error();
   const auto& steps = migrations();
   for (auto v = static_cast<std::size_t>(*version); v < steps.size(); ++v) {
     // Each step and its version bump commit together, so a crash mid-way

@@ -32,6 +32,11 @@ struct ColumnMap {
   std::map<int, std::string> state_ids;                   // code -> state id
 };
 
+// The file's history schema version (PRAGMA user_version): 0 for a file no
+// gpulens has written to, 1..kSchemaVersion for one it can read. A negative
+// version (no gpulens writes one) or a newer one is an error naming the file.
+Result<std::int64_t> schema_version(Database& db);
+
 // Creates or upgrades the schema and returns the column map.
 Result<ColumnMap> migrate(Database& db);
 // Reads the column map of an already-migrated file (read-only connections).

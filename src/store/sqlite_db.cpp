@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <utility>
 
 namespace gpulens::store {
@@ -54,6 +55,19 @@ Database& Database::operator=(Database&& other) noexcept {
     if (db_ != nullptr) sqlite3_progress_handler(db_, 1000, &Database::progress_callback, this);
   }
   return *this;
+}
+
+Result<Database> Database::open_immutable(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#')
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else
+      uri += c;
+  }
+  auto db = open(uri + "?immutable=1", /*read_only=*/true, /*create=*/false);
+  if (db) db->path_ = path;  // messages name the file, not the URI
+  return db;
 }
 
 Result<Database> Database::open(const std::string& path, bool read_only, bool create) {

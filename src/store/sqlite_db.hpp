@@ -52,6 +52,10 @@ class Database {
 
   // Opens (creating if asked) the file; `read_only` connections never write.
   static Result<Database> open(const std::string& path, bool read_only, bool create);
+  // Opens `path` read-only as immutable (no locks, no WAL, no -shm): the one way
+  // to read a WAL-mode file its reader may not write beside, once no writer is
+  // live. Needs URI file names, which Debian's SQLite accepts (SQLITE_USE_URI).
+  static Result<Database> open_immutable(const std::string& path);
 
   bool is_open() const { return db_ != nullptr; }
   sqlite3* handle() const { return db_; }
