@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scrape latency of `gpulens serve` with TLS and basic auth while hostile clients
 hold TLS connections, and while password guessers hammer it.
 

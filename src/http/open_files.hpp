@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The agent's open-files limit. Every connection is a descriptor, and the soft
 // limit most systems start a process with is 1,024: with it, 1,100 idle

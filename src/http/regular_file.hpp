@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading the files a web config names (the config itself, certificates, keys,
 // CA bundles). Each is opened non-blocking and must be a regular file: a FIFO

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression tests for issue 31, the agent's side: TLS handshakes that held the
 // workers, running out of descriptors, bcrypt costs and password guessers,
 // files that are not files, ambiguous request heads, history files of unknown
@@ -312,7 +313,7 @@ TEST(HardenedTls, AFifoCertificateIsRefusedWithoutHanging) {
     loaded->set_value(s ? "loaded" : s.error().message);
   }).detach();
   ASSERT_EQ(result.wait_for(20s), std::future_status::ready) << "loading hung on the FIFO";
-  EXPECT_NE(result.get().find("tls.crt is not a regular file"), std::string::npos);
+  EXPECT_NE(result.get().find("tls.crt: not a regular file (a FIFO)"), std::string::npos);
 }
 
 TEST(HardenedWebConfig, TlsVersionsMustLeaveOne) {
