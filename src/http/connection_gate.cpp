@@ -80,8 +80,13 @@ void ConnectionGate::adopt_tls(int fd, SSL_CTX* ctx) {
 }
 
 bool ConnectionGate::shed_oldest(std::size_t count, std::chrono::milliseconds wait) {
-  if (waiting_count_.load() == 0 || wake_fd_ < 0) return false;
+  if (wake_fd_ < 0) return false;
   std::unique_lock lock(mutex_);
+  // Connections adopted but not yet taken in by the epoll thread hold
+  // descriptors too: counting only those already waiting, a busy epoll thread
+  // made accept's EMFILE look like "nothing to shed", and the listener closed
+  // the next connection of the backlog (a scrape) unanswered.
+  if (waiting_count_.load() == 0 && incoming_.empty()) return false;
   shed_asked_ += count;
   const std::size_t ticket = shed_asked_;
   const std::uint64_t one = 1;
@@ -122,6 +127,8 @@ void ConnectionGate::loop() {
       incoming.swap(incoming_);
       shed = shed_asked_ - shed_done_;
     }
+    // Taken in first, so that a shed can close them as well.
+    for (auto& c : incoming) receive(std::move(c));
     if (shed > 0) {
       for (std::size_t i = 0; i < shed && !waiting_.empty(); ++i) evict_oldest();
       {
@@ -130,7 +137,6 @@ void ConnectionGate::loop() {
       }
       shed_cv_.notify_all();
     }
-    for (auto& c : incoming) receive(std::move(c));
     expire();
     waiting_count_ = waiting_.size();
   }
