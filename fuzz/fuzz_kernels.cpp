@@ -93,9 +93,11 @@ void mutate_tree(json& root, std::minstd_rand& rng) {
       break;
     case 3:  // a number nudged: off by one, negated, scaled
       if (node.is_number_integer()) {
-        const auto v = node.get<std::int64_t>();
-        const std::int64_t choices[] = {v + 1, v - 1, -v, v * 1000, 0};
-        node = choices[rng() % 5];
+        // Wrapping arithmetic: the nudge itself must not overflow (UBSan stops
+        // the fuzzer at INT64_MIN - 1); the wrapped values are odd inputs too.
+        const auto v = static_cast<std::uint64_t>(node.get<std::int64_t>());
+        const std::uint64_t choices[] = {v + 1, v - 1, 0 - v, v * 1000, 0};
+        node = static_cast<std::int64_t>(choices[rng() % 5]);
       }
       break;
     default:  // a field the record knows, with an odd value
