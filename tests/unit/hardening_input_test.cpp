@@ -214,9 +214,21 @@ TEST(ExitCodes, BadHeaderAndBadLineGiveTheSameCode) {
   const std::string bad_header = write_temp("bad-header.jsonl", "{oops\n");
   const std::string bad_line =
       write_temp("bad-line.jsonl", kHeader + "\n{oops\n" + R"({"t": 2, "gpu": 0})" + "\n");
-  for (const char* cmd : {"stream --speed 0 --replay ", "diagnose --replay ", "report "}) {
+  for (const char* cmd :
+       {"stream --speed 0 --replay ", "diagnose --replay ", "report ", "top --once --replay "}) {
     EXPECT_EQ(run_gpulens(cmd + bad_header).exit_code, 1) << cmd;
     EXPECT_EQ(run_gpulens(cmd + bad_line).exit_code, 1) << cmd;
+  }
+}
+
+TEST(ExitCodes, APathThatIsNoFileIsACommandLineError) {
+  // Checked with the arguments, before anything is read: 2 like any other
+  // wrong argument, for every command alike (docs/reliability.md).
+  const std::string dir = ::testing::TempDir();
+  for (const char* cmd :
+       {"stream --speed 0 --replay ", "diagnose --replay ", "report ", "top --once --replay "}) {
+    EXPECT_EQ(run_gpulens(std::string(cmd) += "/nonexistent/trace.jsonl").exit_code, 2) << cmd;
+    EXPECT_EQ(run_gpulens(std::string(cmd) += dir).exit_code, 2) << cmd;
   }
 }
 
