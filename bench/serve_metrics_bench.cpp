@@ -9,7 +9,7 @@
 
 #include "exposition/exposition.hpp"
 #include "exposition/http_server.hpp"
-#include "http_test_client.hpp"  // tests/unit: the tests' small HTTP client
+#include "http_test_client.hpp"  // tests/unit/support: the tests' small HTTP client
 
 namespace gpulens::server {
 namespace {

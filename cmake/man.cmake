@@ -6,7 +6,7 @@
 # Debian wants man pages compressed (lintian: manpage-not-compressed) and CPack's
 # DEB generator installs files as they are. The .gz (gzip -9n: no name or time
 # inside, so the build is reproducible) is what gets installed.
-# tests/man/check_pages.py (ctest man_pages) checks build/man/: groff and man
+# tests/e2e/man_pages.py (ctest man_pages) checks build/man/: groff and man
 # warnings, the sections, every option of `--help`, every key of `gpulens top`.
 set(GPULENS_MAN_DIR ${CMAKE_BINARY_DIR}/man)
 set(GPULENS_MAN_DATADIR ${CMAKE_INSTALL_FULL_DATADIR}/gpulens)

@@ -13,7 +13,7 @@ packages=(
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libncurses-dev tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
-  groff-base man-db           # the man pages' checks (tests/man/check_pages.py)
+  groff-base man-db           # the man pages' checks (tests/e2e/man_pages.py)
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
   # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI

@@ -3,7 +3,7 @@
 // The one grammar for durations and points in time that people type: config
 // files (diagnosis/config), API query parameters (?from=, ?to=, ?step=), the
 // CLI (`gpulens report --from/--to`, `serve --history-raw`). Written down once
-// in docs/durations.md; tested from one table (tests/unit/duration_test.cpp).
+// in docs/durations.md; tested from one table (tests/unit/core/duration_test.cpp).
 #include <string>
 #include <string_view>
 

@@ -7,7 +7,7 @@
 // libcrypto.a, libsqlite3.a, ...) goes to __wrap_NAME, which calls NAME at the
 // old version through a local alias that `.symver` binds (NAME@GLIBC_2.2.5).
 // glibc keeps every old version as a compat symbol, so on 2.34+ the same calls
-// reach the same functions; tests/unit/glibc_compat_test.cpp compares them.
+// reach the same functions; tests/unit/platform/glibc_compat_test.cpp compares them.
 //
 // Where each symbol was at 2.28, from glibc's sysdeps/unix/sysv/linux/x86_64/64/
 // *.abilist at tag glibc-2.28 (versions checked in Debian 12's libraries too):

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End to end: headless Chromium loads the dashboard that `gpulens-serve --replay`
+# serves, at a phone (390x844), a laptop (1400x1000) and a wall (2560x1440, ?wall).
+# Fails when the page is wider than the viewport (it would scroll sideways), when
+# a card is missing, or on any console message or uncaught error. Screenshots go
+# to the output directory; GPULENS_UPDATE_SCREENSHOTS=1 also copies them to
+# docs/images/dashboard-*.png (the committed ones).
+#
+#   tests/e2e/dashboard_chromium.sh [OUT_DIR]     (default: build/e2e-dashboard)
+#   GPULENS_SERVE_BIN=build/release/gpulens-serve tests/e2e/dashboard_chromium.sh
+#
+# Exit 77 (ctest: skipped) only when Chromium is not installed.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+chrome=""
+for c in chromium chromium-browser google-chrome; do
+  if command -v "$c" >/dev/null; then chrome=$c; break; fi
+done
+if [[ -z "$chrome" ]]; then
+  echo "dashboard_chromium: SKIPPED: chromium is not installed (apt-get install -y chromium)" >&2
+  exit 77
+fi
+
+bin=${GPULENS_SERVE_BIN:-}
+if [[ -z "$bin" ]]; then
+  for b in build/debug/gpulens-serve build/release/gpulens-serve; do
+    if [[ -x "$b" ]]; then bin=$b; break; fi
+  done
+fi
+if [[ -z "$bin" || ! -x "$bin" ]]; then
+  echo "dashboard_chromium: no gpulens-serve binary (build it, or set GPULENS_SERVE_BIN)" >&2
+  exit 1
+fi
+
+out=${1:-build/e2e-dashboard}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A two-GPU recording whose process lists come every few samples: the cards,
+# the processes table (held between reads) and two cards side by side on a wall.
+# It is cut at 45 s, while the job still runs: its end is both GPUs idle with no
+# process, which shows less. Samples come every 0.1 s, process lists every 1.1 s.
+trace="$work/multi-gpu-45s.trace.jsonl"
+python3 - tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl "$trace" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+t0 = None
+with open(sys.argv[2], "w") as out:
+    for line in lines:
+        t = json.loads(line).get("t")
+        if t is not None:
+            t0 = t if t0 is None else t0
+            if t - t0 > 45:
+                break
+        out.write(line + "\n")
+PY
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin" --replay "$trace" --speed 100 --listen "127.0.0.1:$port" --history "$work/history.db" \
+  >"$work/serve.log" 2>&1 &
+server_pid=$!
+base="http://127.0.0.1:$port"
+# Waits for the replay to reach its end, so history and the last state are there.
+for _ in $(seq 1 600); do
+  if curl -fsS "$base/api/v1/health" 2>/dev/null | grep -q '"ended": *true'; then break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "dashboard_chromium: gpulens-serve exited:" >&2
+    cat "$work/serve.log" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
+
+failed=0
+for spec in "390 844 " "1400 1000 " "2560 1440 wall"; do
+  read -r w h mode <<<"$spec"
+  shot="$out/dashboard-$w.png"
+  # An exact viewport through the DevTools protocol (--window-size stops at 500 px).
+  if python3 tests/e2e/dashboard_probe.py "$chrome" "$base/${mode:+?$mode}" "$w" "$h" "$shot" 2 $mode; then
+    echo "dashboard_chromium: ${w}x$h${mode:+ ?$mode}: ok (screenshot $shot)"
+    if [[ "${GPULENS_UPDATE_SCREENSHOTS:-}" == 1 ]]; then cp "$shot" "docs/images/dashboard-$w.png"; fi
+  else
+    echo "dashboard_chromium: ${w}x$h${mode:+ ?$mode}: FAILED" >&2
+    failed=1
+  fi
+done
+exit $failed

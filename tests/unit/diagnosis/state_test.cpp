@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: Apache-2.0
+// Each state on synthetic windows built from the physics of the case, plus the
+// throttle flag and the fallbacks when metrics are missing.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <utility>
+
+#include "diagnosis/classifier.hpp"
+#include "diagnosis/engine.hpp"
+#include "diagnosis/fixes.hpp"
+#include "diagnosis_support.hpp"
+
+namespace gpulens {
+namespace {
+
+using testing::proc;
+
+using Values = std::initializer_list<std::pair<Metric, double>>;
+
+DeviceInfo h100() {
+  DeviceInfo d;
+  d.index = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.sm_count = 132;
+  d.mem_total_mib = 81559;
+  d.power_limit_w = 700;
+  d.max_sm_clock_mhz = 1980;
+  d.pcie_gen = 5;
+  d.pcie_width = 16;
+  return d;
+}
+
+// A 5 s window of identical samples at 10 Hz.
+WindowStats steady(const DeviceInfo& device, Values values,
+                   std::optional<std::vector<ProcessSample>> procs = std::nullopt) {
+  SampleWindow w(WindowSettings{}, hardware_limits(device));
+  for (int i = 0; i < 50; ++i) {
+    Sample s;
+    s.t = 1000 + 0.1 * i;
+    s.gpu = device.index;
+    for (const auto& [m, v] : values) s.values.set(m, v);
+    s.procs = procs;
+    w.push(s);
+  }
+  return w.stats();
+}
+
+StateFinding classify(Values values, std::vector<PeerActivity> peers = {},
+                      const DeviceInfo& device = h100(),
+                      std::optional<std::vector<ProcessSample>> procs = std::nullopt) {
+  return classify_state(steady(device, values, std::move(procs)), hardware_limits(device),
+                        Thresholds{}, peers, 5.0);
+}
+
+bool has_evidence(const StateFinding& f, const std::string& key) {
+  for (const auto& e : f.evidence) {
+    if (e.key == key) return true;
+  }
+  return false;
+}
+
+std::string all_notes(const StateFinding& f) {
+  std::string out;
+  for (const auto& c : f.cannot_tell) out += c + "\n";
+  return out;
+}
+
+TEST(States, Idle) {
+  const auto f = classify({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}});
+  EXPECT_EQ(f.state, GpuState::Idle);
+  EXPECT_GE(f.confidence, 0.75);
+}
+
+TEST(States, IdleHoldingMemoryNeedsALargeShare) {
+  std::vector<ProcessSample> procs{proc(42, "python", 40960.0)};
+  const auto held = classify({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}}, {}, h100(), procs);
+  EXPECT_EQ(held.state, GpuState::IdleHoldingMemory);
+  EXPECT_TRUE(has_evidence(held, "memory_held_share"));
+  // A leftover CUDA context of a few GiB is not "holding" an 80 GB GPU.
+  procs[0].used_mib = 3308;
+  EXPECT_EQ(classify({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}}, {}, h100(), procs).state,
+            GpuState::Idle);
+}
+
+TEST(States, IdleHoldingMemoryFromDeviceMemoryWhenProcessesUnknown) {
+  const auto f =
+      classify({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}, {Metric::MemUsedMib, 41000}});
+  EXPECT_EQ(f.state, GpuState::IdleHoldingMemory);
+  EXPECT_NE(all_notes(f).find("processes not sampled"), std::string::npos);
+}
+
+TEST(States, MemoryHeldByAnInvisibleProcessStillCounts) {
+  // Processes sampled but none listed (another container's): device memory in use.
+  const auto f =
+      classify({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}, {Metric::MemUsedMib, 41000}}, {},
+               h100(), std::vector<ProcessSample>{});
+  EXPECT_EQ(f.state, GpuState::IdleHoldingMemory);
+}
+
+TEST(States, ComputeBound) {
+  const auto f = classify({{Metric::GpuUtil, 99},
+                           {Metric::SmActive, 95},
+                           {Metric::TensorActive, 92},
+                           {Metric::DramActive, 25}});
+  EXPECT_EQ(f.state, GpuState::ComputeBound);
+  EXPECT_TRUE(has_evidence(f, "sm_active/gpu_util"));
+}
+
+TEST(States, MemoryBound) {
+  const auto f = classify({{Metric::GpuUtil, 99},
+                           {Metric::SmActive, 97.8},
+                           {Metric::TensorActive, 0},
+                           {Metric::DramActive, 88.6}});
+  EXPECT_EQ(f.state, GpuState::MemoryBound);
+  EXPECT_TRUE(has_evidence(f, "dram_practical_share"));
+}
+
+TEST(States, HeavyDramUnderBusierTensorPipesIsCompute) {
+  const auto f = classify({{Metric::GpuUtil, 99},
+                           {Metric::SmActive, 95},
+                           {Metric::TensorActive, 92},
+                           {Metric::DramActive, 80}});
+  EXPECT_EQ(f.state, GpuState::ComputeBound);
+}
+
+TEST(States, PcieBoundFromTheLinksBandwidth) {
+  // Gen5 x16 carries 63 GB/s (60,088 MiB/s) per direction; 54,800 is 91 % of it.
+  const auto f = classify({{Metric::GpuUtil, 99.6},
+                           {Metric::SmActive, 0},
+                           {Metric::PcieRxMibs, 54800},
+                           {Metric::PcieTxMibs, 3300}});
+  EXPECT_EQ(f.state, GpuState::PcieBound);
+  EXPECT_TRUE(has_evidence(f, "pcie_rx_mibs"));
+  EXPECT_GE(f.confidence, 0.75);
+  // The same traffic on a Gen4 x16 link would be beyond its capacity: still PCIe.
+  DeviceInfo gen3 = h100();
+  gen3.pcie_gen = 3;
+  EXPECT_EQ(classify({{Metric::GpuUtil, 99}, {Metric::SmActive, 0}, {Metric::PcieRxMibs, 12000}},
+                     {}, gen3)
+                .state,
+            GpuState::PcieBound);
+}
+
+TEST(States, PageableCopiesDominateWithLowerConfidence) {
+  const auto f =
+      classify({{Metric::GpuUtil, 100}, {Metric::SmActive, 0}, {Metric::PcieRxMibs, 20000}});
+  EXPECT_EQ(f.state, GpuState::PcieBound);
+  // Copy time for sure (SMs idle), but below the link's rate the limit may lie
+  // on the host side: never high-certainty beyond 0.8.
+  EXPECT_LE(f.confidence, 0.8);
+}
+
+TEST(States, InterconnectBound) {
+  DeviceInfo h200 = h100();
+  h200.name = "NVIDIA H200";
+  const auto f = classify({{Metric::GpuUtil, 97},
+                           {Metric::SmActive, 17},
+                           {Metric::NvlinkTxMibs, 310000},
+                           {Metric::NvlinkRxMibs, 310000}},
+                          {}, h200);
+  EXPECT_EQ(f.state, GpuState::InterconnectBound);
+  EXPECT_TRUE(has_evidence(f, "nvlink_link_share"));
+}
+
+TEST(States, InterconnectWithUnknownLinkCountComparesWithPcie) {
+  DeviceInfo unknown = h100();
+  unknown.name = "Some future GPU";
+  const auto f = classify(
+      {{Metric::GpuUtil, 97}, {Metric::SmActive, 17}, {Metric::NvlinkTxMibs, 200000}}, {}, unknown);
+  EXPECT_EQ(f.state, GpuState::InterconnectBound);
+  EXPECT_LE(f.confidence, 0.5);
+}
+
+TEST(States, HostBoundWhenKernelsAreLargeButRare) {
+  const auto f = classify({{Metric::GpuUtil, 12}, {Metric::SmActive, 9.6}});
+  EXPECT_EQ(f.state, GpuState::HostBound);
+  EXPECT_NE(all_notes(f).find("per-process CPU"), std::string::npos);
+}
+
+TEST(States, HostBoundWithAProcessAtOneFullCoreSuggestsDataLoaderWorkers) {
+  std::vector<ProcessSample> procs{proc(7, "python", 5000.0, 99.0)};
+  const auto f = classify({{Metric::GpuUtil, 13}, {Metric::SmActive, 10.6}}, {}, h100(), procs);
+  ASSERT_EQ(f.state, GpuState::HostBound);
+  EXPECT_TRUE(has_evidence(f, "process_cpu_pct"));
+  const auto w = steady(h100(), {{Metric::GpuUtil, 13}, {Metric::SmActive, 10.6}}, procs);
+  const auto fixes = fixes_for_state(f, w, hardware_limits(h100()), {});
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_NE(fixes[0].find("num_workers"), std::string::npos) << fixes[0];
+  EXPECT_NE(fixes[0].find("python (pid 7)"), std::string::npos) << fixes[0];
+}
+
+TEST(States, AStarvedJobRunningAFewPercentOfTheTimeIsNotIdle) {
+  // 16 large GEMMs (~4 ms) every 124 ms: 3 % kernel time, SMs well used then.
+  const auto f = classify({{Metric::GpuUtil, 3}, {Metric::SmActive, 2.9}});
+  EXPECT_EQ(f.state, GpuState::HostBound);
+  EXPECT_GE(f.confidence, 0.75);
+}
+
+TEST(States, LaunchBound) {
+  const auto f =
+      classify({{Metric::GpuUtil, 30}, {Metric::SmActive, 0.03}, {Metric::PcieRxMibs, 200}});
+  EXPECT_EQ(f.state, GpuState::LaunchBound);
+}
+
+TEST(States, SmUnderusedSaysHowManySmsAreBusy) {
+  const auto f = classify({{Metric::GpuUtil, 100}, {Metric::SmActive, 0.76}});
+  EXPECT_EQ(f.state, GpuState::SmUnderused);
+  EXPECT_NE(describe_state(f, hardware_limits(h100())).find("about 1 of 132 SMs"),
+            std::string::npos);
+  EXPECT_EQ(classify({{Metric::GpuUtil, 100}, {Metric::SmActive, 49.9}}).state,
+            GpuState::SmUnderused);
+  EXPECT_EQ(classify({{Metric::GpuUtil, 100}, {Metric::SmActive, 99.7}}).state,
+            GpuState::ComputeBound);
+}
+
+TEST(States, WaitingOnPeerNeedsABusyPeer) {
+  const Values rank1{{Metric::GpuUtil, 99}, {Metric::SmActive, 0.75}};
+  EXPECT_EQ(classify(rank1, {{0, 95.2, 99.0}}).state, GpuState::WaitingOnPeer);
+  EXPECT_EQ(classify(rank1, {{0, 20.0, 99.0}}).state, GpuState::SmUnderused);
+  EXPECT_EQ(classify(rank1).state, GpuState::SmUnderused);
+}
+
+TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
+  DeviceInfo a100 = h100();
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  const auto busy = classify({{Metric::GpuUtil, 100}}, {}, a100);
+  EXPECT_EQ(busy.state, GpuState::Unknown);
+  EXPECT_LT(busy.confidence, 0.5);
+  EXPECT_NE(all_notes(busy).find("GPM needs Hopper or newer (this GPU is Ampere)"),
+            std::string::npos)
+      << all_notes(busy);
+  const auto part = classify({{Metric::GpuUtil, 40}}, {}, a100);
+  EXPECT_EQ(part.state, GpuState::HostBound);
+  EXPECT_LT(part.confidence, 0.5);
+  EXPECT_EQ(classify({{Metric::GpuUtil, 0}}, {}, a100).state, GpuState::Idle);
+  const auto copy = classify({{Metric::GpuUtil, 99}, {Metric::MemUtil, 100}}, {}, a100);
+  EXPECT_EQ(copy.state, GpuState::MemoryBound);
+  EXPECT_LT(copy.confidence, 0.5);
+}
+
+TEST(States, NothingMeasuredIsUnknown) {
+  const auto f = classify({{Metric::PowerW, 100}});
+  EXPECT_EQ(f.state, GpuState::Unknown);
+  EXPECT_EQ(f.confidence, 0);
+}
+
+TEST(Throttle, PowerCapWithClocksBelowMaximum) {
+  const auto w = steady(
+      h100(), {{Metric::ClockEventReasons, 4}, {Metric::SmClockMhz, 1365}, {Metric::PowerW, 697}});
+  const auto t = detect_throttle(w, hardware_limits(h100()), Thresholds{});
+  EXPECT_TRUE(t.throttled);
+  EXPECT_EQ(t.cause, "power cap (software)");
+  EXPECT_NE(describe_throttle(t).find("1365 of 1980 MHz"), std::string::npos);
+}
+
+TEST(Throttle, ReasonWithoutClockLossIsNotAThrottle) {
+  const auto w = steady(h100(), {{Metric::ClockEventReasons, 4}, {Metric::SmClockMhz, 1980}});
+  EXPECT_FALSE(detect_throttle(w, hardware_limits(h100()), Thresholds{}).throttled);
+}
+
+TEST(Throttle, IdleReasonIsNotAThrottle) {
+  const auto w = steady(h100(), {{Metric::ClockEventReasons, 1}, {Metric::SmClockMhz, 345}});
+  EXPECT_FALSE(detect_throttle(w, hardware_limits(h100()), Thresholds{}).throttled);
+}
+
+TEST(Throttle, ThermalCause) {
+  const auto w = steady(h100(), {{Metric::ClockEventReasons, 0x40}, {Metric::SmClockMhz, 1200}});
+  const auto t = detect_throttle(w, hardware_limits(h100()), Thresholds{});
+  EXPECT_TRUE(t.throttled);
+  EXPECT_NE(t.cause.find("thermal"), std::string::npos);
+  EXPECT_FALSE(fixes_for_throttle(t).empty());
+}
+
+TEST(Hardware, PcieBandwidthFromGenerationAndWidth) {
+  EXPECT_NEAR(*pcie_lane_gbytes_s(5) * 16, 63.0, 0.1);
+  EXPECT_NEAR(*pcie_lane_gbytes_s(4) * 16, 31.5, 0.1);
+  EXPECT_NEAR(*pcie_lane_gbytes_s(3) * 16, 15.75, 0.1);
+  EXPECT_FALSE(pcie_lane_gbytes_s(9).has_value());
+  const auto hw = hardware_limits(h100());
+  EXPECT_NEAR(*hw.pcie_mibs, 63.015e9 / 1048576, 100);
+  EXPECT_EQ(hw.nvlink_links, 18);
+  EXPECT_NEAR(*hw.nvlink_mibs / kMibPerGb, 450, 0.5);
+}
+
+TEST(Hardware, ActiveLinkCountAndConfiguredValuesWin) {
+  DeviceInfo d = h100();
+  d.nvlink_count = 4;
+  EXPECT_NEAR(*hardware_limits(d).nvlink_mibs / kMibPerGb, 100, 0.5);
+  HardwareSettings s;
+  s.pcie_mibs = 1000;
+  s.nvlink_links = 2;
+  s.nvlink_link_gbytes_s = 50;
+  const auto hw = hardware_limits(d, s);
+  EXPECT_EQ(*hw.pcie_mibs, 1000);
+  EXPECT_NEAR(*hw.nvlink_mibs / kMibPerGb, 100, 0.5);
+}
+
+TEST(Hardware, PcieCardsGetNoGuessedNvlink) {
+  DeviceInfo d = h100();
+  d.name = "NVIDIA H100 PCIe";
+  EXPECT_FALSE(hardware_limits(d).nvlink_mibs.has_value());
+  d.name = "NVIDIA H100 NVL";
+  EXPECT_FALSE(hardware_limits(d).nvlink_mibs.has_value());
+}
+
+// Through the engine: GPUs of one job are compared; GPUs of different jobs are not.
+Tick two_gpu_tick(double t, double sm0, double sm1) {
+  Tick tick;
+  tick.t = t;
+  for (int g = 0; g < 2; ++g) {
+    Sample s;
+    s.t = t;
+    s.gpu = g;
+    s.values.set(Metric::GpuUtil, 99);
+    s.values.set(Metric::SmActive, g == 0 ? sm0 : sm1);
+    tick.samples.push_back(s);
+  }
+  return tick;
+}
+
+TraceHeader two_h100() {
+  TraceHeader h;
+  h.interval_s = 0.1;
+  h.devices = {h100(), h100()};
+  h.devices[1].index = 1;
+  return h;
+}
+
+TEST(Engine, WaitingOnPeerAcrossAllWatchedGpus) {
+  DiagnosisEngine engine(two_h100(), DiagnosisConfig::defaults());
+  for (int i = 0; i < 50; ++i) engine.on_tick(two_gpu_tick(100 + 0.1 * i, 95, 0.75));
+  EXPECT_EQ(engine.status(0).state.state, GpuState::ComputeBound);
+  EXPECT_EQ(engine.status(1).state.state, GpuState::WaitingOnPeer);
+  EXPECT_EQ(engine.brief(1).state, "waiting_on_peer");
+  EXPECT_FALSE(engine.fixes(1).empty());
+}
+
+TEST(Engine, ExplicitJobGroupsKeepSeparateJobsApart) {
+  DiagnosisEngine engine(two_h100(), DiagnosisConfig::defaults(), {{0}, {1}});
+  for (int i = 0; i < 50; ++i) engine.on_tick(two_gpu_tick(100 + 0.1 * i, 95, 0.75));
+  EXPECT_EQ(engine.status(1).state.state, GpuState::SmUnderused);
+}
+
+TEST(Engine, UnseenGpuIsUnknown) {
+  DiagnosisEngine engine(two_h100(), DiagnosisConfig::defaults());
+  EXPECT_EQ(engine.status(7).state.state, GpuState::Unknown);
+  EXPECT_FALSE(engine.status(0).seen);
+  EXPECT_EQ(engine.brief(0).state, "unknown");
+}
+
+}  // namespace
+}  // namespace gpulens

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-GPU series a fleet needs: the process count (allocation without a
+// series per process), the price gauge and the pod labels of a GPU one pod holds.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "exposition/exposition.hpp"
+#include "server_support.hpp"
+
+namespace gpulens::server {
+namespace {
+
+ProcessSample in_pod(std::uint32_t pid, const std::string& uid, double mib) {
+  ProcessSample p;
+  p.pid = pid;
+  p.name = "python";
+  p.pod = uid;
+  p.used_mib = mib;
+  return p;
+}
+
+TEST(FleetMetrics, ProcessCountPerGpu) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  snap.gpus[1].sample->procs = std::vector<ProcessSample>{};
+  std::string out;
+  render_gpu_metrics(out, snap);
+  EXPECT_NE(out.find("# TYPE gpulens_gpu_processes gauge"), std::string::npos);
+  EXPECT_NE(out.find("gpulens_gpu_processes{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(out.find("gpulens_gpu_processes{gpu=\"1\",uuid=\"GPU-00000001\",model=\"NVIDIA H100 "
+                     "80GB HBM3\",hostname=\"node-17\"} 0\n"),
+            std::string::npos)
+      << out;
+  // Not sampled is not "none": no series.
+  snap.gpus[1].sample->procs.reset();
+  out.clear();
+  render_gpu_metrics(out, snap);
+  EXPECT_EQ(out.find("gpulens_gpu_processes{gpu=\"1\""), std::string::npos);
+}
+
+TEST(FleetMetrics, PriceGaugePerGpuOnlyWhereAPriceIsKnown) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  ExpositionOptions o;
+  std::string out;
+  render_price_metrics(out, snap, o);
+  EXPECT_TRUE(out.empty());
+  // GPU 1 is another model, with no price: no series for it, not a 0.
+  snap.gpus[1].device.name = "Unknown GPU";
+  o.price_of = [](const std::string& name) -> std::optional<GpuPrice> {
+    if (name == "NVIDIA H100 80GB HBM3") return GpuPrice{2.5, "EUR"};
+    return std::nullopt;
+  };
+  render_price_metrics(out, snap, o);
+  EXPECT_NE(out.find("gpulens_gpu_price_per_hour{gpu=\"0\",uuid=\"GPU-00000000\",model=\"NVIDIA "
+                     "H100 80GB HBM3\",hostname=\"node-17\",currency=\"EUR\"} 2.5\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("gpu=\"1\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("# TYPE gpulens_gpu_price_per_hour gauge"),
+            out.rfind("# TYPE gpulens_gpu_price_per_hour gauge"));
+}
+
+TEST(FleetMetrics, PodLabelsOnlyWhenOnePodHoldsTheGpu) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  snap.kube.kubernetes = true;
+  snap.kube.by_pod["uid-a"] = KubeRef{"team-a", "train-0", ""};
+  snap.kube.by_pod["uid-b"] = KubeRef{"team-b", "serve-0", ""};
+  auto& procs = *snap.gpus[0].sample->procs;
+  procs = {in_pod(1, "uid-a", 1000), in_pod(2, "uid-a", 10), in_pod(3, "", 5)};
+  EXPECT_NE(gpu_labels(snap, snap.gpus[0]).find(",namespace=\"team-a\",pod=\"train-0\""),
+            std::string::npos);
+  // A second pod on the same GPU (time-slicing): neither is named.
+  procs.push_back(in_pod(4, "uid-b", 1));
+  EXPECT_EQ(gpu_labels(snap, snap.gpus[0]).find("pod="), std::string::npos);
+  // Off Kubernetes: never a pod label.
+  procs = {in_pod(1, "uid-a", 1000)};
+  snap.kube.kubernetes = false;
+  EXPECT_EQ(gpu_labels(snap, snap.gpus[0]).find("pod="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpulens::server

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: Apache-2.0
+// The verdict's headline and fixes follow one order: the job's death (out of
+// memory when its memory stood at the ceiling), a hang, critical alerts, the
+// steady state with any imbalance, then start-up and tear-down. Synthetic
+// recordings and hand-made diagnoses, so that each rule is tested alone.
+#include "verdict/headline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "render/verdict_output.hpp"
+#include "verdict/verdict.hpp"
+
+namespace gpulens {
+namespace {
+
+constexpr double kTotalMib = 81559;  // an H100 80GB
+
+Trace job_trace(int seconds, double last_mem_mib, std::optional<int> exit_code,
+                std::optional<int> signal) {
+  Trace t;
+  t.header.interval_s = 1.0;
+  DeviceInfo d;
+  d.index = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.mem_total_mib = kTotalMib;
+  t.header.devices.push_back(d);
+  const double t0 = 1000;
+  t.marks.push_back(job_start_mark(t0, "python3 leak.py", 42));
+  for (int i = 1; i <= seconds; ++i) {
+    Sample s;
+    s.t = t0 + i;
+    s.values.set(Metric::GpuUtil, 40.0);
+    s.values.set(Metric::SmActive, 35.0);
+    s.values.set(Metric::TensorActive, 30.0);
+    // Memory grows in a straight line to `last_mem_mib`.
+    s.values.set(Metric::MemUsedMib, 2000 + (last_mem_mib - 2000) * i / seconds);
+    s.values.set(Metric::PowerW, 300.0);
+    t.samples.push_back(s);
+  }
+  JobRecord job;
+  job.present = true;
+  job.command = "python3 leak.py";
+  job.pid = 42;
+  job.exit_code = exit_code;
+  job.signal = signal;
+  job.gpus = {0};
+  job.gpus_basis = "processes";
+  job.start = t0;
+  job.end = t0 + seconds + 0.5;
+  t.marks.push_back(job_end_mark(*job.end, job));
+  return t;
+}
+
+TEST(VerdictOutcome, AJobThatExitsOneWithMemoryAtTheCeilingDiedOutOfMemory) {
+  const auto t = job_trace(113, kTotalMib - 450, 1, std::nullopt);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.end, JobEnd::Failed);
+  EXPECT_TRUE(v.outcome.out_of_memory);
+  EXPECT_EQ(v.outcome.gpu, 0);
+  ASSERT_FALSE(v.headline.empty());
+  EXPECT_EQ(v.headline.front().kind, "out_of_memory");
+  EXPECT_NE(v.headline.front().text.find("died out of memory after 1m 54s"), std::string::npos)
+      << v.headline.front().text;
+  EXPECT_NE(v.headline.front().text.find("79.2 of 79.6 GiB"), std::string::npos)
+      << v.headline.front().text;
+  // Its first fix is about the memory, before anything the states ask for.
+  ASSERT_FALSE(v.ranked_fixes.empty());
+  EXPECT_EQ(v.ranked_fixes.front().tier, FixTier::OutOfMemory);
+  // The JSON the corpus scorer reads.
+  const auto j = verdict_to_json(v);
+  EXPECT_EQ(j["job"]["exit_code"], 1);
+  EXPECT_EQ(j["job"]["outcome"]["out_of_memory"], true);
+  EXPECT_EQ(j["job"]["outcome"]["end"], "failed");
+  EXPECT_NE(j["headline"].get<std::string>().find("out of memory"), std::string::npos);
+}
+
+TEST(VerdictOutcome, MemoryBelowTheCeilingIsAFailureButNotOutOfMemory) {
+  const auto t = job_trace(60, 40000, 1, std::nullopt);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.end, JobEnd::Failed);
+  EXPECT_FALSE(v.outcome.out_of_memory);
+  ASSERT_FALSE(v.headline.empty());
+  EXPECT_EQ(v.headline.front().kind, "died");
+  EXPECT_NE(v.headline.front().text.find("failed with exit code 1"), std::string::npos);
+  EXPECT_NE(v.headline.front().text.find("not out of memory"), std::string::npos);
+}
+
+TEST(VerdictOutcome, ACleanExitAtTheCeilingIsNotADeath) {
+  // Frameworks that reserve the whole device (JAX, TensorFlow) sit at the ceiling.
+  const auto t = job_trace(60, kTotalMib - 10, 0, std::nullopt);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.end, JobEnd::Exited);
+  EXPECT_FALSE(v.outcome.out_of_memory);
+  ASSERT_FALSE(v.headline.empty());
+  EXPECT_EQ(v.headline.front().kind, "steady_state");
+}
+
+TEST(VerdictOutcome, AJobKilledByASignalIsHeadlinedAsSuch) {
+  const auto t = job_trace(30, 20000, std::nullopt, SIGKILL);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.end, JobEnd::Killed);
+  ASSERT_FALSE(v.headline.empty());
+  EXPECT_EQ(v.headline.front().kind, "died");
+  EXPECT_NE(v.headline.front().text.find("killed by SIGKILL after 30.5 s"), std::string::npos)
+      << v.headline.front().text;
+  const auto j = verdict_to_json(v);
+  EXPECT_EQ(j["job"]["outcome"]["signal_name"], "SIGKILL");
+  EXPECT_EQ(j["job"]["outcome"]["died"], true);
+}
+
+TEST(VerdictOutcome, MemoryFreedWhileTheProcessUnwindsStillCounts) {
+  // The last samples show memory released: the peak of the last seconds counts.
+  auto t = job_trace(60, kTotalMib - 300, 1, std::nullopt);
+  Sample freed = t.samples.back();
+  freed.t += 1;
+  freed.values.set(Metric::MemUsedMib, 500.0);
+  t.samples.push_back(freed);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_TRUE(v.outcome.out_of_memory);
+}
+
+TEST(VerdictOutcome, ARecordingWithoutJobMarksHasNoOutcome) {
+  auto t = job_trace(20, kTotalMib, 1, std::nullopt);
+  t.marks.clear();
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.end, JobEnd::Unknown);
+  EXPECT_FALSE(v.outcome.out_of_memory);
+  EXPECT_TRUE(verdict_to_json(v)["job"].is_null());
+}
+
+// --- the order of the headline, on hand-made verdicts -----------------------
+
+TimelineRun run(int gpu, double start, double end, GpuState state, std::string fix) {
+  TimelineRun r;
+  r.gpu = gpu;
+  r.start = start;
+  r.end = end;
+  r.state = state;
+  r.fixes = {std::move(fix)};
+  return r;
+}
+
+AlertRecord alert(std::string rule, Severity sev, double at, std::string fix) {
+  AlertRecord a;
+  a.rule = std::move(rule);
+  a.severity = sev;
+  a.since = at;
+  a.fired_at = at;
+  a.message = "message of " + a.rule;
+  a.fixes = {std::move(fix)};
+  return a;
+}
+
+// Two GPUs over 100 s: 10 s start-up, work, 5 s tear-down; GPU 1 waits on GPU 0
+// for 30 s; a memory-growth alert (critical) and a hang (stalled) on GPU 0.
+Verdict two_gpu_verdict(bool with_hang, bool with_critical) {
+  Verdict v;
+  v.measured = true;
+  v.start = 0;
+  v.end = 100;
+  v.duration_s = 100;
+  DeviceInfo a, b;
+  a.index = 0;
+  b.index = 1;
+  v.devices = {a, b};
+  auto& tl = v.diagnosis.timeline;
+  tl.push_back(run(0, 0, 10, GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(0, 10, 95, GpuState::ComputeBound, "Fuse kernels."));
+  tl.push_back(run(0, 95, 100, GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(1, 0, 10, GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(1, 10, 40, GpuState::WaitingOnPeer, "Balance the work."));
+  tl.push_back(run(1, 40, 60, GpuState::Idle, "Nothing runs: release it."));
+  tl.back().summary = "";
+  tl.push_back(run(1, 60, 95, GpuState::ComputeBound, "Fuse kernels."));
+  tl.push_back(run(1, 95, 100, GpuState::Idle, "Nothing runs: release it."));
+  tl[4].summary = "A kernel is \"running\" while GPU 0 of the same job is busy (95 %).";
+  if (with_critical) {
+    v.diagnosis.alerts.push_back(
+        alert("memory_growth", Severity::Critical, 30, "Find what each step keeps."));
+  }
+  if (with_hang) {
+    v.diagnosis.alerts.push_back(alert("stalled", Severity::Warning, 50, "Confirm the hang."));
+  }
+  v.alerts = v.diagnosis.alerts;
+  v.steady = find_steady_state(v.diagnosis);
+  const double total = v.steady.total_s;
+  v.startup_share = v.steady.startup_s / total;
+  v.teardown_share = v.steady.teardown_s / total;
+  v.edges_share = v.startup_share + v.teardown_share;
+  for (const auto s : all_states()) {
+    const double secs = v.steady.steady.seconds[state_index(s)];
+    if (secs > 0) v.states.push_back({s, secs / total, 0});
+  }
+  std::stable_sort(v.states.begin(), v.states.end(),
+                   [](const StateShare& x, const StateShare& y) { return x.share > y.share; });
+  Imbalance im;
+  im.gpu = 1;
+  im.peer = 0;
+  im.waiting_s = 30;
+  im.share = 30.0 / 85;
+  v.imbalance.push_back(im);
+  return v;
+}
+
+std::vector<std::string> kinds(const std::vector<HeadlineItem>& items) {
+  std::vector<std::string> out;
+  for (const auto& i : items) out.push_back(i.kind);
+  return out;
+}
+
+TEST(VerdictHeadline, DeathThenHangThenCriticalThenSteadyStateThenEdges) {
+  Verdict v = two_gpu_verdict(true, true);
+  v.outcome.end = JobEnd::Killed;
+  v.outcome.signal = SIGTERM;
+  const auto items = build_headline(v);
+  EXPECT_EQ(kinds(items),
+            (std::vector<std::string>{"died", "hang", "critical_alert", "steady_state", "edges"}));
+  EXPECT_NE(items[1].text.find("Hang from +50.0 s for 50.0 s: message of stalled"),
+            std::string::npos)
+      << items[1].text;
+}
+
+TEST(VerdictHeadline, AHangLeadsWhenTheJobDidNotDie) {
+  const auto items = build_headline(two_gpu_verdict(true, true));
+  ASSERT_GE(items.size(), 2u);
+  EXPECT_EQ(items[0].kind, "hang");
+  EXPECT_EQ(items[1].kind, "critical_alert");
+}
+
+TEST(VerdictHeadline, TheMemoryGrowthAlertFollowsAnOutOfMemoryDeath) {
+  Verdict v = two_gpu_verdict(false, true);
+  v.outcome.end = JobEnd::Failed;
+  v.outcome.exit_code = 1;
+  v.outcome.out_of_memory = true;
+  v.outcome.gpu = 0;
+  v.outcome.memory_peak_mib = 81000;
+  v.outcome.memory_total_mib = kTotalMib;
+  const auto items = build_headline(v);
+  ASSERT_GE(items.size(), 3u);
+  EXPECT_EQ(items[0].kind, "out_of_memory");
+  EXPECT_NE(items[0].text.find("of GPU 0 reached 79.1 of 79.6 GiB"), std::string::npos)
+      << items[0].text;
+  EXPECT_EQ(items[1].kind, "alert");
+  EXPECT_NE(items[1].text.find("memory growth (critical) on GPU 0"), std::string::npos);
+  EXPECT_EQ(items[2].kind, "steady_state");  // not repeated as a critical alert
+}
+
+TEST(VerdictHeadline, ImbalanceIsInTheSteadyStateHeadlineAndStartUpIsApart) {
+  const auto items = build_headline(two_gpu_verdict(false, false));
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].kind, "steady_state");
+  EXPECT_NE(items[0].text.find("imbalance: GPU 1 waited on GPU 0 for 30.0 s"), std::string::npos)
+      << items[0].text;
+  EXPECT_NE(items[0].text.find("between 10.0 s of start-up and 5.0 s of tear-down"),
+            std::string::npos)
+      << items[0].text;
+  // Words, not ids.
+  EXPECT_EQ(items[0].text.find("compute_bound"), std::string::npos);
+  EXPECT_NE(items[0].text.find("compute-bound"), std::string::npos);
+  EXPECT_EQ(items[1].kind, "edges");
+}
+
+// --- the order of the fixes -------------------------------------------------
+
+TEST(VerdictFixes, FollowTheHeadlineAndNameTheirGpus) {
+  const Verdict v = two_gpu_verdict(true, true);
+  JobOutcome oom;
+  oom.end = JobEnd::Failed;
+  oom.exit_code = 1;
+  oom.out_of_memory = true;
+  oom.gpu = 0;
+  FixInputs in;
+  in.end = 100;
+  in.count = 6;
+  in.steady = &v.steady;
+  in.outcome = &oom;
+  in.job_gpus = 2;
+  const auto fixes = rank_fixes(v.diagnosis, in);
+  ASSERT_GE(fixes.size(), 5u);
+  EXPECT_EQ(fixes[0].about, "out_of_memory");
+  EXPECT_EQ(fixes[1].about, "alert:memory_growth");  // explains the death
+  EXPECT_EQ(fixes[2].about, "alert:stalled");
+  EXPECT_EQ(fixes[3].about, "state:waiting_on_peer");
+  EXPECT_EQ(fixes[3].text, "GPU 1: Balance the work.");
+  // Idle in GPU 1's steady state is named; start-up idle is no finding.
+  bool idle_named = false;
+  for (const auto& f : fixes) {
+    if (f.about == "state:idle") {
+      EXPECT_EQ(f.gpus, std::vector<int>{1});
+      EXPECT_EQ(f.text, "GPU 1: Nothing runs: release it.");
+      idle_named = true;
+    }
+  }
+  EXPECT_TRUE(idle_named);
+}
+
+TEST(VerdictFixes, TheSameAdviceFromTwoFindingsIsGivenOnce) {
+  DiagnosisReport r;
+  auto hung = run(0, 0, 100, GpuState::SmUnderused, "Confirm the hang.");
+  hung.fixes.push_back("Launch more blocks.");
+  r.timeline.push_back(hung);
+  r.alerts.push_back(alert("stalled", Severity::Critical, 10, "Confirm the hang."));
+  FixInputs in;
+  in.end = 100;
+  const auto fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].text, "Confirm the hang.");
+  EXPECT_EQ(fixes[0].about, "alert:stalled");
+  EXPECT_EQ(fixes[1].text, "Launch more blocks.");
+}
+
+TEST(VerdictFixes, StartUpAndTearDownAreNoFindings) {
+  DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 15, GpuState::Idle, "Nothing runs: release it."));
+  r.timeline.push_back(run(0, 15, 56, GpuState::ComputeBound, "Fuse kernels."));
+  r.timeline.push_back(run(0, 56, 58, GpuState::Idle, "Nothing runs: release it."));
+  const SteadyState steady = find_steady_state(r);
+  EXPECT_DOUBLE_EQ(steady.startup_s, 15);
+  EXPECT_DOUBLE_EQ(steady.teardown_s, 2);
+  FixInputs in;
+  in.steady = &steady;
+  const auto fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].text, "Fuse kernels.");  // one GPU: no name
+}
+
+TEST(VerdictFixes, ASecondOfKernelsWhileTheJobLoadsIsStartUp) {
+  DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 1.1, GpuState::HostBound, "Feed the GPU."));
+  r.timeline.push_back(run(0, 1.1, 10, GpuState::Idle, "Nothing runs: release it."));
+  r.timeline.push_back(run(0, 10, 50, GpuState::HostBound, "Feed the GPU."));
+  const SteadyState steady = find_steady_state(r);
+  ASSERT_TRUE(steady.any_work());
+  EXPECT_DOUBLE_EQ(*steady.start, 10);
+  EXPECT_DOUBLE_EQ(steady.startup_s, 10);
+  EXPECT_DOUBLE_EQ(steady.steady.seconds[state_index(GpuState::HostBound)], 40);
+}
+
+TEST(VerdictFixes, AGpuThatNeverWorkedHasNoStartUp) {
+  DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 60, GpuState::IdleHoldingMemory, "Free the memory."));
+  const SteadyState steady = find_steady_state(r);
+  EXPECT_FALSE(steady.any_work());
+  EXPECT_DOUBLE_EQ(steady.startup_s, 0);
+  FixInputs in;
+  in.steady = &steady;
+  const auto fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].text, "Free the memory.");
+}
+
+TEST(VerdictFixes, NoPrecisionAdviceWhenTheTensorPipesAreBusy) {
+  DiagnosisReport r;
+  auto busy = run(0, 0, 60, GpuState::ComputeBound,
+                  "The SMs are busy. Next: mixed precision (bf16/fp16) so the tensor cores do "
+                  "the math.");
+  busy.fixes.push_back("Fuse kernels (torch.compile).");
+  r.timeline.push_back(busy);
+  FixInputs in;
+  in.steady_tensor_pct = 36;
+  auto fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].text, "Fuse kernels (torch.compile).");
+  in.steady_tensor_pct = 3;  // fp32 on CUDA cores: the advice stands
+  fixes = rank_fixes(r, in);
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_TRUE(advises_precision(fixes[0].text));
+}
+
+}  // namespace
+}  // namespace gpulens
