@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/intervals.hpp"
 #include "kernels/kernel_record.hpp"
 #include "kernels/occupancy.hpp"
 #include "kernels/trace_windows.hpp"
@@ -235,7 +236,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
       }
     }
     if (r.nvtx) {
-      join(own_busy);
+      merge_intervals(own_busy);
       nvtx.add_process(*r.nvtx, t, std::move(own_busy), std::move(own_devices));
     }
   }
@@ -320,7 +321,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   }
   std::sort(view.copies.begin(), view.copies.end(),
             [](const CopyRow& a, const CopyRow& b) { return a.bytes > b.bytes; });
-  join(syncs);  // a sync is host time: overlapping ones (threads) count once
+  merge_intervals(syncs);  // a sync is host time: overlapping ones (threads) count once
   for (const auto& [a, b] : syncs) view.sync_s += b - a;
 
   // Step marks, on the same clock.
@@ -333,7 +334,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
   std::map<std::uint32_t, Spans> attribution;  // per device: where NVTX ranges split idle time
   std::map<std::uint32_t, Spans> traced;       // per device, when traced in windows
   for (auto& [dev, v] : busy) {
-    join(v);
+    merge_intervals(v);
     DeviceView dv;
     dv.device = dev;
     dv.name = device_names[dev];
@@ -341,7 +342,7 @@ std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOpti
     // job from the first to the last GPU work.
     Spans spans;
     if (auto w = opened.find(dev); w != opened.end()) {
-      join(w->second);
+      merge_intervals(w->second);
       spans = windows_as_seen(w->second, v);
       traced[dev] = spans;
       view.sampling.windows = std::max(view.sampling.windows, spans.size());
