@@ -224,6 +224,110 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
   say(a, "trace: " + trace_path + "  (gpulens report " + trace_path + " -o report.html)");
 }
 
+// --step-regex: the job's stdout line of each step becomes a step mark; null without it.
+Result<std::shared_ptr<StepMatcher>> step_matcher_for(const RunArgs& a) {
+  if (a.step_regex.empty()) return std::shared_ptr<StepMatcher>();
+  auto m = StepMatcher::create(a.step_regex, a.settings.flops_per_step.value_or(0));
+  if (!m) return m.error();
+  return std::make_shared<StepMatcher>(std::move(*m));
+}
+
+// The run's files, in its private directory: the marks file, and the trace unless
+// --trace names one.
+struct RunFiles {
+  std::filesystem::path dir;
+  std::string marks;
+  std::string trace;
+};
+
+RunFiles run_files(const RunArgs& a, const std::filesystem::path& dir) {
+  RunFiles files{dir, (dir / "marks.jsonl").string(), {}};
+  std::ofstream(files.marks).close();  // exists from the start, for `>>` and tail
+  files.trace = a.trace.empty() ? (dir / "trace.jsonl").string() : a.trace;
+  return files;
+}
+
+// The GPUs to record; none (and why) when they cannot be opened: the job runs anyway.
+std::unique_ptr<TickSource> open_gpus(const RunArgs& a, const SourceOptions& so,
+                                      std::string& not_measured) {
+  auto opened = open_tick_source(so);
+  if (opened) return std::move(*opened);
+  not_measured = opened.error().message;
+  say(a, "no GPU will be measured (" + not_measured + "); the job runs anyway");
+  return nullptr;
+}
+
+RecorderOptions recorder_options(const RunArgs& a, const SourceOptions& so, const RunFiles& files,
+                                 const TickSource* source, const ReportTables& tables) {
+  RecorderOptions ro;
+  ro.trace_path = files.trace;
+  ro.marks_path = files.marks;
+  ro.procfs = so.procfs;
+  ro.host = host_name();
+  ro.inbox = std::make_shared<MarkInbox>();
+  ro.drain_replay = !so.replay.empty() && so.speed == 0;
+  ro.peak_total_tflops = live_peak(source, tables, a.settings);
+  if (a.live) {
+    ro.on_live_status = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    ro.live_every_s = a.live_every_s;
+  }
+  return ro;
+}
+
+// --kernels: the injection library and where its records go, in windows unless
+// --kernels-every 0; said when it cannot be had.
+KernelsSetup job_kernels(const RunArgs& a, const RunFiles& files) {
+  if (!a.kernels) return {};
+  KernelsSetup kernels = prepare_kernels(
+      files.dir.string(), a.kernels_every_s > 0 ? std::optional<KernelsWindows>(KernelsWindows{
+                                                      a.kernels_window_s, a.kernels_every_s})
+                                                : std::nullopt);
+  if (!kernels.unavailable.empty()) say(a, "no kernel view: " + kernels.unavailable);
+  return kernels;
+}
+
+// The job's command and environment; with --step-regex its stdout is read for steps.
+ChildOptions child_options(const RunArgs& a, const RunFiles& files, const KernelsSetup& kernels,
+                           std::shared_ptr<StepMatcher> matcher, std::shared_ptr<MarkInbox> inbox) {
+  ChildOptions co;
+  co.argv = a.command;
+  co.env = {{"GPULENS_MARKS", files.marks}};
+  co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
+  if (matcher) {
+    co.on_stdout_line = [matcher, inbox](std::string_view line) {
+      if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
+    };
+  }
+  return co;
+}
+
+void say_recording(const RunArgs& a, std::size_t gpus, bool live, const SourceOptions& so) {
+  if (gpus == 0) return;
+  say(a, fmt::format("recording {} GPU{} {}; the verdict comes when the job ends", gpus,
+                     gpus == 1 ? "" : "s",
+                     live ? fmt::format("every {:g} s", so.interval_s) : "from " + so.replay));
+}
+
+// After the job: the recording closed, the kernel records merged into it, the verdict.
+void conclude(const RunArgs& a, const VerdictOptions& options, JobRecorder& recorder,
+              const ChildExit& exit, const std::string& not_measured, const KernelsSetup& kernels,
+              const RunFiles& files) {
+  auto job = recorder.finish(exit, a.source.gpus, not_measured);
+  if (!job) std::fprintf(stderr, "gpulens: recording: %s\n", job.error().message.c_str());
+  if (a.kernels) {
+    if (auto problem = merge_kernel_records(kernels, files.trace); !problem.empty()) {
+      say(a, "warning: " + problem);
+    }
+  }
+  // The job's exit status is gpulens' whatever the report does: a reader that
+  // throws on something the job wrote costs the report, never the status.
+  try {
+    report(a, options, files.trace);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulens: no report: %s\n", e.what());
+  }
+}
+
 int run_job(RunArgs& a) {
   SignalRelay::instance().start(a.kill_after_s, a.quiet);
   ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is handled where it is written
@@ -236,179 +340,119 @@ int run_job(RunArgs& a) {
     std::fprintf(stderr, "gpulens run: %s\n", options.error().message.c_str());
     return kExitUsage;
   }
-  std::shared_ptr<StepMatcher> matcher;
-  if (!a.step_regex.empty()) {
-    auto m = StepMatcher::create(a.step_regex, a.settings.flops_per_step.value_or(0));
-    if (!m) {
-      std::fprintf(stderr, "gpulens run: %s\n", m.error().message.c_str());
-      return kExitUsage;
-    }
-    matcher = std::make_shared<StepMatcher>(std::move(*m));
+  auto matcher = step_matcher_for(a);
+  if (!matcher) {
+    std::fprintf(stderr, "gpulens run: %s\n", matcher.error().message.c_str());
+    return kExitUsage;
   }
   const auto dir = make_run_dir();
   if (!dir) {
     std::fprintf(stderr, "gpulens run: cannot create a temporary directory\n");
     return kExitFailure;
   }
-  const std::string marks_path = (*dir / "marks.jsonl").string();
-  std::ofstream(marks_path).close();  // exists from the start, for `>>` and tail
-  const std::string trace_path = a.trace.empty() ? (*dir / "trace.jsonl").string() : a.trace;
+  const RunFiles files = run_files(a, *dir);
 
   SourceOptions so = a.source;
   so.marks_path.clear();  // the recorder follows the marks file itself
-  std::unique_ptr<TickSource> source;
   std::string not_measured;
-  if (auto opened = open_tick_source(so)) {
-    source = std::move(*opened);
-  } else {
-    not_measured = opened.error().message;
-    say(a, "no GPU will be measured (" + not_measured + "); the job runs anyway");
-  }
-  RecorderOptions ro;
-  ro.trace_path = trace_path;
-  ro.marks_path = marks_path;
-  ro.procfs = so.procfs;
-  ro.host = host_name();
-  ro.inbox = std::make_shared<MarkInbox>();
-  ro.drain_replay = !so.replay.empty() && so.speed == 0;
-  ro.peak_total_tflops = live_peak(source.get(), tables, a.settings);
-  if (a.live) {
-    ro.on_live_status = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-    ro.live_every_s = a.live_every_s;
-  }
+  auto source = open_gpus(a, so, not_measured);
+  const RecorderOptions ro = recorder_options(a, so, files, source.get(), tables);
   const std::size_t gpus = source ? source->header().devices.size() : 0;
   const bool live_source = source && source->live();
   auto recorder = JobRecorder::open(std::move(source), ro);
   if (!recorder) {
     std::fprintf(stderr, "gpulens run: %s\n", recorder.error().message.c_str());
     std::error_code ec;
-    std::filesystem::remove_all(*dir, ec);
+    std::filesystem::remove_all(files.dir, ec);
     return kExitFailure;
   }
 
-  ChildOptions co;
-  co.argv = a.command;
-  co.env = {{"GPULENS_MARKS", marks_path}};
-  KernelsSetup kernels;
-  if (a.kernels) {
-    kernels = prepare_kernels(dir->string(), a.kernels_every_s > 0
-                                                 ? std::optional<KernelsWindows>(KernelsWindows{
-                                                       a.kernels_window_s, a.kernels_every_s})
-                                                 : std::nullopt);
-    if (!kernels.unavailable.empty()) say(a, "no kernel view: " + kernels.unavailable);
-    co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
-  }
-  if (matcher) {
-    co.on_stdout_line = [matcher, inbox = ro.inbox](std::string_view line) {
-      if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
-    };
-  }
+  const KernelsSetup kernels = job_kernels(a, files);
   int exec_errno = 0;
   const double started = unix_now();
   SignalRelay::instance().starting();
-  auto child = ChildProcess::spawn(co, &exec_errno);
+  auto child =
+      ChildProcess::spawn(child_options(a, files, kernels, *matcher, ro.inbox), &exec_errno);
   if (!child) {
     std::fprintf(stderr, "gpulens run: %s\n", child.error().message.c_str());
     recorder->reset();  // stops sampling before the directory goes
     std::error_code ec;
-    std::filesystem::remove_all(*dir, ec);
+    std::filesystem::remove_all(files.dir, ec);
     return exec_errno != 0 ? exit_code_for_exec_errno(exec_errno) : kExitFailure;
   }
   SignalRelay::instance().set_child(child->pid());
   (*recorder)->begin({join_command(a.command), child->pid(), started});
-  if (gpus > 0) {
-    say(a, fmt::format(
-               "recording {} GPU{} {}; the verdict comes when the job ends", gpus,
-               gpus == 1 ? "" : "s",
-               live_source ? fmt::format("every {:g} s", so.interval_s) : "from " + so.replay));
-  }
+  say_recording(a, gpus, live_source, so);
 
   const ChildExit exit = child->wait();
   SignalRelay::instance().job_done();
-  auto job = (*recorder)->finish(exit, a.source.gpus, not_measured);
-  if (!job) std::fprintf(stderr, "gpulens: recording: %s\n", job.error().message.c_str());
-  if (a.kernels) {
-    if (auto problem = merge_kernel_records(kernels, trace_path); !problem.empty()) {
-      say(a, "warning: " + problem);
-    }
-  }
-  // The job's exit status is gpulens' whatever the report does: a reader that
-  // throws on something the job wrote costs the report, never the status.
-  try {
-    report(a, *options, trace_path);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulens: no report: %s\n", e.what());
-  }
+  conclude(a, *options, **recorder, exit, not_measured, kernels, files);
 
   std::error_code ec;
-  std::filesystem::remove(marks_path, ec);
-  if (!a.trace.empty()) std::filesystem::remove(*dir, ec);
+  std::filesystem::remove(files.marks, ec);
+  if (!a.trace.empty()) std::filesystem::remove(files.dir, ec);
   return exit.status();
 }
 
-}  // namespace
+constexpr const char* kRunDescription =
+    "Run a job and say how well it used the GPUs: gpulens run [OPTIONS] -- CMD ARGS...\n"
+    "The job keeps its stdin, stdout and stderr; its exit status becomes gpulens'. When it "
+    "ends,\n"
+    "the verdict (utilization funnel, states, alerts, fixes, cost, MFU) goes to stderr.\n"
+    "The job may append JSON lines like {\"mark\": \"step\", \"flops\": 6.1e12} to the file\n"
+    "named by $GPULENS_MARKS for true model-FLOPs MFU, and NAME:start/NAME:end marks for\n"
+    "phases. From Python, the gpulens package (a no-op when not run under gpulens):\n"
+    "  import gpulens\n"
+    "  with gpulens.phase(\"eval\"): ...\n"
+    "  gpulens.step(flops=6 * n_params * tokens)   # after each step's GPU work is done\n"
+    "From a shell: python -m gpulens mark step --flops 6.1e12";
 
-void register_run(CLI::App& app, std::function<int()>& run) {
-  auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand(
-      "run",
-      "Run a job and say how well it used the GPUs: gpulens run [OPTIONS] -- CMD ARGS...\n"
-      "The job keeps its stdin, stdout and stderr; its exit status becomes gpulens'. When it "
-      "ends,\n"
-      "the verdict (utilization funnel, states, alerts, fixes, cost, MFU) goes to stderr.\n"
-      "The job may append JSON lines like {\"mark\": \"step\", \"flops\": 6.1e12} to the file\n"
-      "named by $GPULENS_MARKS for true model-FLOPs MFU, and NAME:start/NAME:end marks for\n"
-      "phases. From Python, the gpulens package (a no-op when not run under gpulens):\n"
-      "  import gpulens\n"
-      "  with gpulens.phase(\"eval\"): ...\n"
-      "  gpulens.step(flops=6 * n_params * tokens)   # after each step's GPU work is done\n"
-      "From a shell: python -m gpulens mark step --flops 6.1e12");
-  add_source_options(*cmd, args->source, /*offline=*/false);
-  cmd->add_option("-o,--output", args->output,
-                  "Write the report here: .html (one self-contained page), .json or text");
-  cmd->add_option("--trace", args->trace,
-                  "Keep the recording here (default: a file in a temporary directory)");
-  add_report_settings_options(*cmd, args->settings);
-  auto* flops = cmd->add_option("--flops-per-step", args->settings.flops_per_step,
-                                "Model FLOPs of one training step (e.g. 6 x params x tokens)")
+// The report and the recording, how steps are counted, live status lines.
+void add_report_options(CLI::App& cmd, RunArgs& args) {
+  cmd.add_option("-o,--output", args.output,
+                 "Write the report here: .html (one self-contained page), .json or text");
+  cmd.add_option("--trace", args.trace,
+                 "Keep the recording here (default: a file in a temporary directory)");
+  add_report_settings_options(cmd, args.settings);
+  auto* flops = cmd.add_option("--flops-per-step", args.settings.flops_per_step,
+                               "Model FLOPs of one training step (e.g. 6 x params x tokens)")
                     ->check(CLI::PositiveNumber);
-  cmd->add_option("--step-regex", args->step_regex,
-                  "A regular expression matching the job's stdout line for each step; a capture "
-                  "group holding a number is the step counter")
+  cmd.add_option("--step-regex", args.step_regex,
+                 "A regular expression matching the job's stdout line for each step; a capture "
+                 "group holding a number is the step counter")
       ->needs(flops);
-  cmd->add_flag("--live", args->live, "Print a one-line status on stderr every few seconds");
-  cmd->add_option("--live-every", args->live_every_s, "Seconds between --live lines")
+  cmd.add_flag("--live", args.live, "Print a one-line status on stderr every few seconds");
+  cmd.add_option("--live-every", args.live_every_s, "Seconds between --live lines")
       ->check(CLI::Range(0.5, 3600.0))
       ->capture_default_str();
-  auto* kernels = cmd->add_flag(
-      "--kernels", args->kernels,
+}
+
+void add_kernels_options(CLI::App& cmd, RunArgs& args) {
+  auto* kernels = cmd.add_flag(
+      "--kernels", args.kernels,
       "Also record the job's GPU activity kernel by kernel (CUPTI, through "
       "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
       "synchronisations; in windows (--kernels-window, --kernels-every). Costs a GPU-bound job "
       "nothing measurable, a job of many small kernels about a fifth of its step time "
       "(docs/kernels.md)");
-  cmd->add_option("--kernels-window", args->kernels_window_s, "Seconds of each traced window")
+  cmd.add_option("--kernels-window", args.kernels_window_s, "Seconds of each traced window")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
       ->needs(kernels);
-  cmd->add_option("--kernels-every", args->kernels_every_s,
-                  "One traced window every this many seconds, the first at half of it after the "
-                  "job starts; 0 traces the whole job")
+  cmd.add_option("--kernels-every", args.kernels_every_s,
+                 "One traced window every this many seconds, the first at half of it after the "
+                 "job starts; 0 traces the whole job")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str()
       ->needs(kernels);
-  cmd->add_option("--kill-after", args->kill_after_s,
-                  "Seconds a job may take to end after gpulens passes it a stop signal (SIGTERM, "
-                  "SIGINT, SIGHUP, SIGQUIT sent to gpulens); then its whole process group gets "
-                  "SIGKILL, and gpulens exits with 137 and still gives the verdict")
-      ->check(CLI::Range(0.0, 86400.0))
-      ->capture_default_str();
-  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
-  // The job is everything after "--", or everything from the first word that is
-  // not an option of ours. CLI11 moves "--" to remaining(): the positional takes
-  // words only after it; before it, prefix_command() hands the first word and
-  // all that follows to remaining(), in order.
-  cmd->add_option("command", args->command, "The job: CMD ARGS... (after --)")
+}
+
+// The job is everything after "--", or everything from the first word that is
+// not an option of ours. CLI11 moves "--" to remaining(): the positional takes
+// words only after it; before it, prefix_command() hands the first word and
+// all that follows to remaining(), in order.
+void add_job_command(CLI::App* cmd, RunArgs& args) {
+  cmd->add_option("command", args.command, "The job: CMD ARGS... (after --)")
       ->check(CLI::Validator(
           [cmd](std::string&) {
             const auto r = cmd->remaining();
@@ -418,23 +462,47 @@ void register_run(CLI::App& app, std::function<int()>& run) {
           "", "after --"));
   cmd->validate_positionals();
   cmd->prefix_command();
+}
+
+// Once parsed: the job's words (from remaining() when given before "--"), and
+// the checks that span options.
+void complete_run_args(CLI::App* cmd, RunArgs& args) {
+  if (args.command.empty()) {
+    for (auto& word : cmd->remaining()) {
+      if (args.command.empty() && word == "--") continue;
+      args.command.push_back(std::move(word));
+    }
+  }
+  if (args.command.empty()) {
+    throw CLI::ValidationError("run", "no job to run: gpulens run [OPTIONS] -- CMD ARGS...");
+  }
+  if (args.kernels_every_s > 0 && args.kernels_window_s >= args.kernels_every_s) {
+    throw CLI::ValidationError(
+        "--kernels-window",
+        fmt::format("{} s is not shorter than --kernels-every ({} s); use --kernels-every 0 "
+                    "to trace the whole job",
+                    args.kernels_window_s, args.kernels_every_s));
+  }
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", kRunDescription);
+  add_source_options(*cmd, args->source, /*offline=*/false);
+  add_report_options(*cmd, *args);
+  add_kernels_options(*cmd, *args);
+  cmd->add_option("--kill-after", args->kill_after_s,
+                  "Seconds a job may take to end after gpulens passes it a stop signal (SIGTERM, "
+                  "SIGINT, SIGHUP, SIGQUIT sent to gpulens); then its whole process group gets "
+                  "SIGKILL, and gpulens exits with 137 and still gives the verdict")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
+  add_job_command(cmd, *args);
   cmd->callback([args, &run, cmd] {
-    if (args->command.empty()) {
-      for (auto& word : cmd->remaining()) {
-        if (args->command.empty() && word == "--") continue;
-        args->command.push_back(std::move(word));
-      }
-    }
-    if (args->command.empty()) {
-      throw CLI::ValidationError("run", "no job to run: gpulens run [OPTIONS] -- CMD ARGS...");
-    }
-    if (args->kernels_every_s > 0 && args->kernels_window_s >= args->kernels_every_s) {
-      throw CLI::ValidationError(
-          "--kernels-window",
-          fmt::format("{} s is not shorter than --kernels-every ({} s); use --kernels-every 0 "
-                      "to trace the whole job",
-                      args->kernels_window_s, args->kernels_every_s));
-    }
+    complete_run_args(cmd, *args);
     run = [args] { return run_job(*args); };
   });
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -80,93 +81,120 @@ bool is_loopback(const std::string& listen) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-int run_serve(ServeArgs& args) {
-  if (args.hash_password) return run_hash_password();
-  block_reload_signal();  // before any thread starts
-  set_log_level(args.log_level == "debug"     ? LogLevel::Debug
-                : args.log_level == "warning" ? LogLevel::Warning
-                : args.log_level == "error"   ? LogLevel::Error
-                                              : LogLevel::Info);
+LogLevel log_level_named(const std::string& name) {
+  return name == "debug"     ? LogLevel::Debug
+         : name == "warning" ? LogLevel::Warning
+         : name == "error"   ? LogLevel::Error
+                             : LogLevel::Info;
+}
+
+// The flags that only change what is shown: the log, dcgm-exporter names, command lines.
+void apply_output_flags(ServeArgs& args) {
+  set_log_level(log_level_named(args.log_level));
   if (args.compat == "dcgm") args.server.exposition.dcgm = true;
   args.server.show_cmdline = args.source.cmdline;
+}
 
-  store::StoreOptions store_options;
+// --history-raw, --history-rollup, --history-max-size and --request-timeout into
+// the store's and the server's options; false after saying which is wrong.
+bool read_limits(ServeArgs& args, store::StoreOptions& store_options) {
   const auto raw = parse_duration(args.raw_retention);
   const auto rollup = parse_duration(args.rollup_retention);
   if (!raw || !rollup || *raw <= 0 || *rollup <= 0) {
     std::fprintf(stderr,
                  "gpulens serve: --history-raw/--history-rollup take durations such as "
                  "48h or 90d\n");
-    return kExitUsage;
+    return false;
   }
   const auto request_timeout = parse_duration(args.request_timeout);
   if (!request_timeout || *request_timeout < 0.1 || *request_timeout > 3600) {
     std::fprintf(stderr,
                  "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
                  "such as 15s\n");
-    return kExitUsage;
+    return false;
   }
   args.server.request_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(*request_timeout * 1000));
   store_options.raw_retention_s = *raw;
   store_options.rollup_retention_s = *rollup;
   store_options.max_bytes = static_cast<std::int64_t>(args.max_size_mib * 1024 * 1024);
+  return true;
+}
 
-  DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
-  if (!args.config.empty()) {
-    auto loaded = load_diagnosis_config(args.config);
-    if (!loaded) {
-      std::fprintf(stderr, "gpulens serve: %s\n", loaded.error().message.c_str());
-      return kExitUsage;
-    }
-    diagnosis = std::move(*loaded);
+// The diagnosis settings of --config, or the defaults; nullopt after saying why not.
+std::optional<DiagnosisConfig> load_diagnosis(const std::string& path) {
+  if (path.empty()) return DiagnosisConfig::defaults();
+  auto loaded = load_diagnosis_config(path);
+  if (!loaded) {
+    std::fprintf(stderr, "gpulens serve: %s\n", loaded.error().message.c_str());
+    return std::nullopt;
   }
+  return std::move(*loaded);
+}
+
+// GPU prices for the cost metrics: the built-in tables or --data-dir's, with the
+// config's price_per_gpu_hour over both. Shared with the reload handler.
+std::shared_ptr<GpuPriceBook> open_price_book(const ServeArgs& args,
+                                              const DiagnosisConfig& diagnosis) {
   ReportTables tables = load_report_tables(args.data_dir);
   for (const auto& w : tables.warnings) log_warning("price table: {}", w);
   auto prices = std::make_shared<GpuPriceBook>(std::move(tables));
   prices->set_override(diagnosis.price_per_gpu_hour, diagnosis.currency, "config " + args.config);
-  args.server.exposition.price_of =
-      [prices](const std::string& device_name) -> std::optional<GpuPrice> {
+  return prices;
+}
+
+std::function<std::optional<GpuPrice>(const std::string&)> price_lookup(
+    std::shared_ptr<GpuPriceBook> prices) {
+  return [prices](const std::string& device_name) -> std::optional<GpuPrice> {
     const auto q = prices->price_of(device_name);
     if (!q) return std::nullopt;
     return GpuPrice{q->per_hour, q->currency};
   };
+}
 
-  auto source = open_source_or_explain(args.source);
-  if (!source) return exit_for_unopened_source(args.source);
-  const bool replay = !source->live();
-  bool temporary_history = false;
-  std::string temporary_dir;
-  if (!args.no_history) {
-    if (!args.history.empty()) {
-      store_options.path = args.history;
-    } else if (replay) {
-      // A replay's old timestamps do not belong in the node's real history. A
-      // private directory (mkdtemp, 0700): a predictable name in /tmp let another
-      // user plant a symlink or their own -wal/-shm files there first.
-      std::string dir = (std::filesystem::temp_directory_path() / "gpulens-replay-XXXXXX").string();
-      if (::mkdtemp(dir.data()) == nullptr) {
-        std::fprintf(stderr, "gpulens serve: cannot create a temporary history directory: %s\n",
-                     std::strerror(errno));
-        return kExitFailure;
-      }
-      temporary_dir = dir;
-      store_options.path = dir + "/history.db";
-      temporary_history = true;
-    } else {
-      store_options.path = store::default_history_path();
+// Where the history goes: --history, a private temporary directory for a replay
+// (named in `temporary_dir`, removed at the end), or the node's own; nowhere with
+// --no-history. False after saying why the temporary directory could not be made.
+bool choose_history(const ServeArgs& args, bool replay, store::StoreOptions& store_options,
+                    std::string& temporary_dir) {
+  if (args.no_history) return true;
+  if (!args.history.empty()) {
+    store_options.path = args.history;
+  } else if (replay) {
+    // A replay's old timestamps do not belong in the node's real history. A
+    // private directory (mkdtemp, 0700): a predictable name in /tmp let another
+    // user plant a symlink or their own -wal/-shm files there first.
+    std::string dir = (std::filesystem::temp_directory_path() / "gpulens-replay-XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) {
+      std::fprintf(stderr, "gpulens serve: cannot create a temporary history directory: %s\n",
+                   std::strerror(errno));
+      return false;
     }
+    temporary_dir = dir;
+    store_options.path = dir + "/history.db";
+  } else {
+    store_options.path = store::default_history_path();
   }
+  return true;
+}
 
-  ApiContext context;
-  std::unique_ptr<store::StoreWriter> writer;
-  if (!store_options.path.empty()) {
-    writer = std::make_unique<store::StoreWriter>(
-        store_options, store::WriterOptions{}, [](bool error, const std::string& message) {
-          log_line(error ? LogLevel::Error : LogLevel::Info, message);
-        });
-    context.history_path = store_options.path;
-  }
+void remove_temporary_history(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix, ec);
+  std::filesystem::remove(dir, ec);
+}
+
+// The history writer, none without a history path; it logs through the agent's log.
+std::unique_ptr<store::StoreWriter> open_history_writer(const store::StoreOptions& store_options) {
+  if (store_options.path.empty()) return nullptr;
+  return std::make_unique<store::StoreWriter>(
+      store_options, store::WriterOptions{}, [](bool error, const std::string& message) {
+        log_line(error ? LogLevel::Error : LogLevel::Info, message);
+      });
+}
+
+AgentOptions agent_options_for(const ServeArgs& args, const DiagnosisConfig& diagnosis,
+                               bool replay) {
   AgentOptions agent_options;
   agent_options.diagnosis = diagnosis;
   agent_options.hostname = args.hostname;
@@ -179,35 +207,48 @@ int run_serve(ServeArgs& args) {
                            args.source.speed == 0 ? std::string("full speed")
                                                   : fmt::format("{:g}x", args.source.speed))
              : fmt::format("live NVML every {:g} s", args.source.interval_s);
-  auto agent = std::make_unique<Agent>(std::move(source), agent_options, writer.get());
-  Agent* agent_ptr = agent.get();
-  store::StoreWriter* writer_ptr = writer.get();
-  context.snapshot = [agent_ptr] { return agent_ptr->snapshot(); };
-  context.store_status = [writer_ptr]() -> std::optional<store::StoreStatus> {
-    if (writer_ptr == nullptr) return std::nullopt;
-    return writer_ptr->status();
-  };
+  return agent_options;
+}
 
-  auto server = HttpServer::create(args.server, context);
+// What the HTTP side reads: the agent's snapshot and the writer's status.
+ApiContext api_context(Agent* agent, store::StoreWriter* writer, const std::string& history_path) {
+  ApiContext context;
+  context.history_path = history_path;
+  context.snapshot = [agent] { return agent->snapshot(); };
+  context.store_status = [writer]() -> std::optional<store::StoreStatus> {
+    if (writer == nullptr) return std::nullopt;
+    return writer->status();
+  };
+  return context;
+}
+
+// The server, bound (so "address in use" comes before serving); kExitOk, or the
+// exit code after saying what went wrong.
+int open_server(const ServerOptions& options, const ApiContext& context,
+                std::unique_ptr<HttpServer>& out) {
+  auto server = HttpServer::create(options, context);
   if (!server) {
     std::fprintf(stderr, "gpulens serve: %s\n", server.error().message.c_str());
     return kExitUsage;
   }
-  HttpServer* http = server->get();
-  if (auto bound = http->bind(); !bound) {
+  if (auto bound = (*server)->bind(); !bound) {
     std::fprintf(stderr, "gpulens serve: %s\n", bound.error().message.c_str());
     return kExitFailure;
   }
-  if (writer) writer->start(agent->header());
-  agent->start();
+  out = std::move(*server);
+  return kExitOk;
+}
 
-  on_stop_signal([agent_ptr, http] {
+// SIGTERM/SIGINT stop the agent and the server; SIGHUP re-reads the web config
+// and the diagnosis config (with its price).
+void handle_signals(Agent* agent, HttpServer* http, const std::string& config_path,
+                    std::shared_ptr<GpuPriceBook> prices) {
+  on_stop_signal([agent, http] {
     log_info("stopping: flushing history");
-    agent_ptr->stop();
+    agent->stop();
     http->stop();
   });
-  const std::string config_path = args.config;
-  on_reload_signal([http, agent_ptr, config_path, prices] {
+  on_reload_signal([http, agent, config_path, prices] {
     log_info("SIGHUP: reloading configuration");
     if (auto s = http->reload(); !s) {
       log_error("web config not reloaded: {}", s.error().message);
@@ -220,47 +261,80 @@ int run_serve(ServeArgs& args) {
         log_error("diagnosis config not reloaded: {}", loaded.error().message);
       } else {
         prices->set_override(loaded->price_per_gpu_hour, loaded->currency, "config " + config_path);
-        agent_ptr->reload(std::move(*loaded));
+        agent->reload(std::move(*loaded));
       }
     }
   });
-  std::thread end_watch;
-  if (args.exit_at_end) {
-    end_watch = std::thread([agent_ptr, http] {
-      agent_ptr->join();
-      http->stop();
-    });
-  }
+}
 
-  const auto& header = agent->header();
+// With --exit-at-end: the server stops once the agent's source has ended.
+std::thread watch_end(bool exit_at_end, Agent* agent, HttpServer* http) {
+  if (!exit_at_end) return {};
+  return std::thread([agent, http] {
+    agent->join();
+    http->stop();
+  });
+}
+
+// What is served, from where, how safely, and at what prices.
+void log_serving(const ServeArgs& args, const Agent& agent, const HttpServer& http,
+                 const std::string& source_description, bool history, const GpuPriceBook& prices) {
+  const auto& header = agent.header();
   log_info("gpulens {} serving {} GPU(s) from {} on {} (TLS {}, basic auth {}{})", GPULENS_VERSION,
-           header.devices.size(), agent_options.source_description, http->url(),
-           http->tls() ? "on" : "off", http->auth() ? "on" : "off",
+           header.devices.size(), source_description, http.url(), http.tls() ? "on" : "off",
+           http.auth() ? "on" : "off",
            args.server.exposition.dcgm ? ", dcgm-exporter names too" : "");
-  if (!is_loopback(args.server.listen) && !(http->tls() && http->auth())) {
+  if (!is_loopback(args.server.listen) && !(http.tls() && http.auth())) {
     log_warning(
         "listening beyond this machine without {}: anyone who can reach {} can read "
         "the GPU metrics; see --web-config in docs/serve.md",
-        http->tls() ? "basic auth" : "TLS", http->url());
+        http.tls() ? "basic auth" : "TLS", http.url());
   }
-  if (store_options.path.empty()) log_info("history disabled (--no-history)");
+  if (!history) log_info("history disabled (--no-history)");
   std::vector<std::string> device_names;
   for (const auto& d : header.devices) device_names.push_back(d.name);
-  log_info("prices: {}", prices->describe(device_names));
+  log_info("prices: {}", prices.describe(device_names));
+}
 
+int run_serve(ServeArgs& args) {
+  if (args.hash_password) return run_hash_password();
+  block_reload_signal();  // before any thread starts
+  apply_output_flags(args);
+  store::StoreOptions store_options;
+  if (!read_limits(args, store_options)) return kExitUsage;
+  const auto diagnosis = load_diagnosis(args.config);
+  if (!diagnosis) return kExitUsage;
+  const auto prices = open_price_book(args, *diagnosis);
+  args.server.exposition.price_of = price_lookup(prices);
+
+  auto source = open_source_or_explain(args.source);
+  if (!source) return exit_for_unopened_source(args.source);
+  const bool replay = !source->live();
+  std::string temporary_dir;
+  if (!choose_history(args, replay, store_options, temporary_dir)) return kExitFailure;
+  auto writer = open_history_writer(store_options);
+  const AgentOptions agent_options = agent_options_for(args, *diagnosis, replay);
+  auto agent = std::make_unique<Agent>(std::move(source), agent_options, writer.get());
+  std::unique_ptr<HttpServer> http;
+  const int opened =
+      open_server(args.server, api_context(agent.get(), writer.get(), store_options.path), http);
+  if (opened != kExitOk) return opened;
+
+  if (writer) writer->start(agent->header());
+  agent->start();
+  handle_signals(agent.get(), http.get(), args.config, prices);
+  std::thread end_watch = watch_end(args.exit_at_end, agent.get(), http.get());
+  log_serving(args, *agent, *http, agent_options.source_description, !store_options.path.empty(),
+              *prices);
   http->serve();  // returns after stop()
+
   // From here a signal must not reach objects about to be destroyed.
   on_stop_signal({});
   on_reload_signal({});
   agent->stop();
   if (end_watch.joinable()) end_watch.join();
   if (writer) writer->stop();
-  if (temporary_history) {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm"})
-      std::filesystem::remove(store_options.path + suffix, ec);
-    std::filesystem::remove(temporary_dir, ec);
-  }
+  if (!temporary_dir.empty()) remove_temporary_history(store_options.path, temporary_dir);
   log_info("stopped");
   const auto snap = agent->snapshot();
   return snap->source.error.empty() ? kExitOk : kExitFailure;

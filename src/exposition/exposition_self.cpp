@@ -53,8 +53,10 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
   }
 }
 
-void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self) {
-  PromWriter w(out);
+namespace {
+
+// The agent itself: its version, start, and how far its source got.
+void write_agent_metrics(PromWriter& w, const LiveSnapshot& snap) {
   w.family("gpulens_build_info", "gauge", "Always 1: the agent's version");
   w.sample("gpulens_build_info", render_labels({{"version", GPULENS_VERSION}}), 1);
   w.family("gpulens_agent_start_time_seconds", "gauge", "When the agent started (Unix time)");
@@ -69,6 +71,11 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
              "Time of the newest sample (Unix time; the recording's time on a replay)");
     w.sample("gpulens_last_sample_timestamp_seconds", "", snap.t);
   }
+}
+
+// What sampling costs and misses: timeouts, CPU time, the last sample's cost, and per
+// live GPU the readings that failed (NVML errors).
+void write_sampler_metrics(PromWriter& w, const LiveSnapshot& snap) {
   if (const auto& s = snap.source.sampler) {
     w.family("gpulens_sampler_timeouts_total", "counter",
              "Device samples that did not answer within the tick (a hung NVML call)");
@@ -97,6 +104,9 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
       w.sample("gpulens_collect_errors_total", gpu_labels(snap, g),
                static_cast<double>(g.collect_errors));
   }
+}
+
+void write_http_metrics(PromWriter& w, const SelfStats& self) {
   w.family("gpulens_scrape_duration_seconds", "gauge",
            "How long the previous /metrics answer took to render");
   w.sample("gpulens_scrape_duration_seconds", "", self.last_scrape_s);
@@ -110,6 +120,9 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
       w.sample("gpulens_http_requests_total", l, static_cast<double>(h.count));
     }
   }
+}
+
+void write_store_metrics(PromWriter& w, const SelfStats& self) {
   w.family("gpulens_store_up", "gauge",
            "1 while history is written without error, 0 when it fails or is disabled");
   w.sample("gpulens_store_up", "", self.store && self.store->healthy ? 1 : 0);
@@ -127,7 +140,10 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
     w.family("gpulens_store_commit_duration_seconds", "gauge", "How long the last commit took");
     w.sample("gpulens_store_commit_duration_seconds", "", st.last_commit_s);
   }
-  // The names every Prometheus client library uses for its own process.
+}
+
+// The names every Prometheus client library uses for its own process.
+void write_process_metrics(PromWriter& w, const SelfStats& self) {
   if (self.cpu_seconds) {
     w.family("process_cpu_seconds_total", "counter", "Total user and system CPU time spent");
     w.sample("process_cpu_seconds_total", "", *self.cpu_seconds);
@@ -140,6 +156,17 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
     w.family("process_start_time_seconds", "gauge", "Start time of the process (Unix time)");
     w.sample("process_start_time_seconds", "", *self.start_time);
   }
+}
+
+}  // namespace
+
+void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self) {
+  PromWriter w(out);
+  write_agent_metrics(w, snap);
+  write_sampler_metrics(w, snap);
+  write_http_metrics(w, self);
+  write_store_metrics(w, self);
+  write_process_metrics(w, self);
 }
 
 }  // namespace gpulens::server

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/intervals.hpp"
+
 namespace gpulens::inject {
 namespace {
 
@@ -95,24 +97,11 @@ void Collector::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t s
   auto& limit = compact_at_[device];
   if (limit == 0) limit = kCompactFirst;
   if (v.size() >= limit) {
-    compact(v);
+    merge_intervals(v);
     // Back-to-back work merges into few intervals; a job of many short gaps does
     // not, and then the list is allowed to grow before the next merge.
     limit = std::max(kCompactFirst, v.size() * 2);
   }
-}
-
-void Collector::compact(std::vector<std::pair<std::int64_t, std::int64_t>>& v) {
-  std::sort(v.begin(), v.end());
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (out > 0 && v[i].first <= v[out - 1].second) {
-      v[out - 1].second = std::max(v[out - 1].second, v[i].second);
-    } else {
-      v[out++] = v[i];
-    }
-  }
-  v.resize(out);
 }
 
 std::size_t Collector::range_key(std::string_view name, std::string_view domain) {
@@ -163,7 +152,7 @@ void Collector::range_end(std::uint32_t id, std::uint64_t ts) {
 std::vector<std::pair<std::int64_t, std::int64_t>> Collector::merged_busy(std::uint32_t device) {
   auto it = busy_.find(device);
   if (it == busy_.end()) return {};
-  compact(it->second);
+  merge_intervals(it->second);
   return it->second;
 }
 
@@ -205,7 +194,7 @@ nlohmann::json Collector::to_json() {
   for (const auto& [a, b, t] : syncs_) syncs.push_back({a, b, t});
   json busy = json::array();
   for (auto& [d, v] : busy_) {
-    compact(v);
+    merge_intervals(v);
     json flat = json::array();
     for (const auto& [a, b] : v) {
       flat.push_back(a);

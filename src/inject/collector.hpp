@@ -125,7 +125,6 @@ class Collector {
 
  private:
   void busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start, std::uint64_t end);
-  void compact(std::vector<std::pair<std::int64_t, std::int64_t>>& v);
 
   std::uint64_t base_ns_;
   std::map<KernelKey, KernelStats> kernels_;

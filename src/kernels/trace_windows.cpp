@@ -4,20 +4,9 @@
 #include <algorithm>
 #include <limits>
 
-namespace gpulens::kernels {
+#include "core/intervals.hpp"
 
-void join(Spans& spans) {
-  std::sort(spans.begin(), spans.end());
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (out > 0 && spans[i].first <= spans[out - 1].second) {
-      spans[out - 1].second = std::max(spans[out - 1].second, spans[i].second);
-    } else {
-      spans[out++] = spans[i];
-    }
-  }
-  spans.resize(out);
-}
+namespace gpulens::kernels {
 
 Spans windows_as_seen(const Spans& opened, const Spans& busy) {
   Spans seen;
@@ -35,7 +24,7 @@ Spans windows_as_seen(const Spans& opened, const Spans& busy) {
     const double queue = std::max(0.0, last_end - close);
     seen.emplace_back(open + queue, close + queue);
   }
-  join(seen);
+  merge_intervals(seen);
   return seen;
 }
 

@@ -36,7 +36,4 @@ IdleStats idle_over_spans(const Spans& busy, const Spans& spans);
 std::vector<std::pair<std::size_t, std::size_t>> step_runs_inside(const std::vector<double>& steps,
                                                                   const Spans& spans);
 
-// Spans sorted, and overlapping or touching ones joined into one.
-void join(Spans& spans);
-
 }  // namespace gpulens::kernels

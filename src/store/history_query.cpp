@@ -160,43 +160,53 @@ double raw_split(const DataRange& range, double from, double to, double step) {
   return std::clamp(split, from, to);
 }
 
-Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
-  std::lock_guard lock(mutex_);
-  if (auto s = ensure_open(); !s) return s.error();
-  const Database::DeadlineScope deadline(db_, deadline_);
+namespace {
 
-  HistoryResult out;
-  out.from = q.from;
-  out.to = q.to;
+// The step used: the one asked for, at least 1 s and kMaxPointsPerSeries points at
+// most, in whole milliseconds (the buckets' unit).
+std::int64_t history_step_ms(const HistoryQuery& q) {
   const double span = std::max(0.0, q.to - q.from);
-  out.step = std::max({q.step, 1.0, span / kMaxPointsPerSeries});
-  const auto step_ms = std::llround(out.step * 1000);
-  out.step = static_cast<double>(step_ms) / 1000.0;
+  return std::llround(std::max({q.step, 1.0, span / kMaxPointsPerSeries}) * 1000);
+}
 
+// The metrics asked for (all without a list) that the history keeps a column of.
+std::vector<Metric> history_metrics(const HistoryQuery& q, const ColumnMap& columns) {
   std::vector<Metric> metrics;
   if (q.metrics.empty()) {
     for (const auto& info : all_metrics()) metrics.push_back(info.id);
   } else {
     metrics = q.metrics;
   }
-  std::erase_if(metrics, [&](Metric m) { return !has_history(m) || !columns_.scale[index_of(m)]; });
+  std::erase_if(metrics, [&](Metric m) { return !has_history(m) || !columns.scale[index_of(m)]; });
+  return metrics;
+}
 
-  auto range = range_locked();
-  if (!range) return range.error();
-  const double split = raw_split(*range, q.from, q.to, out.step);
+// The four columns per metric that accumulate() reads, from raw samples and from
+// one-minute rollups.
+struct MetricColumns {
+  std::string raw, rollup;
+};
 
-  std::string raw_cols, rollup_cols;
+MetricColumns metric_columns(const std::vector<Metric>& metrics) {
+  MetricColumns cols;
   for (Metric m : metrics) {
     const auto col = quote_identifier(metric_info(m).key);
-    raw_cols += fmt::format(", TOTAL({0}), COUNT({0}), MIN({0}), MAX({0})", col);
+    cols.raw += fmt::format(", TOTAL({0}), COUNT({0}), MIN({0}), MAX({0})", col);
     const auto mean = quote_identifier(rollup_column(m, "mean"));
-    rollup_cols += fmt::format(
+    cols.rollup += fmt::format(
         ", TOTAL({0} * 1.0 * n), TOTAL(CASE WHEN {0} IS NULL THEN 0 ELSE n END), MIN({1}), "
         "MAX({2})",
         mean, quote_identifier(rollup_column(m, "min")), quote_identifier(rollup_column(m, "max")));
   }
+  return cols;
+}
+
+// The buckets of [from, to): rollups answer the whole minutes before `split`, raw
+// samples the rest. `source` says which answered: "rollup_1m", "raw" or both.
+Status read_buckets(Database& db, const HistoryQuery& q, double split, std::int64_t step_ms,
+                    const std::vector<Metric>& metrics, BucketMap& buckets, std::string& source) {
+  const MetricColumns cols = metric_columns(metrics);
   const std::string filter = gpu_filter_clause(q.gpus);
-  BucketMap buckets;
   std::vector<std::string> sources;
   const auto from_minute = static_cast<std::int64_t>(std::floor(q.from / 60.0)) * 60;
   // Only whole minutes before the split: raw samples answer the rest.
@@ -205,9 +215,9 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
     const auto sql = fmt::format(
         "SELECT gpu, (minute * 1000) / {} AS b, TOTAL(n), TOTAL(throttled){} FROM rollup_1m "
         "WHERE minute >= ? AND minute < ?{} GROUP BY gpu, b",
-        step_ms, rollup_cols, filter);
+        step_ms, cols.rollup, filter);
     const auto before = buckets.size();
-    if (auto s = accumulate(db_, sql, from_minute, to_minute, metrics.size(), buckets); !s)
+    if (auto s = accumulate(db, sql, from_minute, to_minute, metrics.size(), buckets); !s)
       return s.error();
     if (buckets.size() > before) sources.push_back("rollup_1m");
   }
@@ -215,16 +225,22 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
     const auto sql = fmt::format(
         "SELECT gpu, t_ms / {} AS b, COUNT(*), TOTAL(throttled){} FROM samples "
         "WHERE t_ms >= ? AND t_ms < ?{} GROUP BY gpu, b",
-        step_ms, raw_cols, filter);
+        step_ms, cols.raw, filter);
     const auto before = buckets.size();
-    if (auto s = accumulate(db_, sql, std::llround(split * 1000), std::llround(q.to * 1000),
+    if (auto s = accumulate(db, sql, std::llround(split * 1000), std::llround(q.to * 1000),
                             metrics.size(), buckets);
         !s)
       return s.error();
     if (buckets.size() > before || sources.empty()) sources.push_back("raw");
   }
-  for (const auto& s : sources) out.source += (out.source.empty() ? "" : "+") + s;
+  for (const auto& s : sources) source += (source.empty() ? "" : "+") + s;
+  return ok_status();
+}
 
+// The buckets as one series per GPU (by GPU index): means, and with `min_max`
+// the extremes, in each metric's unit.
+std::vector<GpuSeries> series_of(const BucketMap& buckets, const std::vector<Metric>& metrics,
+                                 const ColumnMap& columns, std::int64_t step_ms, bool min_max) {
   std::map<int, GpuSeries> by_gpu;
   for (const auto& [key, b] : buckets) {
     GpuSeries& series = by_gpu[key.first];
@@ -234,18 +250,42 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
     }
     series.t.push_back(static_cast<double>(key.second * step_ms) / 1000.0);
     for (std::size_t i = 0; i < metrics.size(); ++i) {
-      const double scale = *columns_.scale[index_of(metrics[i])];
+      const double scale = *columns.scale[index_of(metrics[i])];
       const Cell& c = b.cells[i];
       MetricSeries& ms = series.metrics[i];
       ms.mean.push_back(c.weight > 0 ? std::optional<double>(c.sum / c.weight / scale)
                                      : std::nullopt);
-      if (q.min_max) {
+      if (min_max) {
         ms.min.push_back(c.min ? std::optional<double>(*c.min / scale) : std::nullopt);
         ms.max.push_back(c.max ? std::optional<double>(*c.max / scale) : std::nullopt);
       }
     }
   }
-  for (auto& [gpu, series] : by_gpu) out.series.push_back(std::move(series));
+  std::vector<GpuSeries> out;
+  for (auto& [gpu, series] : by_gpu) out.push_back(std::move(series));
+  return out;
+}
+
+}  // namespace
+
+Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
+  std::lock_guard lock(mutex_);
+  if (auto s = ensure_open(); !s) return s.error();
+  const Database::DeadlineScope deadline(db_, deadline_);
+
+  HistoryResult out;
+  out.from = q.from;
+  out.to = q.to;
+  const std::int64_t step_ms = history_step_ms(q);
+  out.step = static_cast<double>(step_ms) / 1000.0;
+  const std::vector<Metric> metrics = history_metrics(q, columns_);
+  auto range = range_locked();
+  if (!range) return range.error();
+  const double split = raw_split(*range, q.from, q.to, out.step);
+  BucketMap buckets;
+  if (auto s = read_buckets(db_, q, split, step_ms, metrics, buckets, out.source); !s)
+    return s.error();
+  out.series = series_of(buckets, metrics, columns_, step_ms, q.min_max);
   return out;
 }
 

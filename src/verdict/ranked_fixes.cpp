@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace gpulens {
 namespace {
@@ -128,7 +129,11 @@ std::string out_of_memory_fix(const JobOutcome& o) {
       o.gpu ? fmt::format(" on GPU {}", *o.gpu) : std::string());
 }
 
-std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in) {
+namespace {
+
+// Every finding of the job with its fixes: the out-of-memory death, the state
+// runs outside the steady state's edges, the alerts.
+Findings collect_findings(const DiagnosisReport& report, const FixInputs& in) {
   const bool oom = in.outcome != nullptr && in.outcome->out_of_memory;
   Findings findings;
   if (oom) {
@@ -153,65 +158,100 @@ std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs
     findings.add("alert:" + a.rule, tier, a.gpu, std::max(until - a.since, 1.0),
                  severity_weight(a.severity), a.fixes);
   }
+  return findings;
+}
 
-  const bool tensor_busy = in.steady_tensor_pct && *in.steady_tensor_pct >= kSteadyTensorBusyPct;
-  const auto order = findings.ordered();
-  std::vector<RankedFix> out;
-  std::vector<std::size_t> taken(order.size(), 0);
-  // The next fix of a finding that is not already on the list, or none.
-  const auto next = [&](std::size_t i) -> std::optional<std::string> {
-    const Finding& f = *order[i].second;
-    while (taken[i] < f.fixes.size()) {
-      const std::string& text = f.fixes[taken[i]++];
-      if (tensor_busy && advises_precision(text)) continue;  // the job already does it
-      // The same advice from two findings (a hang's fix leads the runs it
-      // overlaps, too) is given once, where it ranks first.
-      const bool seen = std::any_of(out.begin(), out.end(),
-                                    [&](const RankedFix& r) { return r.text.ends_with(text); });
-      if (!seen) return text;
-    }
-    return std::nullopt;
-  };
-  const auto seat = [&](std::size_t i, const std::string& text) {
-    const Finding& f = *order[i].second;
-    RankedFix r;
-    r.text = (in.job_gpus > 1 ? gpu_prefix(f.gpus) : std::string()) + text;
-    r.about = order[i].first;
-    r.tier = f.tier;
-    r.gpus.assign(f.gpus.begin(), f.gpus.end());
-    out.push_back(std::move(r));
-  };
+// The list of fixes, filled seat by seat from the findings in rank order.
+class Seating {
+ public:
+  Seating(std::vector<std::pair<std::string, const Finding*>> order, const FixInputs& in)
+      : order_(std::move(order)),
+        in_(in),
+        tensor_busy_(in.steady_tensor_pct && *in.steady_tensor_pct >= kSteadyTensorBusyPct),
+        taken_(order_.size(), 0) {}
+
   // What the headline leads with gets its first fix first, in the headline's order.
-  for (std::size_t i = 0; i < order.size() && out.size() < in.count; ++i) {
-    if (order[i].second->tier == FixTier::Steady) break;
-    if (auto text = next(i)) seat(i, *text);
+  void seat_leads() {
+    for (std::size_t i = 0; i < order_.size() && out_.size() < in_.count; ++i) {
+      if (order_[i].second->tier == FixTier::Steady) break;
+      if (auto text = next(i)) seat(i, *text);
+    }
   }
+
   // The remaining seats by the D'Hondt rule: the next fix comes from the finding
   // with the most weight per fix already taken, so a dominant bottleneck gets
   // several fixes and a minor one still gets its first. Earlier tiers win ties
   // and come first on the list.
-  std::vector<bool> exhausted(order.size(), false);
-  while (out.size() < in.count) {
-    std::optional<std::size_t> best;
-    double best_q = 0;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      if (exhausted[i] || taken[i] >= order[i].second->fixes.size()) continue;
-      const double q = order[i].second->score / static_cast<double>(taken[i] + 1);
-      if (!best || q > best_q) {
-        best = i;
-        best_q = q;
+  void seat_by_dhondt() {
+    std::vector<bool> exhausted(order_.size(), false);
+    while (out_.size() < in_.count) {
+      std::optional<std::size_t> best;
+      double best_q = 0;
+      for (std::size_t i = 0; i < order_.size(); ++i) {
+        if (exhausted[i] || taken_[i] >= order_[i].second->fixes.size()) continue;
+        const double q = order_[i].second->score / static_cast<double>(taken_[i] + 1);
+        if (!best || q > best_q) {
+          best = i;
+          best_q = q;
+        }
+      }
+      if (!best) break;
+      if (auto text = next(*best)) {
+        seat(*best, *text);
+      } else {
+        exhausted[*best] = true;
       }
     }
-    if (!best) break;
-    if (auto text = next(*best)) {
-      seat(*best, *text);
-    } else {
-      exhausted[*best] = true;
-    }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const RankedFix& a, const RankedFix& b) { return a.tier < b.tier; });
-  return out;
+
+  // The list, earlier tiers first.
+  std::vector<RankedFix> take() {
+    std::stable_sort(out_.begin(), out_.end(),
+                     [](const RankedFix& a, const RankedFix& b) { return a.tier < b.tier; });
+    return std::move(out_);
+  }
+
+ private:
+  // The next fix of a finding that is not already on the list, or none.
+  std::optional<std::string> next(std::size_t i) {
+    const Finding& f = *order_[i].second;
+    while (taken_[i] < f.fixes.size()) {
+      const std::string& text = f.fixes[taken_[i]++];
+      if (tensor_busy_ && advises_precision(text)) continue;  // the job already does it
+      // The same advice from two findings (a hang's fix leads the runs it
+      // overlaps, too) is given once, where it ranks first.
+      const bool seen = std::any_of(out_.begin(), out_.end(),
+                                    [&](const RankedFix& r) { return r.text.ends_with(text); });
+      if (!seen) return text;
+    }
+    return std::nullopt;
+  }
+
+  void seat(std::size_t i, const std::string& text) {
+    const Finding& f = *order_[i].second;
+    RankedFix r;
+    r.text = (in_.job_gpus > 1 ? gpu_prefix(f.gpus) : std::string()) + text;
+    r.about = order_[i].first;
+    r.tier = f.tier;
+    r.gpus.assign(f.gpus.begin(), f.gpus.end());
+    out_.push_back(std::move(r));
+  }
+
+  std::vector<std::pair<std::string, const Finding*>> order_;
+  const FixInputs& in_;
+  bool tensor_busy_;
+  std::vector<std::size_t> taken_;
+  std::vector<RankedFix> out_;
+};
+
+}  // namespace
+
+std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in) {
+  const Findings findings = collect_findings(report, in);
+  Seating seating(findings.ordered(), in);
+  seating.seat_leads();
+  seating.seat_by_dhondt();
+  return seating.take();
 }
 
 }  // namespace gpulens

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JSON API under /api/v1/ (docs/api.md): each handler reads the published
+// snapshot or the history store and answers; none changes anything.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "core/duration.hpp"
+#include "exposition/api_index.hpp"
+#include "exposition/api_json.hpp"
+#include "exposition/api_params.hpp"
+#include "exposition/routes.hpp"
+
+namespace gpulens::server {
+namespace {
+
+// Longest range one history or timeline request may cover.
+constexpr double kMaxRange = 100 * 86400.0;
+
+void send_json(Response& res, const Json& body, int status = 200) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  // Process names are not always valid UTF-8: replace, never throw.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                  "application/json");
+}
+
+void send_error(Response& res, int status, const std::string& message) {
+  send_json(res, Json{{"error", message}}, status);
+}
+
+// Answers 400 and returns false, for parsers that stop at the first bad value.
+bool reject(Response& res, const std::string& message) {
+  send_error(res, 400, message);
+  return false;
+}
+
+// The newest sample's time, or the wall clock before any sample: the "now" of
+// relative times, so that a replay answers with its own last hour.
+double data_now(const LiveSnapshot& snap) {
+  return snap.t > 0 ? snap.t : unix_now();
+}
+
+// Reads from/to/gpu from the query; false after answering 400.
+bool parse_range(const Request& req, Response& res, double now, double default_span, double& from,
+                 double& to, std::vector<int>& gpus) {
+  to = now;
+  from = now - default_span;
+  if (req.has_param("to")) {
+    const auto t = parse_time(req.param("to"), now);
+    if (!t) return reject(res, "to: " + t.error().message);
+    to = *t;
+  }
+  if (req.has_param("from")) {
+    const auto f = parse_time(req.param("from"), now);
+    if (!f) return reject(res, "from: " + f.error().message);
+    from = *f;
+  } else {
+    from = to - default_span;
+  }
+  if (!(from < to)) return reject(res, "from must be before to");
+  if (to - from > kMaxRange) return reject(res, "the range may cover at most 100 days");
+  if (req.has_param("gpu")) {
+    const auto g = parse_gpu_list(req.param("gpu"));
+    if (!g) return reject(res, "gpu: GPU indexes such as 0 or 0,1,3");
+    gpus = *g;
+  }
+  return true;
+}
+
+// A step that gives about 300 points, rounded to a familiar length.
+double default_step(double span) {
+  static constexpr double kSteps[] = {1,   2,   5,    10,   15,   30,    60,    120,  300,
+                                      600, 900, 1800, 3600, 7200, 21600, 43200, 86400};
+  for (double s : kSteps) {
+    if (span / s <= 300) return s;
+  }
+  return 86400;
+}
+
+void answer_health(const RouteSite& site, Response& res) {
+  const auto snap = site.context->snapshot();
+  const auto store = site.context->store_status ? site.context->store_status() : std::nullopt;
+  const double now = unix_now();
+  // 503 only when the agent cannot sample: a failing history is "degraded".
+  send_json(res, health_json(*snap, store, now),
+            health_status(*snap, store, now) == "failing" ? 503 : 200);
+}
+
+// ?step= and ?metrics= of /api/v1/history; false after answering 400.
+bool parse_history_query(const Request& req, Response& res, store::HistoryQuery& q) {
+  q.step = default_step(q.to - q.from);
+  if (req.has_param("step")) {
+    const auto step = parse_duration(req.param("step"));
+    if (!step || *step <= 0) return reject(res, "step: a duration such as 60, 15s or 1m");
+    q.step = *step;
+  }
+  if (req.has_param("metrics")) {
+    std::string bad;
+    const auto metrics = parse_metric_list(req.param("metrics"), bad);
+    if (!metrics) return reject(res, fmt::format("metrics: unknown key '{}'", bad));
+    q.metrics = *metrics;
+  }
+  q.min_max = req.param("stats") == "all";
+  return true;
+}
+
+void answer_history(const RouteSite& site, const Request& req, Response& res) {
+  if (site.history == nullptr) return send_error(res, 503, "history is disabled (--no-history)");
+  const auto snap = site.context->snapshot();
+  store::HistoryQuery q;
+  if (!parse_range(req, res, data_now(*snap), 3600, q.from, q.to, q.gpus)) return;
+  if (!parse_history_query(req, res, q)) return;
+  auto result = site.history->history(q);
+  if (!result) return send_error(res, 503, "history: " + result.error().message);
+  send_json(res, history_json(*result));
+}
+
+void answer_timeline(const RouteSite& site, const Request& req, Response& res) {
+  if (site.history == nullptr) return send_error(res, 503, "history is disabled (--no-history)");
+  const auto snap = site.context->snapshot();
+  double from = 0, to = 0;
+  std::vector<int> gpus;
+  if (!parse_range(req, res, data_now(*snap), 3600, from, to, gpus)) return;
+  auto result = site.history->timeline(from, to, gpus);
+  if (!result) return send_error(res, 503, "history: " + result.error().message);
+  Json body = timeline_json(*result);
+  body["from"] = from;
+  body["to"] = to;
+  send_json(res, body);
+}
+
+// ?limit= of /api/v1/alerts (200 without it); false after answering 400.
+bool parse_limit(const Request& req, Response& res, int& limit) {
+  limit = 200;
+  if (!req.has_param("limit")) return true;
+  const auto text = req.param("limit");
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
+  if (ec != std::errc() || ptr != text.data() + text.size() || limit < 1 || limit > 1000)
+    return reject(res, "limit: a number from 1 to 1000");
+  return true;
+}
+
+bool wanted(const std::vector<int>& gpus, int gpu) {
+  return gpus.empty() || std::find(gpus.begin(), gpus.end(), gpu) != gpus.end();
+}
+
+// The alert events of [from, to] on the wanted GPUs: from the history when it
+// answers, else from the agent's memory (newest first); with where they came from.
+std::pair<Json, std::string> alert_events(const LiveSnapshot& snap, store::HistoryReader* history,
+                                          double from, double to, int limit,
+                                          const std::vector<int>& gpus) {
+  Json events = Json::array();
+  if (history != nullptr) {
+    // to is inclusive here: the newest event has t == now.
+    if (auto stored = history->alert_events(from, to + 1e-3, limit)) {
+      for (const auto& e : *stored) {
+        if (wanted(gpus, e.gpu)) events.push_back(stored_event_json(e));
+      }
+      return {std::move(events), "history"};
+    }
+  }
+  const auto& recent = *snap.recent_events;
+  for (auto it = recent.rbegin();
+       it != recent.rend() && events.size() < static_cast<std::size_t>(limit); ++it) {
+    if (it->t >= from && it->t <= to && wanted(gpus, it->gpu)) events.push_back(event_json(*it));
+  }
+  return {std::move(events), "memory"};
+}
+
+void answer_alerts(const RouteSite& site, const Request& req, Response& res) {
+  const auto snap = site.context->snapshot();
+  double from = 0, to = 0;
+  std::vector<int> gpus;
+  if (!parse_range(req, res, data_now(*snap), 86400, from, to, gpus)) return;
+  int limit = 0;
+  if (!parse_limit(req, res, limit)) return;
+  Json body;
+  Json firing = Json::array();
+  for (auto& f : firing_json(*snap)) {
+    if (wanted(gpus, f["gpu"].get<int>())) firing.push_back(std::move(f));
+  }
+  body["firing"] = std::move(firing);
+  auto [events, source] = alert_events(*snap, site.history, from, to, limit, gpus);
+  body["events"] = std::move(events);
+  body["events_source"] = source;
+  send_json(res, body);
+}
+
+}  // namespace
+
+void register_api_routes(const RouteSite& site) {
+  for (const char* index : {"/api/v1", "/api/v1/"}) {
+    site.get(index, [](const Request&, Response& res) { send_json(res, api_index_json()); });
+  }
+  site.get("/api/v1/version",
+           [](const Request&, Response& res) { send_json(res, version_json()); });
+  site.get("/api/v1/health", [site](const Request&, Response& res) { answer_health(site, res); });
+  site.get("/api/v1/devices", [site](const Request&, Response& res) {
+    send_json(res, devices_json(*site.context->snapshot()));
+  });
+  site.get("/api/v1/latest", [site](const Request&, Response& res) {
+    send_json(res, latest_json(*site.context->snapshot(), site.options->show_cmdline));
+  });
+  site.get("/api/v1/history",
+           [site](const Request& req, Response& res) { answer_history(site, req, res); });
+  site.get("/api/v1/timeline",
+           [site](const Request& req, Response& res) { answer_timeline(site, req, res); });
+  site.get("/api/v1/alerts",
+           [site](const Request& req, Response& res) { answer_alerts(site, req, res); });
+}
+
+}  // namespace gpulens::server

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/kernel_findings.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpulens::kernels {
+namespace {
+
+std::string fmt_pct(double share) {
+  return fmt::format("{:.0f} %", share * 100);
+}
+
+// The window the first device's idle time is read over: its marked steps when
+// there are some, else what was traced of it.
+const IdleStats& idle_window(const DeviceView& d) {
+  return d.steps ? d.steps->idle : d.activity;
+}
+
+// The gap-length bucket that holds most idle time.
+std::size_t largest_gap_bucket(const IdleStats& w) {
+  std::size_t top = 0;
+  for (std::size_t i = 1; i < w.gaps.seconds.size(); ++i) {
+    if (w.gaps.seconds[i] > w.gaps.seconds[top]) top = i;
+  }
+  return top;
+}
+
+// ", 62 % of it inside the NVTX range `data`" when one range holds half the idle time or more.
+std::string idle_range_clause(const KernelView& view) {
+  if (!view.nvtx || !(view.nvtx->window_idle_s > 0)) return {};
+  const RangeRow* most = nullptr;
+  for (const auto& r : view.nvtx->ranges) {
+    if (most == nullptr || r.attributed_idle_s > most->attributed_idle_s) most = &r;
+  }
+  const double share = most->attributed_idle_s / view.nvtx->window_idle_s;
+  if (share < 0.5) return {};
+  return fmt::format(", {:.0f} % of it inside the NVTX range `{}`", share * 100, most->name);
+}
+
+void add_low_sm_coverage(const KernelView& view, std::vector<Finding>& out) {
+  for (const auto& k : view.top) {
+    if (k.coverage_known && k.share >= 0.05 && k.sms_used * 2 < k.sms) {
+      out.push_back(
+          {"low_sm_coverage",
+           fmt::format("`{}` takes {} of GPU time with {} of {} SMs busy ({} blocks of {} threads)",
+                       k.short_name, fmt_pct(k.share), k.sms_used, k.sms, k.blocks, k.threads),
+           "give it more parallel work (a larger batch, more blocks, split-K) or fuse it with its "
+           "neighbours (torch.compile; FlashAttention for attention)"});
+    }
+  }
+}
+
+// Host-bound (long gaps), launch-bound (short gaps between short kernels) and
+// synchronisations, all read on the first device.
+void add_idle_findings(const KernelView& view, std::vector<Finding>& out) {
+  const DeviceView& d = view.devices.front();
+  const IdleStats& w = idle_window(d);
+  const char* where = d.steps                 ? "of the marked steps"
+                      : view.sampling.sampled ? "in the trace windows"
+                                              : "between the first and last GPU work";
+  const double small = w.gaps.seconds[0] + w.gaps.seconds[1];
+  const double large = w.gaps.seconds[3] + w.gaps.seconds[4];
+  const std::uint64_t small_n = w.gaps.count[0] + w.gaps.count[1];
+  const std::uint64_t large_n = w.gaps.count[3] + w.gaps.count[4];
+  const double mean_kernel_us =
+      view.launches > 0 ? view.kernel_s / static_cast<double>(view.launches) * 1e6 : 0;
+  if (w.window_s > 0 && large / w.window_s >= 0.2) {
+    std::string per_step;
+    if (d.steps) {
+      per_step =
+          fmt::format("; per step {} idle of {}", duration_words(d.steps->mean_idle_per_step_s),
+                      duration_words(d.steps->mean_step_s));
+    }
+    out.push_back(
+        {"host_bound",
+         fmt::format("the GPU sat idle {} of the time {} in {} gaps of 1 ms or more{}: it waits "
+                     "for the host (data loading, Python, I/O)",
+                     fmt_pct(large / w.window_s), where, large_n, per_step),
+         "feed it ahead of time: DataLoader(num_workers=N, pin_memory=True, prefetch), move "
+         "per-step host work (decoding, augmentation, logging) off the critical path"});
+  }
+  if (w.window_s > 0 && small / w.window_s >= 0.2 && mean_kernel_us < 50) {
+    out.push_back(
+        {"launch_bound",
+         fmt::format("the GPU sat idle {} of the time {} in {} gaps shorter than 100 us, between "
+                     "kernels of {:.0f} us on average: the host cannot launch them fast enough",
+                     fmt_pct(small / w.window_s), where, small_n, mean_kernel_us),
+         "launch fewer, larger kernels: CUDA graphs (torch.compile(mode=\"reduce-overhead\")), "
+         "fused kernels, a larger batch"});
+  }
+  if (d.steps && d.steps->syncs_per_step >= 3) {
+    out.push_back(
+        {"syncs",
+         fmt::format("{:.1f} CUDA synchronisations per step, the host blocked {} per step in them",
+                     d.steps->syncs_per_step, duration_words(d.steps->sync_s_per_step)),
+         "remove .item(), .cpu(), print(tensor) and torch.cuda.synchronize() from the step; keep "
+         "running values on the GPU and read them every N steps"});
+  }
+}
+
+void add_pageable_copies(const KernelView& view, std::vector<Finding>& out) {
+  for (const auto& c : view.copies) {
+    if (c.pageable && c.bytes >= (1u << 20)) {
+      out.push_back(
+          {"pageable_copies",
+           fmt::format("{:.0f} MB copied {} from pageable host memory in {} copies at {:.1f} GB/s",
+                       static_cast<double>(c.bytes) / 1e6, c.kind, c.count, c.gb_per_s),
+           "pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
+           "non_blocking=True, so copies run at full PCIe speed and overlap compute"});
+    }
+  }
+}
+
+}  // namespace
+
+std::string duration_words(double s) {
+  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+std::string kernel_headline(const KernelView& view) {
+  if (view.devices.empty()) return {};
+  static const char* const kWhy[] = {"launch overhead between back-to-back kernels",
+                                     "kernel launches the host could not issue faster",
+                                     "short host stalls (Python, synchronisations)",
+                                     "the host (data loading, Python, I/O)",
+                                     "the host (data loading, I/O, long host work)"};
+  const DeviceView& d = view.devices.front();
+  const IdleStats& w = idle_window(d);
+  const std::size_t top_bucket = largest_gap_bucket(w);
+  const char* over = d.steps                 ? "the marked steps"
+                     : view.sampling.sampled ? "the trace windows"
+                                             : "the time from its first to its last work";
+  std::string headline =
+      fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100, over);
+  if (view.sampling.sampled && d.steps) headline += " inside the trace windows";
+  if (w.idle_share > 0.005) {
+    headline += fmt::format("; the idle {:.0f} % lies mostly in gaps of {}: {}", w.idle_share * 100,
+                            kGapLabels[top_bucket], kWhy[top_bucket]);
+    headline += idle_range_clause(view);
+  }
+  if (!view.top.empty()) {
+    headline += fmt::format(". `{}` holds {:.0f} % of kernel time", view.top.front().short_name,
+                            view.top.front().share * 100);
+  }
+  headline += ".";
+  return headline;
+}
+
+std::vector<Finding> kernel_findings(const KernelView& view) {
+  // The rules of docs/kernels.md ("Fixes" under "The analysis, stated as rules").
+  std::vector<Finding> out;
+  add_low_sm_coverage(view, out);
+  if (!view.devices.empty()) add_idle_findings(view, out);
+  add_pageable_copies(view, out);
+  return out;
+}
+
+}  // namespace gpulens::kernels
