@@ -24,6 +24,7 @@
 #include "cli/command.hpp"
 #include "cli/gpu_price_book.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/duration.hpp"
 #include "diagnosis/config.hpp"
 #include "exposition/http_server.hpp"
@@ -58,15 +59,15 @@ struct ServeArgs {
 
 int run_hash_password() {
   std::string password;
-  if (isatty(STDIN_FILENO)) std::fprintf(stderr, "password: ");
+  if (isatty(STDIN_FILENO)) eprint("password: ");
   std::getline(std::cin, password);
   if (password.empty()) {
-    std::fprintf(stderr, "gpulens serve: an empty password is not allowed\n");
+    eprint("gpulens serve: an empty password is not allowed\n");
     return kExitUsage;
   }
   const std::string hash = server::hash_password(password);
   if (hash.empty()) {
-    std::fprintf(stderr, "gpulens serve: libcrypt could not make a bcrypt hash\n");
+    eprint("gpulens serve: libcrypt could not make a bcrypt hash\n");
     return kExitFailure;
   }
   std::printf("%s\n", hash.c_str());
@@ -94,16 +95,16 @@ int run_serve(ServeArgs& args) {
   const auto raw = parse_duration(args.raw_retention);
   const auto rollup = parse_duration(args.rollup_retention);
   if (!raw || !rollup || *raw <= 0 || *rollup <= 0) {
-    std::fprintf(stderr,
-                 "gpulens serve: --history-raw/--history-rollup take durations such as "
-                 "48h or 90d\n");
+    eprint(
+        "gpulens serve: --history-raw/--history-rollup take durations such as "
+        "48h or 90d\n");
     return kExitUsage;
   }
   const auto request_timeout = parse_duration(args.request_timeout);
   if (!request_timeout || *request_timeout < 0.1 || *request_timeout > 3600) {
-    std::fprintf(stderr,
-                 "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
-                 "such as 15s\n");
+    eprint(
+        "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
+        "such as 15s\n");
     return kExitUsage;
   }
   args.server.request_timeout =
@@ -116,7 +117,7 @@ int run_serve(ServeArgs& args) {
   if (!args.config.empty()) {
     auto loaded = load_diagnosis_config(args.config);
     if (!loaded) {
-      std::fprintf(stderr, "gpulens serve: %s\n", loaded.error().message.c_str());
+      eprint("gpulens serve: {}\n", loaded.error().message);
       return kExitUsage;
     }
     diagnosis = std::move(*loaded);
@@ -146,8 +147,8 @@ int run_serve(ServeArgs& args) {
       // user plant a symlink or their own -wal/-shm files there first.
       std::string dir = (std::filesystem::temp_directory_path() / "gpulens-replay-XXXXXX").string();
       if (::mkdtemp(dir.data()) == nullptr) {
-        std::fprintf(stderr, "gpulens serve: cannot create a temporary history directory: %s\n",
-                     std::strerror(errno));
+        eprint("gpulens serve: cannot create a temporary history directory: {}\n",
+               std::strerror(errno));
         return kExitFailure;
       }
       temporary_dir = dir;
@@ -190,12 +191,12 @@ int run_serve(ServeArgs& args) {
 
   auto server = HttpServer::create(args.server, context);
   if (!server) {
-    std::fprintf(stderr, "gpulens serve: %s\n", server.error().message.c_str());
+    eprint("gpulens serve: {}\n", server.error().message);
     return kExitUsage;
   }
   HttpServer* http = server->get();
   if (auto bound = http->bind(); !bound) {
-    std::fprintf(stderr, "gpulens serve: %s\n", bound.error().message.c_str());
+    eprint("gpulens serve: {}\n", bound.error().message);
     return kExitFailure;
   }
   if (writer) writer->start(agent->header());
