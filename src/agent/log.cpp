@@ -8,6 +8,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/text_safety.hpp"
+
 namespace gpulens::server {
 namespace {
 
@@ -25,8 +27,11 @@ void set_log_level(LogLevel level) {
   g_level = level;
 }
 
-void log_line(LogLevel level, std::string_view message) {
+void log_line(LogLevel level, std::string_view raw) {
   if (level < g_level.load()) return;
+  // Messages quote request paths, config files and process names: one line each,
+  // with no control that could forge a log line or drive the terminal tailing it.
+  const std::string message = terminal_safe(raw);
   static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
   static constexpr int kSyslog[] = {7, 6, 4, 3};
   const auto i = static_cast<std::size_t>(level);

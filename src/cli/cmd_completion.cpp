@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
+#include "cli/terminal_output.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -43,8 +44,7 @@ void register_completion(CLI::App& app, std::function<int()>& run) {
       CompletionCommand tree = describe_command(app);
       auto serve_options = agent_options();
       if (!serve_options) {
-        std::fprintf(stderr, "gpulens completion: cannot read the options of %s\n",
-                     agent_binary_path().c_str());
+        eprint("gpulens completion: cannot read the options of {}\n", agent_binary_path().string());
         return kExitFailure;
       }
       for (auto& sub : tree.subcommands) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/terminal_output.hpp"
 #include "diagnosis/config.hpp"
 #include "diagnosis/timeline.hpp"
 
@@ -26,7 +27,7 @@ int run_diagnose(const DiagnoseArgs& args) {
   if (!args.config_path.empty()) {
     auto loaded = load_diagnosis_config(args.config_path);
     if (!loaded) {
-      std::fprintf(stderr, "gpulens diagnose: %s\n", loaded.error().message.c_str());
+      eprint("gpulens diagnose: {}\n", loaded.error().message);
       return kExitUsage;
     }
     config = std::move(*loaded);
@@ -35,8 +36,8 @@ int run_diagnose(const DiagnoseArgs& args) {
     // CLI11's number checks let nan and inf through.
     auto problem = duration_problem(args.window_s, "--window");
     if (!(args.window_s > 0) || problem) {
-      std::fprintf(stderr, "gpulens diagnose: %s\n",
-                   problem ? problem->c_str() : "--window must be more than 0 s");
+      eprint("gpulens diagnose: {}\n",
+             problem ? *problem : std::string("--window must be more than 0 s"));
       return kExitUsage;
     }
     config.window.length_s = args.window_s;
@@ -49,14 +50,14 @@ int run_diagnose(const DiagnoseArgs& args) {
   ReportBuilder builder(source->header(), config, groups);
   const bool live = source->live();
   if (live) {
-    std::fprintf(stderr, "gpulens diagnose: watching %zu GPU(s)%s; Ctrl-C to stop and report\n",
-                 source->header().devices.size(), args.duration_s > 0 ? " until --duration" : "");
+    eprint("gpulens diagnose: watching {} GPU(s){}; Ctrl-C to stop and report\n",
+           source->header().devices.size(), args.duration_s > 0 ? " until --duration" : "");
   }
   std::optional<double> first_t;
   while (true) {
     auto tick = source->next();
     if (!tick) {
-      std::fprintf(stderr, "gpulens diagnose: %s\n", tick.error().message.c_str());
+      eprint("gpulens diagnose: {}\n", tick.error().message);
       return kExitFailure;
     }
     if (!tick->has_value()) break;
@@ -66,9 +67,8 @@ int run_diagnose(const DiagnoseArgs& args) {
     if (live) {
       // Say what fires while it happens; the report at the end has the rest.
       for (const auto& e : builder.recent_events()) {
-        std::fprintf(stderr, "[%s] %s %s on GPU %d: %s\n",
-                     std::string(severity_id(e.severity)).c_str(), e.rule.c_str(),
-                     std::string(alert_kind_id(e.kind)).c_str(), e.gpu, e.message.c_str());
+        eprint("[{}] {} {} on GPU {}: {}\n", std::string(severity_id(e.severity)), e.rule,
+               std::string(alert_kind_id(e.kind)), e.gpu, e.message);
       }
     }
     if (args.duration_s > 0 && t.t - *first_t >= args.duration_s) break;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "core/trace_writer.hpp"
 
@@ -95,15 +96,15 @@ int run_record(const RecordArgs& args) {
   if (!source) return exit_for_unopened_source(args.source);
   auto writer = TraceWriter::open(args.output, source->header());
   if (!writer) {
-    std::fprintf(stderr, "gpulens record: %s\n", writer.error().message.c_str());
+    eprint("gpulens record: {}\n", writer.error().message);
     return kExitFailure;
   }
   const bool to_stdout = args.output == "-";
   if (!args.quiet && !to_stdout) {
-    std::fprintf(stderr, "gpulens: recording %zu GPU(s) every %.3g s to %s (Ctrl-C to stop)\n",
-                 source->header().devices.size(),
-                 source->live() ? args.source.interval_s : source->header().interval_s.value_or(0),
-                 args.output.c_str());
+    eprint("gpulens: recording {} GPU(s) every {:.3g} s to {} (Ctrl-C to stop)\n",
+           source->header().devices.size(),
+           source->live() ? args.source.interval_s : source->header().interval_s.value_or(0),
+           args.output);
   }
   const double cpu0 = process_cpu_seconds();
   std::optional<double> first_t;
@@ -115,7 +116,7 @@ int run_record(const RecordArgs& args) {
   while (args.count == 0 || ticks < args.count) {
     auto tick = source->next();
     if (!tick) {
-      std::fprintf(stderr, "gpulens record: %s\n", tick.error().message.c_str());
+      eprint("gpulens record: {}\n", tick.error().message);
       status = kExitFailure;
       break;
     }
@@ -124,7 +125,7 @@ int run_record(const RecordArgs& args) {
     const auto written = writer->write(**tick);
     write_s += thread_cpu_seconds() - write0;
     if (!written) {
-      std::fprintf(stderr, "gpulens record: %s\n", written.error().message.c_str());
+      eprint("gpulens record: {}\n", written.error().message);
       status = kExitFailure;
       break;
     }
@@ -138,22 +139,20 @@ int run_record(const RecordArgs& args) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (!args.quiet && !to_stdout) {
-    std::fprintf(stderr, "gpulens: wrote %zu samples (%ld ticks, %.1f s) to %s\n", samples, ticks,
-                 wall_s, args.output.c_str());
+    eprint("gpulens: wrote {} samples ({} ticks, {:.1f} s) to {}\n", samples, ticks, wall_s,
+           args.output);
   }
-  for (const auto& w : source->warnings())
-    std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
+  for (const auto& w : source->warnings()) eprint("gpulens: warning: {}\n", w);
   if (!args.stats_path.empty()) {
     const auto stats = source->stats();
     if (!stats) {
-      std::fprintf(stderr, "gpulens record: --stats needs live GPUs, not --replay\n");
+      eprint("gpulens record: --stats needs live GPUs, not --replay\n");
       return kExitUsage;
     }
     const auto j = stats_json(*stats, source->header().devices.size(), process_cpu_seconds() - cpu0,
                               write_s, wall_s);
     std::ofstream(args.stats_path) << j.dump(2) << "\n";
-    if (!args.quiet)
-      std::fprintf(stderr, "gpulens: sampler cost: %s\n", j["per_gpu_tick_ms"].dump().c_str());
+    if (!args.quiet) eprint("gpulens: sampler cost: {}\n", j["per_gpu_tick_ms"].dump());
   }
   return status;
 }

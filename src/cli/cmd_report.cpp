@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/report_setup.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "core/trace_reader.hpp"
@@ -44,14 +45,13 @@ std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trac
   auto to = parse_time(args.to.empty() ? "now" : args.to, now);
   for (const auto* t : {&from, &to}) {
     if (!*t) {
-      std::fprintf(stderr, "gpulens report: %s %s\n", t == &from ? "--from" : "--to",
-                   t->error().message.c_str());
+      eprint("gpulens report: {} {}\n", t == &from ? "--from" : "--to", t->error().message);
       return kExitUsage;
     }
   }
   if (*from >= *to) {
-    std::fprintf(stderr, "gpulens report: --from (%s) must be before --to (%s)\n",
-                 format_utc_time(*from).c_str(), format_utc_time(*to).c_str());
+    eprint("gpulens report: --from ({}) must be before --to ({})\n", format_utc_time(*from),
+           format_utc_time(*to));
     return kExitUsage;
   }
   src.db = args.db.empty() ? store::default_history_path() : args.db;
@@ -64,7 +64,7 @@ std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trac
   request.gpus = args.settings.gpus;
   auto loaded = store::load_history_trace(request);
   if (!loaded) {
-    std::fprintf(stderr, "gpulens report: %s\n", loaded.error().message.c_str());
+    eprint("gpulens report: {}\n", loaded.error().message);
     return kExitFailure;
   }
   trace = std::move(loaded->trace);
@@ -110,14 +110,14 @@ int run_report(const ReportArgs& args) {
   }
   const bool history = !args.from.empty();
   if (history == !args.trace.empty()) {
-    std::fprintf(stderr, "gpulens report: %s\n",
-                 history ? "give a recording or --from, not both"
-                         : "give a recording (gpulens report FILE) or a range of the agent's "
-                           "history (--from -2h [--to now] [--db FILE])");
+    eprint("gpulens report: {}\n",
+           history ? "give a recording or --from, not both"
+                   : "give a recording (gpulens report FILE) or a range of the agent's "
+                     "history (--from -2h [--to now] [--db FILE])");
     return kExitUsage;
   }
   if (!history && (!args.to.empty() || !args.db.empty())) {
-    std::fprintf(stderr, "gpulens report: --to and --db read the agent's history: add --from\n");
+    eprint("gpulens report: --to and --db read the agent's history: add --from\n");
     return kExitUsage;
   }
   Trace trace;
@@ -127,17 +127,17 @@ int run_report(const ReportArgs& args) {
   } else {
     auto read = read_trace(args.trace, TraceReadOptions{args.lenient});
     if (!read) {
-      std::fprintf(stderr, "gpulens report: %s%s\n", read.error().message.c_str(),
-                   args.lenient ? "" : " (--lenient skips malformed lines)");
+      eprint("gpulens report: {}{}\n", read.error().message,
+             args.lenient ? "" : " (--lenient skips malformed lines)");
       return kExitFailure;
     }
     trace = std::move(*read);
   }
   const ReportTables tables = load_report_tables(args.settings.data_dir);
-  for (const auto& w : tables.warnings) std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
+  for (const auto& w : tables.warnings) eprint("gpulens: warning: {}\n", w);
   auto options = make_verdict_options(args.settings, tables);
   if (!options) {
-    std::fprintf(stderr, "gpulens report: %s\n", options.error().message.c_str());
+    eprint("gpulens report: {}\n", options.error().message);
     return kExitUsage;
   }
   options->edges_apart = !history;
@@ -145,10 +145,10 @@ int run_report(const ReportArgs& args) {
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, *format);
   if (auto written = write_report(text, args.output); !written) {
-    std::fprintf(stderr, "gpulens report: %s\n", written.error().message.c_str());
+    eprint("gpulens report: {}\n", written.error().message);
     return kExitFailure;
   }
-  if (args.output != "-") std::fprintf(stderr, "gpulens: wrote %s\n", args.output.c_str());
+  if (args.output != "-") eprint("gpulens: wrote {}\n", args.output);
   return kExitOk;
 }
 

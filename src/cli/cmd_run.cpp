@@ -21,6 +21,7 @@
 #include "cli/command.hpp"
 #include "cli/kernels_setup.hpp"
 #include "cli/report_setup.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
@@ -135,10 +136,10 @@ class SignalRelay {
     if (ended_cv_.wait_for(lock, grace, [this] { return ended_; })) return;
     ::kill(-child_, SIGKILL);
     if (!quiet_) {
-      std::fprintf(stderr,
-                   "gpulens: the job did not end within %g s of %s (--kill-after): its "
-                   "processes were killed (SIGKILL)\n",
-                   kill_after_s_, sigabbrev(sig));
+      eprint(
+          "gpulens: the job did not end within {:g} s of {} (--kill-after): its "
+          "processes were killed (SIGKILL)\n",
+          kill_after_s_, sigabbrev(sig));
     }
   }
   static const char* sigabbrev(int sig) {
@@ -184,7 +185,7 @@ std::optional<std::filesystem::path> make_run_dir() {
 }
 
 void say(const RunArgs& a, const std::string& line) {
-  if (!a.quiet) std::fprintf(stderr, "gpulens: %s\n", line.c_str());
+  if (!a.quiet) eprint("gpulens: {}\n", line);
 }
 
 std::optional<double> live_peak(const TickSource* source, const ReportTables& tables,
@@ -202,8 +203,7 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
   // Lenient: a line the job's marks made odd must not cost the whole verdict.
   auto trace = read_trace(trace_path, TraceReadOptions{.lenient = true});
   if (!trace) {
-    std::fprintf(stderr, "gpulens: cannot read the recording back: %s\n",
-                 trace.error().message.c_str());
+    eprint("gpulens: cannot read the recording back: {}\n", trace.error().message);
     return;
   }
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
@@ -211,12 +211,12 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
   if (!a.quiet) {
     std::string text = "\n" + verdict_to_text(verdict);
     if (const auto view = kernels::analyze_kernels(*trace)) text += "\n" + kernels_to_text(*view);
-    std::fputs(text.c_str(), stderr);
+    print_to_stderr(text);
   }
   if (!a.output.empty()) {
     const auto text = render_report(verdict, *trace, report_format_for_path(a.output));
     if (auto ok = write_report(text, a.output); !ok) {
-      std::fprintf(stderr, "gpulens: %s\n", ok.error().message.c_str());
+      eprint("gpulens: {}\n", ok.error().message);
     } else {
       say(a, "report: " + a.output);
     }
@@ -268,7 +268,7 @@ RecorderOptions recorder_options(const RunArgs& a, const SourceOptions& so, cons
   ro.drain_replay = !so.replay.empty() && so.speed == 0;
   ro.peak_total_tflops = live_peak(source, tables, a.settings);
   if (a.live) {
-    ro.on_live_status = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    ro.on_live_status = [](const std::string& line) { eprint("{}\n", line); };
     ro.live_every_s = a.live_every_s;
   }
   return ro;
@@ -313,7 +313,7 @@ void conclude(const RunArgs& a, const VerdictOptions& options, JobRecorder& reco
               const ChildExit& exit, const std::string& not_measured, const KernelsSetup& kernels,
               const RunFiles& files) {
   auto job = recorder.finish(exit, a.source.gpus, not_measured);
-  if (!job) std::fprintf(stderr, "gpulens: recording: %s\n", job.error().message.c_str());
+  if (!job) eprint("gpulens: recording: {}\n", job.error().message);
   if (a.kernels) {
     if (auto problem = merge_kernel_records(kernels, files.trace); !problem.empty()) {
       say(a, "warning: " + problem);
@@ -324,7 +324,7 @@ void conclude(const RunArgs& a, const VerdictOptions& options, JobRecorder& reco
   try {
     report(a, options, files.trace);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulens: no report: %s\n", e.what());
+    eprint("gpulens: no report: {}\n", e.what());
   }
 }
 
@@ -337,17 +337,17 @@ int run_job(RunArgs& a) {
   a.settings.gpus = a.source.gpus;
   auto options = make_verdict_options(a.settings, tables);
   if (!options) {
-    std::fprintf(stderr, "gpulens run: %s\n", options.error().message.c_str());
+    eprint("gpulens run: {}\n", options.error().message);
     return kExitUsage;
   }
   auto matcher = step_matcher_for(a);
   if (!matcher) {
-    std::fprintf(stderr, "gpulens run: %s\n", matcher.error().message.c_str());
+    eprint("gpulens run: {}\n", matcher.error().message);
     return kExitUsage;
   }
   const auto dir = make_run_dir();
   if (!dir) {
-    std::fprintf(stderr, "gpulens run: cannot create a temporary directory\n");
+    eprint("gpulens run: cannot create a temporary directory\n");
     return kExitFailure;
   }
   const RunFiles files = run_files(a, *dir);
@@ -361,7 +361,7 @@ int run_job(RunArgs& a) {
   const bool live_source = source && source->live();
   auto recorder = JobRecorder::open(std::move(source), ro);
   if (!recorder) {
-    std::fprintf(stderr, "gpulens run: %s\n", recorder.error().message.c_str());
+    eprint("gpulens run: {}\n", recorder.error().message);
     std::error_code ec;
     std::filesystem::remove_all(files.dir, ec);
     return kExitFailure;
@@ -374,7 +374,7 @@ int run_job(RunArgs& a) {
   auto child =
       ChildProcess::spawn(child_options(a, files, kernels, *matcher, ro.inbox), &exec_errno);
   if (!child) {
-    std::fprintf(stderr, "gpulens run: %s\n", child.error().message.c_str());
+    eprint("gpulens run: {}\n", child.error().message);
     recorder->reset();  // stops sampling before the directory goes
     std::error_code ec;
     std::filesystem::remove_all(files.dir, ec);

@@ -25,6 +25,7 @@
 #include "cli/command.hpp"
 #include "cli/gpu_price_book.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/duration.hpp"
 #include "diagnosis/config.hpp"
 #include "exposition/http_server.hpp"
@@ -59,15 +60,15 @@ struct ServeArgs {
 
 int run_hash_password() {
   std::string password;
-  if (isatty(STDIN_FILENO)) std::fprintf(stderr, "password: ");
+  if (isatty(STDIN_FILENO)) eprint("password: ");
   std::getline(std::cin, password);
   if (password.empty()) {
-    std::fprintf(stderr, "gpulens serve: an empty password is not allowed\n");
+    eprint("gpulens serve: an empty password is not allowed\n");
     return kExitUsage;
   }
   const std::string hash = server::hash_password(password);
   if (hash.empty()) {
-    std::fprintf(stderr, "gpulens serve: libcrypt could not make a bcrypt hash\n");
+    eprint("gpulens serve: libcrypt could not make a bcrypt hash\n");
     return kExitFailure;
   }
   std::printf("%s\n", hash.c_str());
@@ -101,16 +102,16 @@ bool read_limits(ServeArgs& args, store::StoreOptions& store_options) {
   const auto raw = parse_duration(args.raw_retention);
   const auto rollup = parse_duration(args.rollup_retention);
   if (!raw || !rollup || *raw <= 0 || *rollup <= 0) {
-    std::fprintf(stderr,
-                 "gpulens serve: --history-raw/--history-rollup take durations such as "
-                 "48h or 90d\n");
+    eprint(
+        "gpulens serve: --history-raw/--history-rollup take durations such as "
+        "48h or 90d\n");
     return false;
   }
   const auto request_timeout = parse_duration(args.request_timeout);
   if (!request_timeout || *request_timeout < 0.1 || *request_timeout > 3600) {
-    std::fprintf(stderr,
-                 "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
-                 "such as 15s\n");
+    eprint(
+        "gpulens serve: --request-timeout takes a duration from 100ms to 1h, "
+        "such as 15s\n");
     return false;
   }
   args.server.request_timeout =
@@ -126,7 +127,7 @@ std::optional<DiagnosisConfig> load_diagnosis(const std::string& path) {
   if (path.empty()) return DiagnosisConfig::defaults();
   auto loaded = load_diagnosis_config(path);
   if (!loaded) {
-    std::fprintf(stderr, "gpulens serve: %s\n", loaded.error().message.c_str());
+    eprint("gpulens serve: {}\n", loaded.error().message);
     return std::nullopt;
   }
   return std::move(*loaded);
@@ -166,8 +167,8 @@ bool choose_history(const ServeArgs& args, bool replay, store::StoreOptions& sto
     // user plant a symlink or their own -wal/-shm files there first.
     std::string dir = (std::filesystem::temp_directory_path() / "gpulens-replay-XXXXXX").string();
     if (::mkdtemp(dir.data()) == nullptr) {
-      std::fprintf(stderr, "gpulens serve: cannot create a temporary history directory: %s\n",
-                   std::strerror(errno));
+      eprint("gpulens serve: cannot create a temporary history directory: {}\n",
+             std::strerror(errno));
       return false;
     }
     temporary_dir = dir;
@@ -228,11 +229,11 @@ int open_server(const ServerOptions& options, const ApiContext& context,
                 std::unique_ptr<HttpServer>& out) {
   auto server = HttpServer::create(options, context);
   if (!server) {
-    std::fprintf(stderr, "gpulens serve: %s\n", server.error().message.c_str());
+    eprint("gpulens serve: {}\n", server.error().message);
     return kExitUsage;
   }
   if (auto bound = (*server)->bind(); !bound) {
-    std::fprintf(stderr, "gpulens serve: %s\n", bound.error().message.c_str());
+    eprint("gpulens serve: {}\n", bound.error().message);
     return kExitFailure;
   }
   out = std::move(*server);

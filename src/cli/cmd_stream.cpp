@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/live_diagnosis.hpp"
+#include "cli/terminal_output.hpp"
 #include "render/stream_format.hpp"
 
 namespace gpulens::cli {
@@ -44,7 +45,7 @@ int run_stream(const StreamArgs& args) {
   if (!source) return exit_for_unopened_source(args.source);
   auto formatter = StreamFormatter::create(fo, source->header());
   if (!formatter) {
-    std::fprintf(stderr, "gpulens stream: %s\n", formatter.error().message.c_str());
+    eprint("gpulens stream: {}\n", formatter.error().message);
     return kExitUsage;
   }
   LiveDiagnosis diagnosis(source->header(), !args.no_diagnosis);
@@ -58,7 +59,7 @@ int run_stream(const StreamArgs& args) {
   while (args.count == 0 || ticks < args.count) {
     auto tick = source->next();
     if (!tick) {
-      std::fprintf(stderr, "gpulens stream: %s\n", tick.error().message.c_str());
+      eprint("gpulens stream: {}\n", tick.error().message);
       return kExitFailure;
     }
     if (!tick->has_value()) break;
@@ -76,8 +77,7 @@ int run_stream(const StreamArgs& args) {
     }
     std::fflush(stdout);
   }
-  for (const auto& w : source->warnings())
-    std::fprintf(stderr, "gpulens: warning: %s\n", w.c_str());
+  for (const auto& w : source->warnings()) eprint("gpulens: warning: {}\n", w);
   return kExitOk;
 }
 

@@ -19,6 +19,7 @@
 #include "cli/live_diagnosis.hpp"
 #include "cli/process_signal.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 #include "core/duration.hpp"
 #include "sources/replay/replay_source.hpp"
 #include "tui/curses_screen.hpp"
@@ -113,7 +114,7 @@ int run_once(const TopArgs& args) {
     auto read = recording_span(so);
     if (!read) {
       if (!read.error().message.empty()) {
-        std::fprintf(stderr, "gpulens top: %s\n", read.error().message.c_str());
+        eprint("gpulens top: {}\n", read.error().message);
       }
       return exit_for_unopened_source(so);
     }
@@ -121,7 +122,7 @@ int run_once(const TopArgs& args) {
     if (!args.at.empty()) {
       auto t = resolve_at(args.at, *span);
       if (!t) {
-        std::fprintf(stderr, "gpulens top: %s\n", t.error().message.c_str());
+        eprint("gpulens top: {}\n", t.error().message);
         return kExitUsage;
       }
       at = *t;
@@ -135,7 +136,7 @@ int run_once(const TopArgs& args) {
   while (count == 0 || static_cast<long>(builder.ticks()) < count) {
     auto tick = source->next();
     if (!tick) {
-      std::fprintf(stderr, "gpulens top: %s\n", tick.error().message.c_str());
+      eprint("gpulens top: {}\n", tick.error().message);
       return kExitFailure;
     }
     if (!tick->has_value()) break;
@@ -271,20 +272,20 @@ class Feed {
 
 int run_top(const TopArgs& args) {
   if (!args.at.empty() && (args.source.replay.empty() || !args.once)) {
-    std::fprintf(stderr,
-                 "gpulens top: --at picks a moment of a recording: use it with --once "
-                 "--replay FILE\n");
+    eprint(
+        "gpulens top: --at picks a moment of a recording: use it with --once "
+        "--replay FILE\n");
     return kExitUsage;
   }
   if (!args.at.empty() && args.count > 0) {
-    std::fprintf(stderr, "gpulens top: --at and --count both choose the moment shown; give one\n");
+    eprint("gpulens top: --at and --count both choose the moment shown; give one\n");
     return kExitUsage;
   }
   if (args.once) return run_once(args);
   if (isatty(STDIN_FILENO) == 0 || isatty(STDOUT_FILENO) == 0) {
-    std::fprintf(stderr,
-                 "gpulens top: needs a terminal; for one snapshot on a pipe use "
-                 "'gpulens top --once', for lines 'gpulens stream'\n");
+    eprint(
+        "gpulens top: needs a terminal; for one snapshot on a pipe use "
+        "'gpulens top --once', for lines 'gpulens stream'\n");
     return kExitUsage;
   }
   // SIGWINCH stays blocked in every thread (the sampler's start below) and is let
@@ -313,7 +314,7 @@ int run_top(const TopArgs& args) {
   auto screen = CursesScreen::open(co);
   if (!screen) {
     on_stop_signal([] {});
-    std::fprintf(stderr, "gpulens top: %s\n", screen.error().message.c_str());
+    eprint("gpulens top: {}\n", screen.error().message);
     return kExitUsage;
   }
   feed.start();

@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 
 namespace gpulens::cli {
 
@@ -59,17 +60,17 @@ std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options)
   auto source = open_tick_source(options);
   if (!source) {
     if (options.replay.empty()) {
-      std::fprintf(stderr,
-                   "gpulens: cannot read live GPUs: %s\n"
-                   "  gpulens reads NVIDIA GPUs through the driver's NVML library "
-                   "(libnvidia-ml.so.1).\n"
-                   "  Install the NVIDIA driver (or run where it is mounted, e.g. a container "
-                   "started with --gpus all),\n"
-                   "  or try gpulens on a bundled recording:\n"
-                   "    gpulens stream --replay %s\n",
-                   source.error().message.c_str(), example_recording().c_str());
+      eprint(
+          "gpulens: cannot read live GPUs: {}\n"
+          "  gpulens reads NVIDIA GPUs through the driver's NVML library "
+          "(libnvidia-ml.so.1).\n"
+          "  Install the NVIDIA driver (or run where it is mounted, e.g. a container "
+          "started with --gpus all),\n"
+          "  or try gpulens on a bundled recording:\n"
+          "    gpulens stream --replay {}\n",
+          source.error().message, example_recording());
     } else {
-      std::fprintf(stderr, "gpulens: %s\n", source.error().message.c_str());
+      eprint("gpulens: {}\n", source.error().message);
     }
     return nullptr;
   }

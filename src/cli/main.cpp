@@ -13,6 +13,7 @@
 #include "cli/completion.hpp"
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 #include "cli/unknown_command.hpp"
 
 int main(int argc, char** argv) {
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
   try {
     return run();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulens: internal error: %s\n", e.what());
+    eprint("gpulens: internal error: {}\n", e.what());
     return kExitFailure;
   }
 }

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
 #include "cli/signals.hpp"
+#include "cli/terminal_output.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpulens::cli;
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   try {
     return run();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulens: internal error: %s\n", e.what());
+    eprint("gpulens: internal error: {}\n", e.what());
     return kExitFailure;
   }
 }

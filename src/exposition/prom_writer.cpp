@@ -6,13 +6,20 @@
 #include <cmath>
 
 #include "core/json_number.hpp"
+#include "core/text_safety.hpp"
 
 namespace gpulens::server {
 namespace {
 
 // The one Prometheus escaper: HELP text escapes backslash and newline; label
-// values also escape quotes.
-void append_escaped(std::string& out, std::string_view text, bool quotes) {
+// values also escape quotes. First, controls other than newline, bidi overrides
+// and broken UTF-8 are replaced (core/text_safety): Prometheus refuses a whole
+// scrape over one label that is not UTF-8 (a process named with byte 0xFF would
+// blind the node's monitoring), and people read /metrics with curl in a terminal.
+void append_escaped(std::string& out, std::string_view raw, bool quotes) {
+  std::string replaced;
+  if (!is_terminal_safe(raw, true)) replaced = terminal_safe_text(raw);
+  const std::string_view text = replaced.empty() ? raw : std::string_view(replaced);
   for (char c : text) {
     switch (c) {
       case '\\':

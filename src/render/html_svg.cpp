@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_safety.hpp"
 #include "diagnosis/state_colour.hpp"
 
 namespace gpulens::html {
 
-std::string escape(std::string_view text) {
+std::string escape(std::string_view raw) {
+  const std::string text = terminal_safe_text(raw);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {

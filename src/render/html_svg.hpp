@@ -15,6 +15,9 @@
 
 namespace gpulens::html {
 
+// Text for an element or an attribute value: & < > " ' as entities, and controls,
+// bidi overrides and broken UTF-8 replaced as for a terminal (core/text_safety: they
+// are parse errors in HTML, and a page printed to a terminal must not drive it).
 std::string escape(std::string_view text);
 // A number for an SVG attribute: at most one decimal, no trailing zeros.
 std::string num(double x);

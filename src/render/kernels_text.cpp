@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
+#include "core/text_safety.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens {
@@ -14,7 +15,10 @@ std::string dur(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
-std::string cut(const std::string& s, std::size_t n) {
+// A kernel or range name on its one line: made safe, then cut (a cut inside a
+// multi-byte character would leave a broken one behind; the final pass replaces it).
+std::string cut(const std::string& name, std::size_t n) {
+  const std::string s = terminal_safe(name);
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
@@ -54,9 +58,7 @@ void nvtx_lines(std::string& out, const kernels::NvtxView& n) {
   }
 }
 
-}  // namespace
-
-std::string kernels_to_text(const kernels::KernelView& v) {
+std::string kernels_body(const kernels::KernelView& v) {
   std::string out = "Where the GPU time went (gpulens run --kernels)\n";
   if (!v.available) {
     out += "  no kernel view";
@@ -68,7 +70,8 @@ std::string kernels_to_text(const kernels::KernelView& v) {
   out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
                      dur(v.kernel_s), v.kernel_names);
   for (const auto& d : v.devices) {
-    if (v.devices.size() > 1) out += fmt::format("  device {} {}\n", d.device, d.name);
+    if (v.devices.size() > 1)
+      out += fmt::format("  device {} {}\n", d.device, terminal_safe(d.name));
     idle_lines(out, d.activity,
                v.sampling.sampled ? fmt::format("the {} of trace windows", dur(d.activity.window_s))
                                   : fmt::format("the {} from its first to its last work",
@@ -107,6 +110,13 @@ std::string kernels_to_text(const kernels::KernelView& v) {
   }
   for (const auto& n : v.notes) out += "  note: " + n + "\n";
   return out;
+}
+
+}  // namespace
+
+std::string kernels_to_text(const kernels::KernelView& v) {
+  // Every line goes out through terminal_safe_text (names are also cut to one line).
+  return terminal_safe_text(kernels_body(v));
 }
 
 }  // namespace gpulens

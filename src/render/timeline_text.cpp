@@ -2,6 +2,7 @@
 // The readable form of a diagnosis report: verdicts first, evidence after.
 #include <fmt/format.h>
 
+#include "core/text_safety.hpp"
 #include "diagnosis/timeline.hpp"
 
 namespace gpulens {
@@ -33,7 +34,7 @@ std::string value(const MetricValues& v, Metric m, const char* spec = "{:.1f}") 
 
 void gpus_section(std::string& out, const DiagnosisReport& r) {
   for (const auto& g : r.gpus) {
-    out += fmt::format("GPU {}  {}", g.gpu, g.name.empty() ? "(unnamed)" : g.name);
+    out += fmt::format("GPU {}  {}", g.gpu, g.name.empty() ? "(unnamed)" : terminal_safe(g.name));
     if (g.limits.sm_count) out += fmt::format(", {} SMs", *g.limits.sm_count);
     if (!g.limits.pcie_basis.empty()) out += ", " + g.limits.pcie_basis;
     out += "\n";
@@ -57,14 +58,14 @@ void phases_section(std::string& out, const DiagnosisReport& r) {
   for (const auto& p : r.phases) {
     std::string flags;
     for (const auto& f : p.flags) flags += (flags.empty() ? "" : ",") + f;
-    out += fmt::format("  {:<26} {:>3}  {:<20} {:>5.0f}%  {:>5} {:>5} {:>6} {:>5}  {}\n", p.name,
-                       p.gpu, state_id(p.state), p.shares.share(p.state) * 100,
-                       value(p.means, Metric::GpuUtil), value(p.means, Metric::SmActive),
-                       value(p.means, Metric::TensorActive), value(p.means, Metric::DramActive),
-                       flags);
+    out += fmt::format("  {:<26} {:>3}  {:<20} {:>5.0f}%  {:>5} {:>5} {:>6} {:>5}  {}\n",
+                       terminal_safe(p.name), p.gpu, state_id(p.state),
+                       p.shares.share(p.state) * 100, value(p.means, Metric::GpuUtil),
+                       value(p.means, Metric::SmActive), value(p.means, Metric::TensorActive),
+                       value(p.means, Metric::DramActive), flags);
   }
   for (const auto& p : r.phases) {
-    out += fmt::format("\n  {} (GPU {}): {}", p.name, p.gpu, p.summary);
+    out += fmt::format("\n  {} (GPU {}): {}", terminal_safe(p.name), p.gpu, p.summary);
     if (!p.throttle_cause.empty()) out += " Throttled: " + p.throttle_cause + ".";
     out += "\n";
     if (p.shares.share(p.state) < 0.999) out += "    time: " + shares_text(p.shares) + "\n";
@@ -101,18 +102,21 @@ void alerts_section(std::string& out, const DiagnosisReport& r) {
 
 }  // namespace
 
+// Names (host, GPUs, phases) are made one-line safe where they are formatted; the
+// whole text passes terminal_safe_text on the way out, so that no field brings a
+// control to the terminal.
 std::string report_to_text(const DiagnosisReport& r) {
   std::string out;
   const double span = r.start && r.end ? *r.end - *r.start : 0;
-  out +=
-      fmt::format("gpulens diagnose: {}{} GPU(s), {:.1f} s, window {:.0f} s\n\n",
-                  r.host.empty() ? "" : "host " + r.host + ", ", r.gpus.size(), span, r.window_s);
+  out += fmt::format("gpulens diagnose: {}{} GPU(s), {:.1f} s, window {:.0f} s\n\n",
+                     r.host.empty() ? "" : "host " + terminal_safe(r.host) + ", ", r.gpus.size(),
+                     span, r.window_s);
   gpus_section(out, r);
   phases_section(out, r);
   timeline_section(out, r);
   alerts_section(out, r);
   for (const auto& n : r.notes) out += "note: " + n + "\n";
-  return out;
+  return terminal_safe_text(out);
 }
 
 }  // namespace gpulens

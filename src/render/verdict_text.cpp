@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/text_safety.hpp"
 #include "render/format.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/state_words.hpp"
@@ -31,7 +32,8 @@ std::string bar(std::optional<double> share, int width = 30) {
 
 std::string gpus_line(const Verdict& v) {
   std::map<std::string, std::vector<int>> by_name;
-  for (const auto& d : v.devices) by_name[d.name.empty() ? "GPU" : d.name].push_back(d.index);
+  for (const auto& d : v.devices)
+    by_name[d.name.empty() ? "GPU" : terminal_safe(d.name)].push_back(d.index);
   std::string out;
   for (const auto& [name, idx] : by_name) {
     if (!out.empty()) out += "; ";
@@ -52,10 +54,11 @@ void headline(std::string& out, const Verdict& v) {
                                                     signal_name(*job.signal))
                       : job.exit_code ? fmt::format("exited with code {}", *job.exit_code)
                                       : std::string("ran");
-    out +=
-        fmt::format("gpulens: `{}` {} after {}\n", job.command, how, format_duration(v.duration_s));
+    out += fmt::format("gpulens: `{}` {} after {}\n", terminal_safe(job.command), how,
+                       format_duration(v.duration_s));
   } else {
-    out += fmt::format("gpulens: {}{}\n", v.host.empty() ? "recording" : "recording of " + v.host,
+    out += fmt::format("gpulens: {}{}\n",
+                       v.host.empty() ? "recording" : "recording of " + terminal_safe(v.host),
                        v.duration_s > 0 ? ", " + format_duration(v.duration_s) : "");
   }
   // What matters most first: the headline, then the rest in the same order.
@@ -219,8 +222,9 @@ void phases(std::string& out, const Verdict& v) {
       }
       const bool first = i == 0;
       out += fmt::format("    {:<26} {:>7}  {:<30} {:>5} {:>5} {:>6}  {:>6} {:>8}\n",
-                         first ? p.name : "", first ? format_duration(p.end - p.start) : "", state,
-                         util, sm, tensor, first && p.mfu ? format_pct(p.mfu) : "-",
+                         first ? terminal_safe(p.name) : "",
+                         first ? format_duration(p.end - p.start) : "", state, util, sm, tensor,
+                         first && p.mfu ? format_pct(p.mfu) : "-",
                          first && p.estimate ? format_pct(p.estimate) : "-");
     }
   }
@@ -228,6 +232,9 @@ void phases(std::string& out, const Verdict& v) {
 
 }  // namespace
 
+// Names (command, host, GPUs, phases) are made one-line safe where they are
+// formatted above; the whole text passes terminal_safe_text once more on the way
+// out, so that no field, today's or a later one, brings a control to the terminal.
 std::string verdict_to_text(const Verdict& v) {
   std::string out;
   headline(out, v);
@@ -244,7 +251,7 @@ std::string verdict_to_text(const Verdict& v) {
     out += "\n";
     for (const auto& n : v.notes) out += "  note: " + n + "\n";
   }
-  return out;
+  return terminal_safe_text(out);
 }
 
 }  // namespace gpulens

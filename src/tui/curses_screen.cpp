@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/text_safety.hpp"
 #include "diagnosis/state_colour.hpp"
 #include "tui/layout.hpp"
 #include "tui/view_state.hpp"
@@ -131,9 +132,12 @@ void CursesScreen::draw(const Screen& screen) {
     move(row, 0);
     for (const Span& span : line.spans) {
       attrset(static_cast<attr_t>(attrs_[static_cast<int>(span.style)]));
+      // The painter refuses controls itself, whoever built the span: a name
+      // chosen by another user must not reach the terminal as an escape.
+      const std::string text = terminal_safe(span.text);
       // The bottom-right cell cannot be written without scrolling; curses reports
       // ERR there and leaves the rest of the screen as drawn.
-      addnstr(span.text.c_str(), static_cast<int>(span.text.size()));
+      addnstr(text.c_str(), static_cast<int>(text.size()));
     }
     ++row;
   }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/text_safety.hpp"
+
 namespace gpulens::tui {
 
 Style state_style_of(GpuState state) {
@@ -25,12 +27,15 @@ bool is_continuation(unsigned char c) {
   return (c & 0xC0) == 0x80;
 }
 
-// Builds one line, never wider than the screen.
+// Builds one line, never wider than the screen. Every span of every screen comes
+// through add(), which makes its text terminal_safe first: process, user, host and
+// GPU names are chosen by others, and the width is counted on what is shown.
 class LineBuilder {
  public:
   explicit LineBuilder(std::size_t width, bool utf8) : width_(width), utf8_(utf8) {}
-  LineBuilder& add(std::string_view text, Style style = Style::Normal) {
-    if (used_ >= width_ || text.empty()) return *this;
+  LineBuilder& add(std::string_view raw, Style style = Style::Normal) {
+    if (used_ >= width_ || raw.empty()) return *this;
+    const std::string text = terminal_safe(raw);
     const std::size_t w = text_width(text);
     std::string piece = w <= width_ - used_ ? std::string(text) : fit(text, width_ - used_, utf8_);
     used_ += text_width(piece);
@@ -506,7 +511,7 @@ bool use_full(const Ctx& c, std::size_t body_rows) {
 
 std::string Line::text() const {
   std::string s;
-  for (const auto& span : spans) s += span.text;
+  for (const auto& span : spans) append_terminal_safe(s, span.text, false);
   return s;
 }
 

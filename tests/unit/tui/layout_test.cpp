@@ -7,6 +7,7 @@
 
 #include <csignal>
 
+#include "core/text_safety.hpp"
 #include "tui/view_state.hpp"
 
 namespace gpulens::tui {
@@ -282,6 +283,41 @@ TEST(TuiKeys, HelpOpensAndAnyKeyCloses) {
   handle_key(v, 'x', {});
   EXPECT_FALSE(v.help);
   EXPECT_EQ(handle_key(v, 'z', {}).kind, KeyAction::None);  // unknown keys do nothing
+}
+
+TEST(TuiLayout, HostileNamesReachNoSpanAsControls) {
+  // Any local user names a process, and top shows it to root: every span of the
+  // screen is terminal_safe, and the hostile row is no wider than the screen.
+  const std::string hostile =
+      "N\x1b]0;PWNED\x07\x1b[2J\xc2\x9b"
+      "31m\xe2\x80\xae\xff\r\n\tX";
+  TopModel m = make_model(1);
+  m.host = hostile;
+  m.gpus[0].name = hostile;
+  m.procs[0].command = hostile;
+  m.procs[0].user = hostile;
+  m.procs[0].container = hostile;
+  for (const int w : {80, 120, 200}) {
+    const Screen s = layout_top(m, ViewState{}, FeedStatus{}, w, 40, {});
+    bool shown = false;
+    for (const auto& line : s.lines) {
+      for (const auto& span : line.spans) {
+        EXPECT_TRUE(is_terminal_safe(span.text, false)) << span.text;
+        shown = shown || span.text.find("]0;PWNED") != std::string::npos;
+      }
+      EXPECT_LE(text_width(line.text()), static_cast<std::size_t>(w)) << line.text();
+    }
+    EXPECT_TRUE(shown) << screen_text(s);
+    EXPECT_TRUE(is_terminal_safe(screen_text(s), true));
+  }
+}
+
+TEST(TuiLayout, LineTextRefusesControlsInSpansBuiltElsewhere) {
+  // A span that did not come through the layout (cmd_top builds a Screen from its
+  // lines) is still painted safe by --once.
+  Line line;
+  line.spans.push_back({"a\x1b[2Jb", Style::Normal});
+  EXPECT_EQ(line.text(), "a\xef\xbf\xbd[2Jb");
 }
 
 }  // namespace
