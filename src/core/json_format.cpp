@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/json_number.hpp"
+#include "core/text_safety.hpp"
 
 namespace gpulens {
 
@@ -19,7 +20,21 @@ void append_number(std::string& out, double value) {
 
 void append_json_string(std::string& out, std::string_view text) {
   out += '"';
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Process names and command lines are bytes, not text: a name with a lone
+      // 0xFF made the whole line invalid JSON, so gpulens could not read back a
+      // recording it wrote. A byte outside valid UTF-8 becomes U+FFFD.
+      const std::size_t len = utf8_sequence_length(text.substr(i));
+      if (len == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";

@@ -18,6 +18,8 @@ void append_number(std::string& out, double value);
 
 // Appends a JSON string literal with escaping: the one JSON escaper for text
 // written by hand (the hot path of trace lines); trees go through nlohmann.
+// Bytes that are not valid UTF-8 (process names are bytes) become U+FFFD, so
+// every line written is JSON that nlohmann, and so gpulens, reads back.
 void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace gpulens

@@ -55,6 +55,11 @@ bool plain_ascii(unsigned char c, bool keep_newlines) {
 
 }  // namespace
 
+std::size_t utf8_sequence_length(std::string_view text) {
+  char32_t cp = 0;
+  return decode(text, cp);
+}
+
 void append_terminal_safe(std::string& out, std::string_view text, bool keep_newlines) {
   out.reserve(out.size() + text.size());
   std::size_t i = 0;

@@ -22,6 +22,7 @@
 // so tables stay aligned; it cannot be mistaken for text the name really holds
 // (a "\x1b" could be typed); and applying the function twice changes nothing.
 // Valid UTF-8 otherwise passes unchanged ("µs", "é", CJK, emoji).
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,10 @@ std::string terminal_safe(std::string_view text);
 std::string terminal_safe_text(std::string_view text);
 // Appends the safe form of `text` to `out` (keep_newlines: as terminal_safe_text).
 void append_terminal_safe(std::string& out, std::string_view text, bool keep_newlines);
+// The length of the valid UTF-8 sequence `text` starts with (1 to 4), or 0 when
+// its first byte starts none (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF). `text` must not be empty.
+std::size_t utf8_sequence_length(std::string_view text);
 // True when terminal_safe(_text) would return `text` unchanged.
 bool is_terminal_safe(std::string_view text, bool keep_newlines);
 

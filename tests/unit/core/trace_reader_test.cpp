@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/json_format.hpp"
 #include "core/trace_writer.hpp"
 
 namespace gpulens {
@@ -162,6 +163,39 @@ TEST(TraceReader, NanFromPythonWritersReadsAsNotMeasured) {
   EXPECT_EQ(trace->samples[0].extra["x_note"], "NaN stays");
   ASSERT_EQ(trace->warnings.size(), 1u);
   EXPECT_EQ(trace->warnings[0], "py.jsonl:2: NaN/Infinity read as not measured");
+}
+
+}  // namespace
+}  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+TEST(TraceReader, ProcessNamesThatAreNotUtf8AreReadBack) {
+  // A local user can name a process with any bytes. Written raw, a lone 0xFF made
+  // the whole line invalid JSON: `report` refused the recording gpulens wrote.
+  Sample sample;
+  sample.t = 10.1;
+  sample.gpu = 0;
+  ProcessSample proc;
+  proc.pid = 42;
+  proc.name =
+      "a\xFF"
+      "b\x9B"
+      "c\xE2\x82";                               // lone bytes and a cut-off sequence
+  proc.cmdline = "python \xC3\xA9t\xC3\xA9.py";  // valid UTF-8 stays as it is
+  sample.procs = std::vector<ProcessSample>{proc};
+  std::string line;
+  append_sample_json(line, sample);
+  auto trace = read_trace_string(kHeader + "\n" + line + "\n", "bytes.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->samples.size(), 1u);
+  const auto& read = (*trace->samples[0].procs)[0];
+  EXPECT_EQ(read.name,
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(read.cmdline, "python \xC3\xA9t\xC3\xA9.py");
 }
 
 }  // namespace
