@@ -11,18 +11,18 @@
 #include "exposition/http_server.hpp"
 #include "http_test_client.hpp"  // tests/unit/support: the tests' small HTTP client
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 // Eight H100s at work, each with two processes: a busy node's /metrics.
-LiveSnapshot eight_gpus() {
-  LiveSnapshot snap;
+agent::LiveSnapshot eight_gpus() {
+  agent::LiveSnapshot snap;
   snap.hostname = "node-17";
   snap.driver = "580.159.04";
   snap.t = 1732200000;
   snap.host_cpu_pct = 35;
   for (int i = 0; i < 8; ++i) {
-    GpuLive g;
+    agent::GpuLive g;
     g.device.index = i;
     g.device.uuid = "GPU-6c9027b2-1b96-8024-3bc4-b07603d35bd" + std::to_string(i);
     g.device.name = "NVIDIA H100 80GB HBM3";
@@ -59,7 +59,7 @@ LiveSnapshot eight_gpus() {
 }
 
 void BM_RenderMetrics8Gpus(benchmark::State& state) {
-  const LiveSnapshot snap = eight_gpus();
+  const agent::LiveSnapshot snap = eight_gpus();
   ExpositionOptions o;
   o.dcgm = state.range(0) != 0;
   o.process_metrics = true;
@@ -94,7 +94,7 @@ void BM_ScrapeOverHttp8Gpus(benchmark::State& state) {
     o.listen = "127.0.0.1:0";
     o.exposition.process_metrics = true;
     ApiContext ctx;
-    auto snap = std::make_shared<const LiveSnapshot>(eight_gpus());
+    auto snap = std::make_shared<const agent::LiveSnapshot>(eight_gpus());
     ctx.snapshot = [snap] { return snap; };
     ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
     auto created = HttpServer::create(o, ctx);
@@ -121,4 +121,4 @@ BENCHMARK(BM_ScrapeOverHttp8Gpus)
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

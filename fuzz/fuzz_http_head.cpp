@@ -15,17 +15,17 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)gpulens::server::check_head(text);
-  if (const auto req = gpulens::server::parse_request_head(text)) {
+  (void)gpulens::http::check_head(text);
+  if (const auto req = gpulens::http::parse_request_head(text)) {
     (void)req->header("Content-Length");
     (void)req->param("from");
   }
-  (void)gpulens::server::parse_query(text);
-  (void)gpulens::server::parse_basic_authorization(text);
+  (void)gpulens::http::parse_query(text);
+  (void)gpulens::http::parse_basic_authorization(text);
   (void)gpulens::parse_duration(text);
   (void)gpulens::parse_time(text, 1732200000.0);
-  (void)gpulens::server::parse_gpu_list(text);
+  (void)gpulens::exposition::parse_gpu_list(text);
   std::string bad;
-  (void)gpulens::server::parse_metric_list(text, bad);
+  (void)gpulens::exposition::parse_metric_list(text, bad);
   return 0;
 }

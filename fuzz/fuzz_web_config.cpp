@@ -8,6 +8,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)gpulens::server::parse_web_config(text, "fuzz.yml", "/etc/gpulens");
+  (void)gpulens::http::parse_web_config(text, "fuzz.yml", "/etc/gpulens");
   return 0;
 }

@@ -5,7 +5,7 @@
 #include "core/clock.hpp"
 #include "store/store_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::agent {
 
 Agent::Agent(std::unique_ptr<TickSource> source, AgentOptions options, store::StoreWriter* writer)
     : source_(std::move(source)),
@@ -122,4 +122,4 @@ void Agent::loop() {
   running_ = false;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -16,7 +16,7 @@
 #include "sources/tick_source.hpp"
 #include "store/store_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::agent {
 
 struct AgentOptions {
   DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
@@ -71,4 +71,4 @@ class Agent {
   std::uint64_t last_gpu_samples_ = 0;
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

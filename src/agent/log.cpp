@@ -10,7 +10,7 @@
 
 #include "core/text_safety.hpp"
 
-namespace gpulens::server {
+namespace gpulens::agent {
 namespace {
 
 std::atomic<LogLevel> g_level{LogLevel::Info};
@@ -52,4 +52,4 @@ void log_line(LogLevel level, std::string_view raw) {
   std::fflush(stderr);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-namespace gpulens::server {
+namespace gpulens::agent {
 
 enum class LogLevel { Debug, Info, Warning, Error };
 
@@ -31,4 +31,4 @@ void log_debug(fmt::format_string<Args...> format, Args&&... args) {
   log_line(LogLevel::Debug, fmt::format(format, std::forward<Args>(args)...));
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-namespace gpulens::server {
+namespace gpulens::agent {
 namespace {
 
 std::mutex g_mutex;
@@ -49,4 +49,4 @@ void on_reload_signal(std::function<void()> action) {
   std::call_once(g_started, [] { std::thread(wait_loop).detach(); });
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -5,11 +5,11 @@
 // may lock mutexes and read files, which a signal handler may not.
 #include <functional>
 
-namespace gpulens::server {
+namespace gpulens::agent {
 
 // Call before any thread starts, so that every thread inherits the mask.
 void block_reload_signal();
 // Runs `action` on the waiting thread for each SIGHUP.
 void on_reload_signal(std::function<void()> action);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

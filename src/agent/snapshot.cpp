@@ -5,7 +5,7 @@
 
 #include "core/clock.hpp"
 
-namespace gpulens::server {
+namespace gpulens::agent {
 namespace {
 
 std::optional<std::int64_t> integer_field(const nlohmann::json& fields, const char* key) {
@@ -197,4 +197,4 @@ KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
   return best != nullptr ? best->ref : KubeRef{};
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -19,7 +19,7 @@
 #include "sources/host/kube_pods.hpp"
 #include "sources/tick_source.hpp"
 
-namespace gpulens::server {
+namespace gpulens::agent {
 
 struct GpuLive {
   DeviceInfo device;
@@ -122,4 +122,4 @@ class SnapshotBuilder {
 // The recent-events ring's bound.
 inline constexpr std::size_t kRecentEvents = 200;
 
-}  // namespace gpulens::server
+}  // namespace gpulens::agent

@@ -36,11 +36,9 @@
 namespace gpulens::cli {
 namespace {
 
-using namespace gpulens::server;
-
 struct ServeArgs {
   SourceOptions source;
-  ServerOptions server;
+  exposition::ServerOptions server;
   std::string compat;
   std::string history;
   bool no_history = false;
@@ -66,7 +64,7 @@ int run_hash_password() {
     eprint("gpulens serve: an empty password is not allowed\n");
     return kExitUsage;
   }
-  const std::string hash = server::hash_password(password);
+  const std::string hash = http::hash_password(password);
   if (hash.empty()) {
     eprint("gpulens serve: libcrypt could not make a bcrypt hash\n");
     return kExitFailure;
@@ -76,22 +74,22 @@ int run_hash_password() {
 }
 
 bool is_loopback(const std::string& listen) {
-  const auto hp = parse_listen(listen);
+  const auto hp = exposition::parse_listen(listen);
   if (!hp) return false;
   const auto& host = hp->first;
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-LogLevel log_level_named(const std::string& name) {
-  return name == "debug"     ? LogLevel::Debug
-         : name == "warning" ? LogLevel::Warning
-         : name == "error"   ? LogLevel::Error
-                             : LogLevel::Info;
+agent::LogLevel log_level_named(const std::string& name) {
+  return name == "debug"     ? agent::LogLevel::Debug
+         : name == "warning" ? agent::LogLevel::Warning
+         : name == "error"   ? agent::LogLevel::Error
+                             : agent::LogLevel::Info;
 }
 
 // The flags that only change what is shown: the log, dcgm-exporter names, command lines.
 void apply_output_flags(ServeArgs& args) {
-  set_log_level(log_level_named(args.log_level));
+  agent::set_log_level(log_level_named(args.log_level));
   if (args.compat == "dcgm") args.server.exposition.dcgm = true;
   args.server.show_cmdline = args.source.cmdline;
 }
@@ -138,18 +136,18 @@ std::optional<DiagnosisConfig> load_diagnosis(const std::string& path) {
 std::shared_ptr<GpuPriceBook> open_price_book(const ServeArgs& args,
                                               const DiagnosisConfig& diagnosis) {
   ReportTables tables = load_report_tables(args.data_dir);
-  for (const auto& w : tables.warnings) log_warning("price table: {}", w);
+  for (const auto& w : tables.warnings) agent::log_warning("price table: {}", w);
   auto prices = std::make_shared<GpuPriceBook>(std::move(tables));
   prices->set_override(diagnosis.price_per_gpu_hour, diagnosis.currency, "config " + args.config);
   return prices;
 }
 
-std::function<std::optional<GpuPrice>(const std::string&)> price_lookup(
+std::function<std::optional<exposition::GpuPrice>(const std::string&)> price_lookup(
     std::shared_ptr<GpuPriceBook> prices) {
-  return [prices](const std::string& device_name) -> std::optional<GpuPrice> {
+  return [prices](const std::string& device_name) -> std::optional<exposition::GpuPrice> {
     const auto q = prices->price_of(device_name);
     if (!q) return std::nullopt;
-    return GpuPrice{q->per_hour, q->currency};
+    return exposition::GpuPrice{q->per_hour, q->currency};
   };
 }
 
@@ -190,13 +188,13 @@ std::unique_ptr<store::StoreWriter> open_history_writer(const store::StoreOption
   if (store_options.path.empty()) return nullptr;
   return std::make_unique<store::StoreWriter>(
       store_options, store::WriterOptions{}, [](bool error, const std::string& message) {
-        log_line(error ? LogLevel::Error : LogLevel::Info, message);
+        agent::log_line(error ? agent::LogLevel::Error : agent::LogLevel::Info, message);
       });
 }
 
-AgentOptions agent_options_for(const ServeArgs& args, const DiagnosisConfig& diagnosis,
-                               bool replay) {
-  AgentOptions agent_options;
+agent::AgentOptions agent_options_for(const ServeArgs& args, const DiagnosisConfig& diagnosis,
+                                      bool replay) {
+  agent::AgentOptions agent_options;
   agent_options.diagnosis = diagnosis;
   agent_options.hostname = args.hostname;
   agent_options.keep_cmdline = args.source.cmdline;
@@ -212,8 +210,9 @@ AgentOptions agent_options_for(const ServeArgs& args, const DiagnosisConfig& dia
 }
 
 // What the HTTP side reads: the agent's snapshot and the writer's status.
-ApiContext api_context(Agent* agent, store::StoreWriter* writer, const std::string& history_path) {
-  ApiContext context;
+exposition::ApiContext api_context(agent::Agent* agent, store::StoreWriter* writer,
+                                   const std::string& history_path) {
+  exposition::ApiContext context;
   context.history_path = history_path;
   context.snapshot = [agent] { return agent->snapshot(); };
   context.store_status = [writer]() -> std::optional<store::StoreStatus> {
@@ -225,9 +224,9 @@ ApiContext api_context(Agent* agent, store::StoreWriter* writer, const std::stri
 
 // The server, bound (so "address in use" comes before serving); kExitOk, or the
 // exit code after saying what went wrong.
-int open_server(const ServerOptions& options, const ApiContext& context,
-                std::unique_ptr<HttpServer>& out) {
-  auto server = HttpServer::create(options, context);
+int open_server(const exposition::ServerOptions& options, const exposition::ApiContext& context,
+                std::unique_ptr<exposition::HttpServer>& out) {
+  auto server = exposition::HttpServer::create(options, context);
   if (!server) {
     eprint("gpulens serve: {}\n", server.error().message);
     return kExitUsage;
@@ -242,24 +241,24 @@ int open_server(const ServerOptions& options, const ApiContext& context,
 
 // SIGTERM/SIGINT stop the agent and the server; SIGHUP re-reads the web config
 // and the diagnosis config (with its price).
-void handle_signals(Agent* agent, HttpServer* http, const std::string& config_path,
-                    std::shared_ptr<GpuPriceBook> prices) {
+void handle_signals(agent::Agent* agent, exposition::HttpServer* http,
+                    const std::string& config_path, std::shared_ptr<GpuPriceBook> prices) {
   on_stop_signal([agent, http] {
-    log_info("stopping: flushing history");
+    agent::log_info("stopping: flushing history");
     agent->stop();
     http->stop();
   });
-  on_reload_signal([http, agent, config_path, prices] {
-    log_info("SIGHUP: reloading configuration");
+  agent::on_reload_signal([http, agent, config_path, prices] {
+    agent::log_info("SIGHUP: reloading configuration");
     if (auto s = http->reload(); !s) {
-      log_error("web config not reloaded: {}", s.error().message);
+      agent::log_error("web config not reloaded: {}", s.error().message);
     } else {
-      log_info("web config reloaded");
+      agent::log_info("web config reloaded");
     }
     if (!config_path.empty()) {
       auto loaded = load_diagnosis_config(config_path);
       if (!loaded) {
-        log_error("diagnosis config not reloaded: {}", loaded.error().message);
+        agent::log_error("diagnosis config not reloaded: {}", loaded.error().message);
       } else {
         prices->set_override(loaded->price_per_gpu_hour, loaded->currency, "config " + config_path);
         agent->reload(std::move(*loaded));
@@ -269,7 +268,7 @@ void handle_signals(Agent* agent, HttpServer* http, const std::string& config_pa
 }
 
 // With --exit-at-end: the server stops once the agent's source has ended.
-std::thread watch_end(bool exit_at_end, Agent* agent, HttpServer* http) {
+std::thread watch_end(bool exit_at_end, agent::Agent* agent, exposition::HttpServer* http) {
   if (!exit_at_end) return {};
   return std::thread([agent, http] {
     agent->join();
@@ -278,28 +277,29 @@ std::thread watch_end(bool exit_at_end, Agent* agent, HttpServer* http) {
 }
 
 // What is served, from where, how safely, and at what prices.
-void log_serving(const ServeArgs& args, const Agent& agent, const HttpServer& http,
-                 const std::string& source_description, bool history, const GpuPriceBook& prices) {
+void log_serving(const ServeArgs& args, const agent::Agent& agent,
+                 const exposition::HttpServer& http, const std::string& source_description,
+                 bool history, const GpuPriceBook& prices) {
   const auto& header = agent.header();
-  log_info("gpulens {} serving {} GPU(s) from {} on {} (TLS {}, basic auth {}{})", GPULENS_VERSION,
-           header.devices.size(), source_description, http.url(), http.tls() ? "on" : "off",
-           http.auth() ? "on" : "off",
-           args.server.exposition.dcgm ? ", dcgm-exporter names too" : "");
+  agent::log_info("gpulens {} serving {} GPU(s) from {} on {} (TLS {}, basic auth {}{})",
+                  GPULENS_VERSION, header.devices.size(), source_description, http.url(),
+                  http.tls() ? "on" : "off", http.auth() ? "on" : "off",
+                  args.server.exposition.dcgm ? ", dcgm-exporter names too" : "");
   if (!is_loopback(args.server.listen) && !(http.tls() && http.auth())) {
-    log_warning(
+    agent::log_warning(
         "listening beyond this machine without {}: anyone who can reach {} can read "
         "the GPU metrics; see --web-config in docs/serve.md",
         http.tls() ? "basic auth" : "TLS", http.url());
   }
-  if (!history) log_info("history disabled (--no-history)");
+  if (!history) agent::log_info("history disabled (--no-history)");
   std::vector<std::string> device_names;
   for (const auto& d : header.devices) device_names.push_back(d.name);
-  log_info("prices: {}", prices.describe(device_names));
+  agent::log_info("prices: {}", prices.describe(device_names));
 }
 
 int run_serve(ServeArgs& args) {
   if (args.hash_password) return run_hash_password();
-  block_reload_signal();  // before any thread starts
+  agent::block_reload_signal();  // before any thread starts
   apply_output_flags(args);
   store::StoreOptions store_options;
   if (!read_limits(args, store_options)) return kExitUsage;
@@ -314,9 +314,9 @@ int run_serve(ServeArgs& args) {
   std::string temporary_dir;
   if (!choose_history(args, replay, store_options, temporary_dir)) return kExitFailure;
   auto writer = open_history_writer(store_options);
-  const AgentOptions agent_options = agent_options_for(args, *diagnosis, replay);
-  auto agent = std::make_unique<Agent>(std::move(source), agent_options, writer.get());
-  std::unique_ptr<HttpServer> http;
+  const agent::AgentOptions agent_options = agent_options_for(args, *diagnosis, replay);
+  auto agent = std::make_unique<agent::Agent>(std::move(source), agent_options, writer.get());
+  std::unique_ptr<exposition::HttpServer> http;
   const int opened =
       open_server(args.server, api_context(agent.get(), writer.get(), store_options.path), http);
   if (opened != kExitOk) return opened;
@@ -331,12 +331,12 @@ int run_serve(ServeArgs& args) {
 
   // From here a signal must not reach objects about to be destroyed.
   on_stop_signal({});
-  on_reload_signal({});
+  agent::on_reload_signal({});
   agent->stop();
   if (end_watch.joinable()) end_watch.join();
   if (writer) writer->stop();
   if (!temporary_dir.empty()) remove_temporary_history(store_options.path, temporary_dir);
-  log_info("stopped");
+  agent::log_info("stopped");
   const auto snap = agent->snapshot();
   return snap->source.error.empty() ? kExitOk : kExitFailure;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exposition/api_index.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 const std::vector<ApiRoute>& api_routes() {
   static const std::vector<ApiRoute> routes = {
@@ -40,4 +40,4 @@ Json api_index_json() {
   return j;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -8,7 +8,7 @@
 
 #include "exposition/api_json.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 struct ApiRoute {
   std::string_view path;     // "/api/v1/history"
@@ -21,4 +21,4 @@ const std::vector<ApiRoute>& api_routes();
 // {"name", "version", "api", "docs", "routes": [{"path", "params": [...], "returns"}]}
 Json api_index_json();
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

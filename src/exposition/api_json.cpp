@@ -5,7 +5,7 @@
 
 #include "core/clock_reasons.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 template <typename T>
@@ -13,7 +13,7 @@ Json opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-Json device_json(const GpuLive& g) {
+Json device_json(const agent::GpuLive& g) {
   const DeviceInfo& d = g.device;
   Json j;
   j["gpu"] = d.index;
@@ -38,7 +38,7 @@ Json device_json(const GpuLive& g) {
   return j;
 }
 
-Json processes_json(const LiveSnapshot& snap, const std::vector<ProcessSample>& procs,
+Json processes_json(const agent::LiveSnapshot& snap, const std::vector<ProcessSample>& procs,
                     bool show_cmdline) {
   Json out = Json::array();
   for (const auto& p : procs) {
@@ -53,7 +53,7 @@ Json processes_json(const LiveSnapshot& snap, const std::vector<ProcessSample>& 
     j["container"] = p.container;
     j["pod"] = p.pod;
     // Names from the kubelet's logs, beside the IDs that the cgroup gives.
-    if (const auto kube = kube_of_process(snap, p)) {
+    if (const auto kube = agent::kube_of_process(snap, p)) {
       j["kube"] = {
           {"namespace", kube->namespace_name}, {"pod", kube->pod}, {"container", kube->container}};
     }
@@ -73,7 +73,7 @@ Json version_json() {
   return j;
 }
 
-Json devices_json(const LiveSnapshot& snap) {
+Json devices_json(const agent::LiveSnapshot& snap) {
   Json j;
   j["hostname"] = snap.hostname;
   j["driver"] = snap.driver;
@@ -85,7 +85,7 @@ Json devices_json(const LiveSnapshot& snap) {
   return j;
 }
 
-Json latest_json(const LiveSnapshot& snap, bool show_cmdline) {
+Json latest_json(const agent::LiveSnapshot& snap, bool show_cmdline) {
   Json j;
   j["t"] = snap.t > 0 ? Json(snap.t) : Json(nullptr);
   j["seq"] = snap.seq;
@@ -135,7 +135,7 @@ Json latest_json(const LiveSnapshot& snap, bool show_cmdline) {
   return j;
 }
 
-Json firing_json(const LiveSnapshot& snap) {
+Json firing_json(const agent::LiveSnapshot& snap) {
   Json out = Json::array();
   for (const auto& f : snap.firing) {
     Json j;
@@ -179,8 +179,8 @@ Json stored_event_json(const store::StoredAlertEvent& e) {
   return j;
 }
 
-std::string health_status(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
-                          double now) {
+std::string health_status(const agent::LiveSnapshot& snap,
+                          const std::optional<store::StoreStatus>& store, double now) {
   if (!snap.source.error.empty()) return "failing";
   if (snap.source.live) {
     // Live ticks come every interval; three missed intervals (and at least
@@ -194,7 +194,7 @@ std::string health_status(const LiveSnapshot& snap, const std::optional<store::S
   return "ok";
 }
 
-Json health_json(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
+Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
                  double now) {
   Json j;
   j["status"] = health_status(snap, store, now);
@@ -277,4 +277,4 @@ Json timeline_json(const store::TimelineResult& r) {
   return j;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -11,25 +11,25 @@
 #include "store/history_query.hpp"
 #include "store/store_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 using Json = nlohmann::ordered_json;
 
 Json version_json();
-Json devices_json(const LiveSnapshot& snap);
-Json latest_json(const LiveSnapshot& snap, bool show_cmdline);
-Json firing_json(const LiveSnapshot& snap);
+Json devices_json(const agent::LiveSnapshot& snap);
+Json latest_json(const agent::LiveSnapshot& snap, bool show_cmdline);
+Json firing_json(const agent::LiveSnapshot& snap);
 Json event_json(const AlertEvent& e);
 Json stored_event_json(const store::StoredAlertEvent& e);
 // `status_text` is "ok", "degraded" or "failing" (see health_status()).
-Json health_json(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
+Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
                  double now);
 Json history_json(const store::HistoryResult& r);
 Json timeline_json(const store::TimelineResult& r);
 
 // "ok"; "degraded" when history fails or a replay ended; "failing" when no tick
 // came for a while from live GPUs, or the source failed.
-std::string health_status(const LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,
-                          double now);
+std::string health_status(const agent::LiveSnapshot& snap,
+                          const std::optional<store::StoreStatus>& store, double now);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

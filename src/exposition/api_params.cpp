@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 std::vector<std::string_view> split(std::string_view text) {
@@ -46,4 +46,4 @@ std::optional<std::vector<Metric>> parse_metric_list(std::string_view text, std:
   return out;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -9,7 +9,7 @@
 
 #include "core/metric.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 // Durations and times (?from=, ?to=, ?step=) are core/duration.hpp's.
 
@@ -19,4 +19,4 @@ std::optional<std::vector<int>> parse_gpu_list(std::string_view text);
 // "sm_active,gpu_util": trace metric keys; `bad` names the first unknown one.
 std::optional<std::vector<Metric>> parse_metric_list(std::string_view text, std::string& bad);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

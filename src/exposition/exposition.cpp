@@ -9,7 +9,7 @@
 #include "diagnosis/state.hpp"
 #include "exposition/prom_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 constexpr double kPercent = 0.01;
@@ -127,36 +127,36 @@ const std::vector<Family>& sample_families() {
 struct DeviceFact {
   const char* name;
   const char* help;
-  std::optional<double> (*get)(const GpuLive&);
+  std::optional<double> (*get)(const agent::GpuLive&);
 };
 
 const std::array<DeviceFact, 6> kDeviceFacts{{
     {"gpulens_memory_total_bytes", "Device memory size",
-     [](const GpuLive& g) -> std::optional<double> {
+     [](const agent::GpuLive& g) -> std::optional<double> {
        if (g.device.mem_total_mib) return *g.device.mem_total_mib * kMib;
        return std::nullopt;
      }},
     {"gpulens_power_limit_watts", "Board power limit",
-     [](const GpuLive& g) { return g.device.power_limit_w; }},
+     [](const agent::GpuLive& g) { return g.device.power_limit_w; }},
     {"gpulens_sm_clock_max_hertz", "Maximum SM clock",
-     [](const GpuLive& g) -> std::optional<double> {
+     [](const agent::GpuLive& g) -> std::optional<double> {
        if (g.device.max_sm_clock_mhz) return *g.device.max_sm_clock_mhz * kMhz;
        return std::nullopt;
      }},
     {"gpulens_memory_clock_max_hertz", "Maximum memory clock",
-     [](const GpuLive& g) -> std::optional<double> {
+     [](const agent::GpuLive& g) -> std::optional<double> {
        if (g.device.max_mem_clock_mhz) return *g.device.max_mem_clock_mhz * kMhz;
        return std::nullopt;
      }},
     {"gpulens_streaming_multiprocessors", "Streaming multiprocessors (SMs) on the device",
-     [](const GpuLive& g) -> std::optional<double> {
+     [](const agent::GpuLive& g) -> std::optional<double> {
        if (g.device.sm_count) return static_cast<double>(*g.device.sm_count);
        return std::nullopt;
      }},
     {"gpulens_pcie_link_max_bytes_per_second",
      "PCIe bandwidth per direction, from link "
      "generation and width",
-     [](const GpuLive& g) -> std::optional<double> {
+     [](const agent::GpuLive& g) -> std::optional<double> {
        if (g.limits.pcie_mibs) return *g.limits.pcie_mibs * kMib;
        return std::nullopt;
      }},
@@ -164,11 +164,12 @@ const std::array<DeviceFact, 6> kDeviceFacts{{
 
 }  // namespace
 
-std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
+std::optional<KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
+                                         const agent::GpuLive& gpu) {
   if (!snap.kube.kubernetes || !gpu.sample || !gpu.sample->procs) return std::nullopt;
   std::optional<KubeRef> only;
   for (const auto& p : *gpu.sample->procs) {
-    auto ref = kube_of_process(snap, p);
+    auto ref = agent::kube_of_process(snap, p);
     if (!ref) continue;
     if (!only) {
       only = std::move(*ref);
@@ -181,7 +182,7 @@ std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive
   return only;
 }
 
-std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
+std::string gpu_identity_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gpu) {
   std::string labels;
   append_label(labels, "gpu", std::to_string(gpu.device.index));
   append_label(labels, "uuid", gpu.device.uuid);
@@ -190,7 +191,7 @@ std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
   return labels;
 }
 
-std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu) {
+std::string gpu_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gpu) {
   std::string labels = gpu_identity_labels(snap, gpu);
   if (const auto pod = single_pod_of_gpu(snap, gpu)) {
     append_label(labels, "namespace", pod->namespace_name);
@@ -207,7 +208,7 @@ namespace {
 // gpulens_mig_<family>, with a gpu_instance label (dcgm-exporter's GPU_I_ID): in
 // the GPU's own families they would be summed by the fleet's rules as if each
 // instance were a whole GPU.
-void render_mig_metrics(PromWriter& w, const LiveSnapshot& snap) {
+void render_mig_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
   for (const auto& f : sample_families()) {
     const std::string name = std::string("gpulens_mig_") + (f.name + std::strlen("gpulens_"));
     bool any = false;
@@ -241,7 +242,7 @@ void render_mig_metrics(PromWriter& w, const LiveSnapshot& snap) {
 
 }  // namespace
 
-void render_gpu_metrics(std::string& out, const LiveSnapshot& snap) {
+void render_gpu_metrics(std::string& out, const agent::LiveSnapshot& snap) {
   PromWriter w(out);
   std::vector<std::string> labels;
   for (const auto& g : snap.gpus) labels.push_back(gpu_labels(snap, g));
@@ -319,7 +320,7 @@ void render_gpu_metrics(std::string& out, const LiveSnapshot& snap) {
   }
 }
 
-void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap) {
+void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap) {
   PromWriter w(out);
   std::vector<std::string> labels;
   for (const auto& g : snap.gpus) labels.push_back(gpu_labels(snap, g));
@@ -357,7 +358,7 @@ void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap) {
              "1 for each firing alert (labels rule and severity); absent when none fires");
     std::set<std::string> written;  // XIDs of one kind fire per code: one series each
     for (const auto& f : snap.firing) {
-      const GpuLive* g = nullptr;
+      const agent::GpuLive* g = nullptr;
       for (const auto& candidate : snap.gpus) {
         if (candidate.device.index == f.alert.gpu) g = &candidate;
       }
@@ -372,7 +373,7 @@ void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap) {
   }
 }
 
-void render_price_metrics(std::string& out, const LiveSnapshot& snap,
+void render_price_metrics(std::string& out, const agent::LiveSnapshot& snap,
                           const ExpositionOptions& options) {
   if (!options.price_of) return;
   PromWriter w(out);
@@ -392,7 +393,7 @@ void render_price_metrics(std::string& out, const LiveSnapshot& snap,
   }
 }
 
-std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& options,
+std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOptions& options,
                            const SelfStats& self) {
   std::string out;
   out.reserve(64 * 1024);
@@ -407,4 +408,4 @@ std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& op
   return out;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -12,7 +12,7 @@
 #include "agent/snapshot.hpp"
 #include "store/store_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 struct GpuPrice {
   double per_hour = 0;
@@ -46,28 +46,29 @@ struct SelfStats {
   std::optional<double> start_time;
 };
 
-std::string render_metrics(const LiveSnapshot& snap, const ExpositionOptions& options,
+std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOptions& options,
                            const SelfStats& self);
 
 // The parts, for tests and benchmarks.
-void render_gpu_metrics(std::string& out, const LiveSnapshot& snap);
-void render_diagnosis_metrics(std::string& out, const LiveSnapshot& snap);
-void render_process_metrics(std::string& out, const LiveSnapshot& snap);
-void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self);
-void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap);
+void render_gpu_metrics(std::string& out, const agent::LiveSnapshot& snap);
+void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap);
+void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap);
+void render_self_metrics(std::string& out, const agent::LiveSnapshot& snap, const SelfStats& self);
+void render_dcgm_metrics(std::string& out, const agent::LiveSnapshot& snap);
 
 // The gpu/uuid/model/hostname labels of a GPU, rendered, and namespace/pod/
 // container when exactly one pod holds the GPU (docs/fleet.md: the target-label clash).
-std::string gpu_labels(const LiveSnapshot& snap, const GpuLive& gpu);
+std::string gpu_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gpu);
 // Without the pod labels: for series that carry each process's own pod labels.
-std::string gpu_identity_labels(const LiveSnapshot& snap, const GpuLive& gpu);
+std::string gpu_identity_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gpu);
 
 // The one pod whose processes run on the GPU; nullopt with none or several.
-std::optional<KubeRef> single_pod_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
+std::optional<KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
+                                         const agent::GpuLive& gpu);
 
 // The price gauge (gpulens_gpu_price_per_hour), one series per GPU whose price
 // is known; nothing for the others.
-void render_price_metrics(std::string& out, const LiveSnapshot& snap,
+void render_price_metrics(std::string& out, const agent::LiveSnapshot& snap,
                           const ExpositionOptions& options);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -8,7 +8,7 @@
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 struct DcgmField {
@@ -86,7 +86,7 @@ constexpr DcgmField kFields[] = {
 // and the driver version; pci_bus_id when the recording knows it. On a Kubernetes
 // node also container, namespace and pod of the pod using the GPU, empty strings
 // when none is, as dcgm-exporter writes them (in its sorted order).
-std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
+std::string dcgm_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& g) {
   std::string l;
   append_label(l, "gpu", std::to_string(g.device.index));
   append_label(l, "UUID", g.device.uuid);
@@ -103,7 +103,7 @@ std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
   append_label(l, "Hostname", snap.hostname);
   append_label(l, "DCGM_FI_DRIVER_VERSION", snap.driver);
   if (snap.kube.kubernetes) {
-    const KubeRef pod = kube_of_gpu(snap, g);
+    const KubeRef pod = agent::kube_of_gpu(snap, g);
     append_label(l, "container", pod.container);
     append_label(l, "namespace", pod.namespace_name);
     append_label(l, "pod", pod.pod);
@@ -113,7 +113,7 @@ std::string dcgm_labels(const LiveSnapshot& snap, const GpuLive& g) {
 
 }  // namespace
 
-void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
+void render_dcgm_metrics(std::string& out, const agent::LiveSnapshot& snap) {
   PromWriter w(out);
   std::vector<std::string> labels;
   for (const auto& g : snap.gpus) labels.push_back(dcgm_labels(snap, g));
@@ -128,7 +128,7 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
     }
   };
   for (const auto& f : kFields) {
-    each(f.name, f.type, f.help, [&f](const GpuLive& g) -> std::optional<double> {
+    each(f.name, f.type, f.help, [&f](const agent::GpuLive& g) -> std::optional<double> {
       if (!g.sample) return std::nullopt;
       const auto v = g.sample->values.get(f.metric);
       if (!v) return std::nullopt;
@@ -136,7 +136,7 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
     });
     if (f.metric == Metric::MemUsedMib) {
       each("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).",
-           [](const GpuLive& g) -> std::optional<double> {
+           [](const agent::GpuLive& g) -> std::optional<double> {
              if (!g.sample || !g.device.mem_total_mib) return std::nullopt;
              const auto used = g.sample->values.get(Metric::MemUsedMib);
              if (!used) return std::nullopt;
@@ -148,7 +148,7 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
   // their value is KB/s over NVML's short window; the same reading, in its units.
   each("DCGM_FI_DEV_PCIE_TX_THROUGHPUT", "counter",
        "Total number of bytes transmitted through PCIe TX (in KB) via NVML.",
-       [](const GpuLive& g) -> std::optional<double> {
+       [](const agent::GpuLive& g) -> std::optional<double> {
          if (!g.sample) return std::nullopt;
          const auto v = g.sample->values.get(Metric::PcieTxMibs);
          if (!v) return std::nullopt;
@@ -156,20 +156,20 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
        });
   each("DCGM_FI_DEV_PCIE_RX_THROUGHPUT", "counter",
        "Total number of bytes received through PCIe RX (in KB) via NVML.",
-       [](const GpuLive& g) -> std::optional<double> {
+       [](const agent::GpuLive& g) -> std::optional<double> {
          if (!g.sample) return std::nullopt;
          const auto v = g.sample->values.get(Metric::PcieRxMibs);
          if (!v) return std::nullopt;
          return *v * 1024.0;
        });
   each("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).",
-       [](const GpuLive& g) -> std::optional<double> {
+       [](const agent::GpuLive& g) -> std::optional<double> {
          const auto it = g.device.extra.find("x_fb_reserved_mib");
          if (it == g.device.extra.end() || !it->is_number()) return std::nullopt;
          return it->get<double>();
        });
   each("DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power management limit (in W).",
-       [](const GpuLive& g) { return g.device.power_limit_w; });
+       [](const agent::GpuLive& g) { return g.device.power_limit_w; });
   // The last XID with its code and meaning as labels (err_code, err_msg), as
   // dcgm-exporter writes them; 0 without them until a GPU reports one.
   bool xid_header = false;
@@ -189,4 +189,4 @@ void render_dcgm_metrics(std::string& out, const LiveSnapshot& snap) {
   }
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -3,12 +3,12 @@
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 constexpr double kMib = 1024.0 * 1024.0;
 }  // namespace
 
-void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
+void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap) {
   PromWriter w(out);
   struct Row {
     std::string labels;
@@ -26,7 +26,7 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
       // namespace/pod/container join with kube-state-metrics and cAdvisor series.
       append_label(l, "container_id", p.container);
       append_label(l, "pod_uid", p.pod);
-      const KubeRef names = kube_of_process(snap, p).value_or(KubeRef{});
+      const KubeRef names = agent::kube_of_process(snap, p).value_or(KubeRef{});
       append_label(l, "namespace", names.namespace_name);
       append_label(l, "pod", names.pod);
       append_label(l, "container", names.container);
@@ -56,7 +56,7 @@ void render_process_metrics(std::string& out, const LiveSnapshot& snap) {
 namespace {
 
 // The agent itself: its version, start, and how far its source got.
-void write_agent_metrics(PromWriter& w, const LiveSnapshot& snap) {
+void write_agent_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
   w.family("gpulens_build_info", "gauge", "Always 1: the agent's version");
   w.sample("gpulens_build_info", render_labels({{"version", GPULENS_VERSION}}), 1);
   w.family("gpulens_agent_start_time_seconds", "gauge", "When the agent started (Unix time)");
@@ -75,7 +75,7 @@ void write_agent_metrics(PromWriter& w, const LiveSnapshot& snap) {
 
 // What sampling costs and misses: timeouts, CPU time, the last sample's cost, and per
 // live GPU the readings that failed (NVML errors).
-void write_sampler_metrics(PromWriter& w, const LiveSnapshot& snap) {
+void write_sampler_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
   if (const auto& s = snap.source.sampler) {
     w.family("gpulens_sampler_timeouts_total", "counter",
              "Device samples that did not answer within the tick (a hung NVML call)");
@@ -160,7 +160,7 @@ void write_process_metrics(PromWriter& w, const SelfStats& self) {
 
 }  // namespace
 
-void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfStats& self) {
+void render_self_metrics(std::string& out, const agent::LiveSnapshot& snap, const SelfStats& self) {
   PromWriter w(out);
   write_agent_metrics(w, snap);
   write_sampler_metrics(w, snap);
@@ -169,4 +169,4 @@ void render_self_metrics(std::string& out, const LiveSnapshot& snap, const SelfS
   write_process_metrics(w, self);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

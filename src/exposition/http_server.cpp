@@ -11,7 +11,7 @@
 #include "agent/log.hpp"
 #include "http/open_files.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 void register_routes(HttpServer& server);
 
@@ -28,8 +28,8 @@ constexpr const char* kCsp =
 // The web config's headers come after them; it can only make X-Frame-Options
 // SAMEORIGIN (which replaces DENY), never repeat or loosen another of these
 // (web_config.cpp refuses that at load).
-HeaderFields response_headers(const WebConfig& web) {
-  Response defaults;
+http::HeaderFields response_headers(const http::WebConfig& web) {
+  http::Response defaults;
   defaults.headers = {{"X-Content-Type-Options", "nosniff"},
                       {"X-Frame-Options", "DENY"},
                       {"Referrer-Policy", "no-referrer"},
@@ -38,9 +38,9 @@ HeaderFields response_headers(const WebConfig& web) {
   return defaults.headers;
 }
 
-ConnectionLimits connection_limits(const ServerOptions& o, const WebConfig& web,
-                                   std::function<void(int)> on_refused) {
-  ConnectionLimits limits;
+http::ConnectionLimits connection_limits(const ServerOptions& o, const http::WebConfig& web,
+                                         std::function<void(int)> on_refused) {
+  http::ConnectionLimits limits;
   limits.request_timeout = o.request_timeout;
   limits.read_timeout = std::chrono::seconds(o.read_timeout_s);
   limits.write_timeout = std::chrono::seconds(o.write_timeout_s);
@@ -110,7 +110,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
   s->host_ = listen->first;
   s->port_ = listen->second;
   if (!s->options_.web_config.empty()) {
-    auto web = load_web_config(s->options_.web_config);
+    auto web = http::load_web_config(s->options_.web_config);
     if (!web) return web.error();
     s->web_ = std::move(*web);
   }
@@ -119,9 +119,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
   HttpServer* self = s.get();
   auto limits =
       connection_limits(s->options_, s->web_, [self](int status) { self->count_refused(status); });
-  s->listener_ = std::make_unique<HttpListener>(
+  s->listener_ = std::make_unique<http::HttpListener>(
       std::move(limits), static_cast<std::size_t>(std::max(1, s->options_.threads)),
-      [self](const Request& req, Response& res) { self->handle(req, res); });
+      [self](const http::Request& req, http::Response& res) { self->handle(req, res); });
   if (s->web_.tls) {
     if (auto st = s->identity_.load(*s->web_.tls); !st) return st.error();
     s->tls_enabled_ = true;
@@ -138,7 +138,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(ServerOptions options, Ap
 
 // Nothing here changes anything: only GET and HEAD reach the handlers, and
 // every request passes authentication first.
-bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
+bool HttpServer::refuse_before_routing(const http::Request& req, http::Response& res) {
   // No endpoint takes a body, and none is ever read: one that comes anyway is
   // refused when too large, and the connection closes after the answer so that
   // the body is never parsed as the next request (http_connection.cpp).
@@ -168,7 +168,7 @@ bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
     return true;
   }
   const auto auth = authenticate(req);
-  if (auth == AuthResult::Busy) {
+  if (auth == http::AuthResult::Busy) {
     // Password checks are at their limit (guessers, most likely): this one is
     // refused at once rather than holding a worker until a slot frees.
     res.status = 429;
@@ -177,7 +177,7 @@ bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
                     "application/json");
     return true;
   }
-  if (auth == AuthResult::Denied) {
+  if (auth == http::AuthResult::Denied) {
     res.status = 401;
     res.set_header("WWW-Authenticate", "Basic realm=\"gpulens\", charset=\"UTF-8\"");
     res.set_content("{\"error\":\"authentication required\"}\n", "application/json");
@@ -186,7 +186,7 @@ bool HttpServer::refuse_before_routing(const Request& req, Response& res) {
   return false;
 }
 
-void HttpServer::handle(const Request& req, Response& res) {
+void HttpServer::handle(const http::Request& req, http::Response& res) {
   res.headers = default_headers_;
   if (!refuse_before_routing(req, res)) {
     const auto route = routes_.find(req.path);
@@ -196,7 +196,7 @@ void HttpServer::handle(const Request& req, Response& res) {
       try {
         route->second(req, res);
       } catch (const std::exception& e) {
-        log_error("{} {} failed: {}", req.method, req.path, e.what());
+        agent::log_error("{} {} failed: {}", req.method, req.path, e.what());
         res.status = 500;
         res.set_content("{\"error\":\"internal error\"}\n", "application/json");
       }
@@ -216,23 +216,23 @@ void HttpServer::handle(const Request& req, Response& res) {
   count(req, res);
 }
 
-AuthResult HttpServer::authenticate(const Request& req) {
+http::AuthResult HttpServer::authenticate(const http::Request& req) {
   auto auth = current_auth();
-  if (!auth->enabled()) return AuthResult::Ok;
+  if (!auth->enabled()) return http::AuthResult::Ok;
   return auth->authenticate(req.header("Authorization"));
 }
 
-std::shared_ptr<BasicAuth> HttpServer::make_auth(const WebConfig& web) const {
+std::shared_ptr<http::BasicAuth> HttpServer::make_auth(const http::WebConfig& web) const {
   // A quarter of the workers may check passwords at once, and no more than half
   // the CPU cores: the rest stay free for requests whose password is
   // remembered (two checks at once took the whole of a 2-core machine).
   const auto workers = static_cast<std::size_t>(std::max(1, options_.threads));
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t hashing = std::min(workers / 4, cores / 2);
-  return std::make_shared<BasicAuth>(web.users, std::max<std::size_t>(1, hashing));
+  return std::make_shared<http::BasicAuth>(web.users, std::max<std::size_t>(1, hashing));
 }
 
-std::shared_ptr<BasicAuth> HttpServer::current_auth() const {
+std::shared_ptr<http::BasicAuth> HttpServer::current_auth() const {
   std::lock_guard lock(mutex_);
   return auth_;
 }
@@ -241,7 +241,7 @@ bool HttpServer::auth() const {
   return current_auth()->enabled();
 }
 
-void HttpServer::count(const Request& req, const Response& res) {
+void HttpServer::count(const http::Request& req, const http::Response& res) {
   static const char* const kHandlers[] = {
       "/metrics",         "/api/v1/version", "/api/v1/health",
       "/api/v1/devices",  "/api/v1/latest",  "/api/v1/history",
@@ -278,14 +278,16 @@ std::vector<HttpCount> HttpServer::request_counts() const {
 Status HttpServer::bind() {
   // Every connection is a descriptor: the soft limit goes up to the hard one
   // before the first is accepted (open_files.hpp says why).
-  const auto files = raise_open_files_limit();
+  const auto files = http::raise_open_files_limit();
   if (!files.error.empty()) {
-    log_warning("cannot raise the open files limit ({}); it stays {}", files.error, files.now);
+    agent::log_warning("cannot raise the open files limit ({}); it stays {}", files.error,
+                       files.now);
   } else if (files.now != files.before) {
-    log_info("open files limit raised from {} to {} (the hard limit)", files.before, files.now);
+    agent::log_info("open files limit raised from {} to {} (the hard limit)", files.before,
+                    files.now);
   }
-  if (files.error.empty() && files.now < ConnectionGate::kMaxOpen + 64) {
-    log_warning(
+  if (files.error.empty() && files.now < http::ConnectionGate::kMaxOpen + 64) {
+    agent::log_warning(
         "the open files limit is {}: past about {} connections the longest-waiting one is "
         "closed for each new one; LimitNOFILE=65536 (systemd) raises it",
         files.now, files.now > 64 ? files.now - 64 : 0);
@@ -321,7 +323,7 @@ std::string HttpServer::url() const {
 
 Status HttpServer::reload() {
   if (options_.web_config.empty()) return ok_status();
-  auto web = load_web_config(options_.web_config);
+  auto web = http::load_web_config(options_.web_config);
   if (!web) return web.error();
   if (web->tls.has_value() != tls_enabled_) {
     return Error{"turning TLS on or off needs a restart; the web config was not reloaded"};
@@ -336,4 +338,4 @@ Status HttpServer::reload() {
   return ok_status();
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

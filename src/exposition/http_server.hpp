@@ -23,7 +23,7 @@
 #include "store/history_query.hpp"
 #include "store/store_writer.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:9400";
@@ -46,7 +46,7 @@ struct ServerOptions {
 // Where the handlers get their data; plain functions so tests can feed a fixed
 // snapshot without an agent.
 struct ApiContext {
-  std::function<SnapshotPtr()> snapshot;
+  std::function<agent::SnapshotPtr()> snapshot;
   std::function<std::optional<store::StoreStatus>()> store_status;  // nullopt: disabled
   std::string history_path;                                         // empty: no history to read
 };
@@ -80,42 +80,42 @@ class HttpServer {
   std::vector<HttpCount> request_counts() const;
 
  private:
-  using Handler = std::function<void(const Request&, Response&)>;
+  using Handler = std::function<void(const http::Request&, http::Response&)>;
 
   HttpServer(ServerOptions options, ApiContext context);
   // Routes are exact paths; only GET (and HEAD, answered as GET) reach them.
   void get(std::string path, Handler handler) { routes_[std::move(path)] = std::move(handler); }
   // Every request: the checks every path shares, the route, and the answers
   // for errors; counted in request_counts().
-  void handle(const Request& req, Response& res);
+  void handle(const http::Request& req, http::Response& res);
   // Answers before the route: bodies, methods and authentication.
-  bool refuse_before_routing(const Request& req, Response& res);
-  void count(const Request& req, const Response& res);
+  bool refuse_before_routing(const http::Request& req, http::Response& res);
+  void count(const http::Request& req, const http::Response& res);
   void count_refused(int status);
-  AuthResult authenticate(const Request& req);
-  std::shared_ptr<BasicAuth> make_auth(const WebConfig& web) const;
-  std::shared_ptr<BasicAuth> current_auth() const;
+  http::AuthResult authenticate(const http::Request& req);
+  std::shared_ptr<http::BasicAuth> make_auth(const http::WebConfig& web) const;
+  std::shared_ptr<http::BasicAuth> current_auth() const;
   SelfStats self_stats() const;
 
   ServerOptions options_;
   ApiContext context_;
-  WebConfig web_;
+  http::WebConfig web_;
   bool tls_enabled_ = false;
-  TlsIdentity identity_;
-  HeaderFields default_headers_;  // on every answer; fixed at start like TLS on or off
+  http::TlsIdentity identity_;
+  http::HeaderFields default_headers_;  // on every answer; fixed at start like TLS on or off
   std::map<std::string, Handler> routes_;
   std::string host_;
   int port_ = 0;
   std::unique_ptr<store::HistoryReader> reader_;
 
   mutable std::mutex mutex_;
-  std::shared_ptr<BasicAuth> auth_;
+  std::shared_ptr<http::BasicAuth> auth_;
   std::map<std::pair<std::string, int>, std::uint64_t> counts_;
   std::atomic<double> last_scrape_s_{0};
   // Last: its threads call handle(), so it goes before everything handle() uses.
-  std::unique_ptr<HttpListener> listener_;
+  std::unique_ptr<http::HttpListener> listener_;
 
   friend void register_routes(HttpServer& server);
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -8,7 +8,7 @@
 #include "core/json_number.hpp"
 #include "core/text_safety.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 // The one Prometheus escaper: HELP text escapes backslash and newline; label
@@ -104,4 +104,4 @@ void PromWriter::sample(std::string_view name, std::string_view labels, std::str
   sample(name, all, value);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 using Label = std::pair<std::string_view, std::string_view>;
 
@@ -38,4 +38,4 @@ void append_prom_number(std::string& out, double value);
 // by its inverse instead: one rounding, so 0.07 % reads 0.0007, not 0.0007000000000000001.
 double scaled(double value, double factor);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -16,7 +16,7 @@
 
 #include "exposition/web_assets.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 std::optional<std::pair<double, double>> self_usage() {
@@ -54,7 +54,7 @@ SelfStats HttpServer::self_stats() const {
 }
 
 void register_metrics_route(const RouteSite& site) {
-  site.get("/metrics", [site](const Request&, Response& res) {
+  site.get("/metrics", [site](const http::Request&, http::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto snap = site.context->snapshot();
     std::string body = render_metrics(*snap, site.options->exposition, site.self_stats());
@@ -67,7 +67,7 @@ void register_metrics_route(const RouteSite& site) {
 
 void register_dashboard_routes(const RouteSite& site) {
   for (const auto& asset : web_assets()) {
-    site.get(std::string(asset.path), [&asset](const Request&, Response& res) {
+    site.get(std::string(asset.path), [&asset](const http::Request&, http::Response& res) {
       res.set_header("Cache-Control", "no-cache");
       res.set_content(std::string(asset.body.data(), asset.body.size()),
                       std::string(asset.content_type));
@@ -91,4 +91,4 @@ void register_routes(HttpServer& server) {
   register_dashboard_routes(site);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

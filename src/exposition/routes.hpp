@@ -13,9 +13,9 @@
 #include "http/http_message.hpp"
 #include "store/history_query.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
-using RouteHandler = std::function<void(const Request&, Response&)>;
+using RouteHandler = std::function<void(const http::Request&, http::Response&)>;
 
 struct RouteSite {
   std::function<void(std::string path, RouteHandler handler)> get;
@@ -33,4 +33,4 @@ void register_metrics_route(const RouteSite& site);
 void register_api_routes(const RouteSite& site);
 void register_dashboard_routes(const RouteSite& site);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -17,13 +17,13 @@
 #include "exposition/api_params.hpp"
 #include "exposition/routes.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 // Longest range one history or timeline request may cover.
 constexpr double kMaxRange = 100 * 86400.0;
 
-void send_json(Response& res, const Json& body, int status = 200) {
+void send_json(http::Response& res, const Json& body, int status = 200) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
   // Process names are not always valid UTF-8: replace, never throw.
@@ -31,25 +31,25 @@ void send_json(Response& res, const Json& body, int status = 200) {
                   "application/json");
 }
 
-void send_error(Response& res, int status, const std::string& message) {
+void send_error(http::Response& res, int status, const std::string& message) {
   send_json(res, Json{{"error", message}}, status);
 }
 
 // Answers 400 and returns false, for parsers that stop at the first bad value.
-bool reject(Response& res, const std::string& message) {
+bool reject(http::Response& res, const std::string& message) {
   send_error(res, 400, message);
   return false;
 }
 
 // The newest sample's time, or the wall clock before any sample: the "now" of
 // relative times, so that a replay answers with its own last hour.
-double data_now(const LiveSnapshot& snap) {
+double data_now(const agent::LiveSnapshot& snap) {
   return snap.t > 0 ? snap.t : unix_now();
 }
 
 // Reads from/to/gpu from the query; false after answering 400.
-bool parse_range(const Request& req, Response& res, double now, double default_span, double& from,
-                 double& to, std::vector<int>& gpus) {
+bool parse_range(const http::Request& req, http::Response& res, double now, double default_span,
+                 double& from, double& to, std::vector<int>& gpus) {
   to = now;
   from = now - default_span;
   if (req.has_param("to")) {
@@ -84,7 +84,7 @@ double default_step(double span) {
   return 86400;
 }
 
-void answer_health(const RouteSite& site, Response& res) {
+void answer_health(const RouteSite& site, http::Response& res) {
   const auto snap = site.context->snapshot();
   const auto store = site.context->store_status ? site.context->store_status() : std::nullopt;
   const double now = unix_now();
@@ -94,7 +94,7 @@ void answer_health(const RouteSite& site, Response& res) {
 }
 
 // ?step= and ?metrics= of /api/v1/history; false after answering 400.
-bool parse_history_query(const Request& req, Response& res, store::HistoryQuery& q) {
+bool parse_history_query(const http::Request& req, http::Response& res, store::HistoryQuery& q) {
   q.step = default_step(q.to - q.from);
   if (req.has_param("step")) {
     const auto step = parse_duration(req.param("step"));
@@ -111,7 +111,7 @@ bool parse_history_query(const Request& req, Response& res, store::HistoryQuery&
   return true;
 }
 
-void answer_history(const RouteSite& site, const Request& req, Response& res) {
+void answer_history(const RouteSite& site, const http::Request& req, http::Response& res) {
   if (site.history == nullptr) return send_error(res, 503, "history is disabled (--no-history)");
   const auto snap = site.context->snapshot();
   store::HistoryQuery q;
@@ -122,7 +122,7 @@ void answer_history(const RouteSite& site, const Request& req, Response& res) {
   send_json(res, history_json(*result));
 }
 
-void answer_timeline(const RouteSite& site, const Request& req, Response& res) {
+void answer_timeline(const RouteSite& site, const http::Request& req, http::Response& res) {
   if (site.history == nullptr) return send_error(res, 503, "history is disabled (--no-history)");
   const auto snap = site.context->snapshot();
   double from = 0, to = 0;
@@ -137,7 +137,7 @@ void answer_timeline(const RouteSite& site, const Request& req, Response& res) {
 }
 
 // ?limit= of /api/v1/alerts (200 without it); false after answering 400.
-bool parse_limit(const Request& req, Response& res, int& limit) {
+bool parse_limit(const http::Request& req, http::Response& res, int& limit) {
   limit = 200;
   if (!req.has_param("limit")) return true;
   const auto text = req.param("limit");
@@ -153,9 +153,9 @@ bool wanted(const std::vector<int>& gpus, int gpu) {
 
 // The alert events of [from, to] on the wanted GPUs: from the history when it
 // answers, else from the agent's memory (newest first); with where they came from.
-std::pair<Json, std::string> alert_events(const LiveSnapshot& snap, store::HistoryReader* history,
-                                          double from, double to, int limit,
-                                          const std::vector<int>& gpus) {
+std::pair<Json, std::string> alert_events(const agent::LiveSnapshot& snap,
+                                          store::HistoryReader* history, double from, double to,
+                                          int limit, const std::vector<int>& gpus) {
   Json events = Json::array();
   if (history != nullptr) {
     // to is inclusive here: the newest event has t == now.
@@ -174,7 +174,7 @@ std::pair<Json, std::string> alert_events(const LiveSnapshot& snap, store::Histo
   return {std::move(events), "memory"};
 }
 
-void answer_alerts(const RouteSite& site, const Request& req, Response& res) {
+void answer_alerts(const RouteSite& site, const http::Request& req, http::Response& res) {
   const auto snap = site.context->snapshot();
   double from = 0, to = 0;
   std::vector<int> gpus;
@@ -197,23 +197,28 @@ void answer_alerts(const RouteSite& site, const Request& req, Response& res) {
 
 void register_api_routes(const RouteSite& site) {
   for (const char* index : {"/api/v1", "/api/v1/"}) {
-    site.get(index, [](const Request&, Response& res) { send_json(res, api_index_json()); });
+    site.get(index,
+             [](const http::Request&, http::Response& res) { send_json(res, api_index_json()); });
   }
   site.get("/api/v1/version",
-           [](const Request&, Response& res) { send_json(res, version_json()); });
-  site.get("/api/v1/health", [site](const Request&, Response& res) { answer_health(site, res); });
-  site.get("/api/v1/devices", [site](const Request&, Response& res) {
+           [](const http::Request&, http::Response& res) { send_json(res, version_json()); });
+  site.get("/api/v1/health",
+           [site](const http::Request&, http::Response& res) { answer_health(site, res); });
+  site.get("/api/v1/devices", [site](const http::Request&, http::Response& res) {
     send_json(res, devices_json(*site.context->snapshot()));
   });
-  site.get("/api/v1/latest", [site](const Request&, Response& res) {
+  site.get("/api/v1/latest", [site](const http::Request&, http::Response& res) {
     send_json(res, latest_json(*site.context->snapshot(), site.options->show_cmdline));
   });
-  site.get("/api/v1/history",
-           [site](const Request& req, Response& res) { answer_history(site, req, res); });
-  site.get("/api/v1/timeline",
-           [site](const Request& req, Response& res) { answer_timeline(site, req, res); });
-  site.get("/api/v1/alerts",
-           [site](const Request& req, Response& res) { answer_alerts(site, req, res); });
+  site.get("/api/v1/history", [site](const http::Request& req, http::Response& res) {
+    answer_history(site, req, res);
+  });
+  site.get("/api/v1/timeline", [site](const http::Request& req, http::Response& res) {
+    answer_timeline(site, req, res);
+  });
+  site.get("/api/v1/alerts", [site](const http::Request& req, http::Response& res) {
+    answer_alerts(site, req, res);
+  });
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 
 struct WebAsset {
   std::string_view path;  // "/", "/assets/app.js", ...
@@ -16,4 +16,4 @@ struct WebAsset {
 
 std::span<const WebAsset> web_assets();
 
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <memory>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 // A valid bcrypt hash of a random password: unknown users are checked against
@@ -155,4 +155,4 @@ AuthResult BasicAuth::authenticate(std::string_view authorization) {
   return AuthResult::Ok;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 // The user and password of an "Authorization: Basic ..." header value.
 std::optional<std::pair<std::string, std::string>> parse_basic_authorization(
@@ -66,4 +66,4 @@ class BasicAuth {
   std::set<std::string> verified_;  // SHA-256 of user, password and hash
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string_view>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 constexpr std::chrono::milliseconds kTick{50};  // how often stop and deadlines are checked
@@ -304,4 +304,4 @@ void ConnectionGate::close_all() {
   }
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

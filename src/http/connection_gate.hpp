@@ -27,7 +27,7 @@
 
 #include "http/http_connection.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 class ConnectionGate {
  public:
@@ -102,4 +102,4 @@ class ConnectionGate {
   std::condition_variable shed_cv_;
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

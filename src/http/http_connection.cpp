@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 constexpr std::size_t kChunk = 4096;
@@ -281,4 +281,4 @@ void finish_connection(Transport& transport, bool linger) {
   ::close(fd);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

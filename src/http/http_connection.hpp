@@ -16,7 +16,7 @@
 #include "http/http_message.hpp"
 #include "http/http_transport.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 struct ConnectionLimits {
   // From a request's first byte (for the first request: from the connection's
@@ -86,4 +86,4 @@ AfterRequest serve_one_request(Transport& transport, const ConnectionLimits& lim
 // megabyte. A client that is merely slow (408) gets no lingering.
 void finish_connection(Transport& transport, bool linger);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

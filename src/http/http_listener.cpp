@@ -16,7 +16,7 @@
 #include <csignal>
 #include <thread>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 HttpListener::HttpListener(ConnectionLimits limits, std::size_t workers, ProcessRequest process)
     : limits_(std::move(limits)),
@@ -153,4 +153,4 @@ void HttpListener::stop() {
   }
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

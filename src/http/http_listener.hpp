@@ -15,7 +15,7 @@
 #include "http/connection_gate.hpp"
 #include "http/http_connection.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 class HttpListener {
  public:
@@ -56,4 +56,4 @@ class HttpListener {
   void out_of_descriptors();
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -11,10 +11,10 @@
 #include <cctype>
 #include <limits>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
-namespace http = boost::beast::http;
+namespace beast_http = boost::beast::http;
 
 bool same_name(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
@@ -91,7 +91,7 @@ bool has_folded_line(std::string_view head) {
 
 std::optional<Request> parse_request_head(std::string_view head) {
   if (has_folded_line(head)) return std::nullopt;
-  http::request_parser<http::empty_body> parser;
+  beast_http::request_parser<beast_http::empty_body> parser;
   // The connection loop has measured the head already (its lines and its whole
   // size); Beast's own limits would only answer differently.
   parser.header_limit(std::numeric_limits<std::uint32_t>::max());
@@ -164,10 +164,10 @@ std::multimap<std::string, std::string> parse_query(std::string_view query) {
 
 std::string_view status_reason(int status) {
   const auto code = status < 100 || status > 999
-                        ? http::status::unknown
-                        : http::int_to_status(static_cast<unsigned>(status));
-  if (code == http::status::unknown) return "Unknown";
-  const auto reason = http::obsolete_reason(code);
+                        ? beast_http::status::unknown
+                        : beast_http::int_to_status(static_cast<unsigned>(status));
+  if (code == beast_http::status::unknown) return "Unknown";
+  const auto reason = beast_http::obsolete_reason(code);
   return {reason.data(), reason.size()};
 }
 
@@ -190,4 +190,4 @@ std::string response_head(const Response& res, bool close, std::string_view keep
   return head;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

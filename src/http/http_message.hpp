@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 using HeaderFields = std::vector<std::pair<std::string, std::string>>;
 
@@ -79,4 +79,4 @@ std::string_view status_reason(int status);
 // keep-alive terms are stated.
 std::string response_head(const Response& res, bool close, std::string_view keep_alive_terms);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstdint>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 constexpr ssize_t kRetry = 1;
@@ -153,4 +153,4 @@ void TlsTransport::say_goodbye() {
   SSL_shutdown(ssl_);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstddef>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 using Clock = std::chrono::steady_clock;
 
@@ -76,4 +76,4 @@ class TlsTransport final : public Transport {
   bool broken_ = false;  // a fatal error or an abandoned write: no close_notify then
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 OpenFilesLimit raise_open_files_limit() {
   OpenFilesLimit out;
@@ -26,4 +26,4 @@ OpenFilesLimit raise_open_files_limit() {
   return out;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

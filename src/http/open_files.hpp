@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 struct OpenFilesLimit {
   rlim_t before = 0;  // the soft limit found
@@ -21,4 +21,4 @@ struct OpenFilesLimit {
 // Raises the soft RLIMIT_NOFILE to the hard limit (never lowers it).
 OpenFilesLimit raise_open_files_limit();
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

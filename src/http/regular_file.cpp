@@ -5,7 +5,7 @@
 
 #include "core/regular_file.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 Result<std::string> read_regular_file(const std::string& path, std::string_view what) {
   // The one reader of files others may have swapped (core/regular_file.hpp):
@@ -15,4 +15,4 @@ Result<std::string> read_regular_file(const std::string& path, std::string_view 
   return text;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -10,7 +10,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 // Larger than any certificate chain or CA bundle in use (Debian's whole
 // ca-certificates.crt is about 200 KiB).
@@ -21,4 +21,4 @@ inline constexpr std::size_t kMaxConfigFileBytes = 16u << 20;
 // than kMaxConfigFileBytes.
 Result<std::string> read_regular_file(const std::string& path, std::string_view what);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

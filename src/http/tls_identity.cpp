@@ -11,7 +11,7 @@
 
 #include "http/regular_file.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 struct TlsIdentity::Material {
   X509* cert = nullptr;
@@ -124,4 +124,4 @@ bool TlsIdentity::configure(SSL_CTX& ctx) {
   return true;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -12,7 +12,7 @@
 #include "core/result.hpp"
 #include "http/web_config.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 class TlsIdentity {
  public:
@@ -31,4 +31,4 @@ class TlsIdentity {
   TlsConfig config_;
 };
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

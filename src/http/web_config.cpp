@@ -12,7 +12,7 @@
 #include "http/regular_file.hpp"
 #include "http/yaml_subset.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 std::string at(const std::string& name, const YamlNode& n) {
@@ -274,4 +274,4 @@ Result<WebConfig> load_web_config(const std::string& path) {
   return parse_web_config(*text, path, dir);
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

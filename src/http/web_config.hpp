@@ -20,7 +20,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 // Users in one web config (docs/reliability.md): loading stays linear, and a
 // file that names more is a mistake, not a user list.
@@ -49,4 +49,4 @@ Result<WebConfig> parse_web_config(std::string_view text, const std::string& nam
                                    const std::string& base_dir = "");
 Result<WebConfig> load_web_config(const std::string& path);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -5,7 +5,7 @@
 
 #include <unordered_set>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 struct Line {
@@ -205,4 +205,4 @@ Result<YamlNode> parse_yaml_subset(std::string_view text, const std::string& nam
   return root;
 }
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

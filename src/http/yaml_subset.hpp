@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 
 // Levels of nested mappings (web configs use 3); deeper is refused before the
 // reader recurses further.
@@ -39,4 +39,4 @@ struct YamlNode {
 
 Result<YamlNode> parse_yaml_subset(std::string_view text, const std::string& name);
 
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -131,7 +131,7 @@ TEST(HostileNames, ErrorsQuotingAConfigFileKeepEscapesFromTheTerminal) {
 }
 
 TEST(HostileNames, PrometheusLabelsReplaceControlsAndBrokenUtf8) {
-  const std::string labels = server::render_labels({
+  const std::string labels = exposition::render_labels({
       {"process",
        "N\x1b]0;PWNED\x07\xc2\x9b"
        "2J\xe2\x80\xae"},

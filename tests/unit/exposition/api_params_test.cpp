@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 TEST(ServerParams, GpuLists) {
@@ -24,4 +24,4 @@ TEST(ServerParams, MetricLists) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

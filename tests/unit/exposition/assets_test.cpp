@@ -7,7 +7,7 @@
 
 #include "exposition/web_assets.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 std::string read(const std::string& path) {
@@ -65,4 +65,4 @@ TEST(ServerAssets, EveryFileTheDashboardLoadsIsEmbedded) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -13,7 +13,7 @@
 #include "exposition/exposition.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 struct Fact {
@@ -48,7 +48,7 @@ std::map<std::string, Fact> load_facts() {
 }
 
 // Every metric the gpu-trace format knows, an XID and the probe's extras.
-LiveSnapshot everything_measured() {
+agent::LiveSnapshot everything_measured() {
   auto snap = gpulens::testing::fixed_snapshot();
   for (auto& g : snap.gpus) {
     for (const auto& info : all_metrics()) {
@@ -117,4 +117,4 @@ TEST(DcgmCoverage, PciBusIdAndXidLabels) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

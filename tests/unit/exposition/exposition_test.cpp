@@ -15,7 +15,7 @@
 #include "exposition/prom_writer.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 using gpulens::testing::fixed_snapshot;
@@ -149,4 +149,4 @@ TEST(Exposition, PromtoolSeesOnlyDcgmExportersOwnNamingInCompatMode) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

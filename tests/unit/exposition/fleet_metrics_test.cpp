@@ -9,7 +9,7 @@
 #include "exposition/exposition.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 ProcessSample in_pod(std::uint32_t pid, const std::string& uid, double mib) {
@@ -80,4 +80,4 @@ TEST(FleetMetrics, PodLabelsOnlyWhenOnePodHoldsTheGpu) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -118,7 +118,7 @@ TEST(HardenedConfig, DiagnoseWindowOptionRefusesNan) {
 }
 
 std::string web_error(const std::string& text) {
-  auto c = server::parse_web_config(text, "web.yml");
+  auto c = http::parse_web_config(text, "web.yml");
   return c ? std::string("accepted") : c.error().message;
 }
 
@@ -143,7 +143,7 @@ TEST(HardenedWebConfig, UsersAreNamedBoundedAndLoadedInLinearTime) {
   EXPECT_EQ(web_error("basic_auth_users:\n  \"\": " + hash + "\n"),
             "web.yml:2: a user name cannot be empty");
   std::string many = "basic_auth_users:\n";
-  for (std::size_t i = 0; i <= server::kMaxWebUsers; ++i)
+  for (std::size_t i = 0; i <= http::kMaxWebUsers; ++i)
     many += "  u" + std::to_string(i) + ": " + hash + "\n";
   EXPECT_EQ(web_error(many), "web.yml:1: 10001 users (at most 10000 in one file)");
 }
@@ -151,16 +151,16 @@ TEST(HardenedWebConfig, UsersAreNamedBoundedAndLoadedInLinearTime) {
 TEST(HardenedWebConfig, DeepYamlIsRefusedBeforeRecursing) {
   std::string text;
   for (int i = 0; i < 5000; ++i) text += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
-  auto c = server::parse_yaml_subset(text, "deep.yml");
+  auto c = http::parse_yaml_subset(text, "deep.yml");
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().message.find("nested deeper than 16 levels"), std::string::npos);
 }
 
 TEST(HardenedAuth, APasswordWithANulNeverAuthenticates) {
-  const std::string hash = server::hash_password("secret", 4);
+  const std::string hash = http::hash_password("secret", 4);
   ASSERT_FALSE(hash.empty());
-  EXPECT_TRUE(server::verify_password("secret", hash));
-  EXPECT_FALSE(server::verify_password(std::string("secret\0junk", 11), hash));
+  EXPECT_TRUE(http::verify_password("secret", hash));
+  EXPECT_FALSE(http::verify_password(std::string("secret\0junk", 11), hash));
 }
 
 TEST(HardenedHistory, SymlinksAndForeignFilesAreRefusedNewFilesArePrivate) {
@@ -198,12 +198,12 @@ TEST(HardenedServe, ReplayHistoryLivesInAPrivateDirectory) {
 
 TEST(HardenedServer, StopBeforeServeIsNotLost) {
   // --exit-at-end hung when its stop() came before serve() had started.
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.listen = "127.0.0.1:0";
-  server::ApiContext ctx;
-  auto snap = std::make_shared<const server::LiveSnapshot>(gpulens::testing::fixed_snapshot());
+  exposition::ApiContext ctx;
+  auto snap = std::make_shared<const agent::LiveSnapshot>(gpulens::testing::fixed_snapshot());
   ctx.snapshot = [snap] { return snap; };
-  auto s = server::HttpServer::create(o, ctx);
+  auto s = exposition::HttpServer::create(o, ctx);
   ASSERT_TRUE(s) << s.error().message;
   ASSERT_TRUE((*s)->bind());
   (*s)->stop();
@@ -251,7 +251,7 @@ TEST(HardenedServer, SlowClientsDoNotHoldTheWorkers) {
   // each held a worker for the whole request deadline (60 s here) and the
   // scrape waited behind them. Now they wait in the gate and the scrape is
   // answered by the free worker.
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.threads = 1;
   o.request_timeout = std::chrono::milliseconds(60000);
   o.read_timeout_s = 60;

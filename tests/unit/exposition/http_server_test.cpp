@@ -16,7 +16,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 using gpulens::testing::fixed_snapshot;
@@ -249,4 +249,4 @@ TEST(ServerHttp, TlsServesHttpsAndRefusesPlainHttp) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -17,7 +17,7 @@
 #include "exposition/exposition.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 const std::string kRoot = std::string(GPULENS_FIXTURES) + "/kube/log";
@@ -82,23 +82,23 @@ Tick tick() {
   return t;
 }
 
-SnapshotPtr build(KubePodResolver* resolver) {
+agent::SnapshotPtr build(KubePodResolver* resolver) {
   const auto h = header();
-  SnapshotBuilder builder(h, "", false);
+  agent::SnapshotBuilder builder(h, "", false);
   if (resolver != nullptr) builder.use_kube(resolver);
   DiagnosisEngine engine(h, DiagnosisConfig::defaults());
   const Tick t = tick();
   engine.on_tick(t);
-  return builder.build(t, engine, {}, SourceHealth{});
+  return builder.build(t, engine, {}, agent::SourceHealth{});
 }
 
-std::string dcgm(const LiveSnapshot& snap) {
+std::string dcgm(const agent::LiveSnapshot& snap) {
   std::string out;
   render_dcgm_metrics(out, snap);
   return out;
 }
 
-std::string processes(const LiveSnapshot& snap) {
+std::string processes(const agent::LiveSnapshot& snap) {
   std::string out;
   render_process_metrics(out, snap);
   return out;
@@ -111,9 +111,9 @@ TEST(KubeExposition, SnapshotNamesThePodsOfTheProcesses) {
   EXPECT_EQ(snap->kube.by_container.size(), 2u);  // the unknown container is not there
   EXPECT_EQ(snap->kube.by_pod.size(), 2u);
   ASSERT_EQ(snap->gpus.size(), 2u);
-  EXPECT_EQ(kube_of_gpu(*snap, snap->gpus[0]),
+  EXPECT_EQ(agent::kube_of_gpu(*snap, snap->gpus[0]),
             (KubeRef{"ml-team", "trainer-7d9f5c-abcde", "trainer"}));
-  EXPECT_EQ(kube_of_gpu(*snap, snap->gpus[1]), (KubeRef{"kube-system", "etcd-node-1", ""}));
+  EXPECT_EQ(agent::kube_of_gpu(*snap, snap->gpus[1]), (KubeRef{"kube-system", "etcd-node-1", ""}));
 }
 
 TEST(KubeExposition, DcgmGpuSeriesCarryThePodLabels) {
@@ -214,9 +214,9 @@ TEST(KubeExposition, SeveralPodsOnOneGpuNameTheLargest) {
   procs = {proc(1, "", "uid-small", 30000), proc(2, "c-big-1", "uid-big", 20000),
            proc(3, "", "uid-big", 15000)};
   // 35,000 MiB for big (two processes) against 30,000 for small.
-  EXPECT_EQ(kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-b", "big", "worker"}));
+  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-b", "big", "worker"}));
   procs[0].used_mib = 40000;
-  EXPECT_EQ(kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-a", "small", ""}));
+  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-a", "small", ""}));
 }
 
 TEST(KubeExposition, PromtoolAcceptsTheLabels) {
@@ -234,4 +234,4 @@ TEST(KubeExposition, PromtoolAcceptsTheLabels) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

@@ -8,7 +8,7 @@
 #include "exposition/exposition.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 std::string rendered_with_mig(const nlohmann::json& x_mig) {
@@ -59,4 +59,4 @@ TEST(ExpositionMig, MalformedInstancesAreSkipped) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

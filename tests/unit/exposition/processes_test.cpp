@@ -14,7 +14,7 @@
 #include "exposition/api_json.hpp"
 #include "exposition/exposition.hpp"
 
-namespace gpulens::server {
+namespace gpulens::exposition {
 namespace {
 
 TraceHeader header() {
@@ -53,12 +53,12 @@ ProcessSample trainer() {
 
 class SnapshotProcesses : public ::testing::Test {
  protected:
-  SnapshotPtr feed(const Tick& t) {
+  agent::SnapshotPtr feed(const Tick& t) {
     engine_.on_tick(t);
-    return builder_.build(t, engine_, {}, SourceHealth{});
+    return builder_.build(t, engine_, {}, agent::SourceHealth{});
   }
   TraceHeader h_ = header();
-  SnapshotBuilder builder_{h_, "", false};
+  agent::SnapshotBuilder builder_{h_, "", false};
   DiagnosisEngine engine_{h_, DiagnosisConfig::defaults()};
 };
 
@@ -93,4 +93,4 @@ TEST_F(SnapshotProcesses, NoListBeforeTheFirstRead) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::exposition

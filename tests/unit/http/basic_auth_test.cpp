@@ -7,7 +7,7 @@
 #include <chrono>
 #include <map>
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 // bcrypt of "secret" at cost 10, made with a fixed salt.
@@ -68,4 +68,4 @@ TEST(ServerAuth, ChecksUsersAndRemembersSuccessOnly) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -12,7 +12,7 @@
 
 #include "http/http_connection.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -88,4 +88,4 @@ TEST(HttpConnection, ARequestWithABodyIsTheLastOnItsConnection) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -18,7 +18,7 @@
 #include "http_test_client.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,12 +27,13 @@ using Seconds = std::chrono::duration<double>;
 // A server with a 1 s request deadline unless the test sets another.
 class Server : public gpulens::testing::RunningServer {
  public:
-  explicit Server(ServerOptions options = {})
+  explicit Server(exposition::ServerOptions options = {})
       : RunningServer(with_short_deadline(std::move(options))) {}
 
  private:
-  static ServerOptions with_short_deadline(ServerOptions options) {
-    if (options.request_timeout == ServerOptions{}.request_timeout) options.request_timeout = 1s;
+  static exposition::ServerOptions with_short_deadline(exposition::ServerOptions options) {
+    if (options.request_timeout == exposition::ServerOptions{}.request_timeout)
+      options.request_timeout = 1s;
     return options;
   }
 };
@@ -118,7 +119,7 @@ CutOff dribble(int port, const std::string& start, char drip) {
 }
 
 TEST(HttpDeadline, DribblingClientsAreCutOffWhileOthersAreServed) {
-  ServerOptions o;
+  exposition::ServerOptions o;
   o.threads = 2;
   Server s(o);
   ASSERT_TRUE(s.server) << s.error;
@@ -263,7 +264,7 @@ TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
   const auto web_config =
       gpulens::testing::self_signed_web_config(gpulens::testing::scratch_dir("http-deadline-tls"));
   if (!web_config) GTEST_SKIP() << "no openssl";
-  ServerOptions o;
+  exposition::ServerOptions o;
   o.web_config = *web_config;
   Server s(o);
   ASSERT_TRUE(s.server) << s.error;
@@ -282,4 +283,4 @@ TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::http

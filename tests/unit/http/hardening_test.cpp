@@ -66,7 +66,7 @@ std::string ask(int port, const std::string& bytes, int limit_s = 10) {
 }
 
 std::string web_error(const std::string& text) {
-  auto c = server::parse_web_config(text, "web.yml");
+  auto c = http::parse_web_config(text, "web.yml");
   return c ? std::string("accepted") : c.error().message;
 }
 
@@ -78,10 +78,10 @@ TEST(HardenedTls, HostileHandshakesDoNotDelayScrapes) {
   const auto dir = scratch_dir("tls-hostile");
   const auto web_config = gpulens::testing::self_signed_web_config(dir);
   if (!web_config) GTEST_SKIP() << "no openssl";
-  const std::string hash = server::hash_password("pw", 4);
+  const std::string hash = http::hash_password("pw", 4);
   ASSERT_FALSE(hash.empty());
   std::ofstream(*web_config, std::ios::app) << "basic_auth_users:\n  prometheus: " << hash << "\n";
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.web_config = *web_config;
   gpulens::testing::RunningServer r(o);
   ASSERT_TRUE(r.server) << r.error;
@@ -115,7 +115,7 @@ TEST(HardenedTls, HostileHandshakesDoNotDelayScrapes) {
 TEST(HardenedTls, AStalledHandshakeIsClosedAtItsOwnDeadline) {
   const auto web_config = gpulens::testing::self_signed_web_config(scratch_dir("tls-stall"));
   if (!web_config) GTEST_SKIP() << "no openssl";
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.web_config = *web_config;
   o.request_timeout = 60s;  // the handshake's own deadline (5 s) must end it first
   o.read_timeout_s = 60;
@@ -152,7 +152,7 @@ int serve_in_limited_child(int spare, pid_t& pid) {
     const rlim_t limit = static_cast<rlim_t>(open_now + spare);
     const rlimit lim{limit, limit};
     if (setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(3);
-    server::ServerOptions o;
+    exposition::ServerOptions o;
     o.read_timeout_s = 60;  // idle connections would hold their descriptors for a minute
     o.keep_alive_s = 60;
     o.request_timeout = 60s;
@@ -211,7 +211,7 @@ TEST(HardenedFiles, TheSoftLimitIsRaisedToTheHardOne) {
   rlimit lowered = before;
   lowered.rlim_cur = 256;
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
-  const auto got = server::raise_open_files_limit();
+  const auto got = http::raise_open_files_limit();
   rlimit after{};
   getrlimit(RLIMIT_NOFILE, &after);
   setrlimit(RLIMIT_NOFILE, &before);
@@ -240,8 +240,8 @@ TEST(HardenedAuth, BcryptCostsOutsideTheBoundAreRefusedAtLoad) {
   EXPECT_NE(web_error("basic_auth_users:\n  carol: \"$2y$10$short\"\n")
                 .find("the password hash of 'carol' is not a whole bcrypt hash"),
             std::string::npos);
-  EXPECT_EQ(server::bcrypt_cost(ok), 10);
-  EXPECT_EQ(server::bcrypt_cost("$2b$1x$" + ok.substr(7)), std::nullopt);
+  EXPECT_EQ(http::bcrypt_cost(ok), 10);
+  EXPECT_EQ(http::bcrypt_cost("$2b$1x$" + ok.substr(7)), std::nullopt);
 }
 
 TEST(HardenedAuth, GuessersDoNotDelayScrapesWithARememberedPassword) {
@@ -249,13 +249,13 @@ TEST(HardenedAuth, GuessersDoNotDelayScrapesWithARememberedPassword) {
   // scrape took 0.7 s. Now at most a quarter of the workers check passwords;
   // guesses beyond that are answered 429 at once.
   const auto dir = scratch_dir("auth-guessers");
-  const std::string scraper = server::hash_password("pw", 4);
-  const std::string target = server::hash_password("right", 12);  // each guess: 4x cost 10
+  const std::string scraper = http::hash_password("pw", 4);
+  const std::string target = http::hash_password("right", 12);  // each guess: 4x cost 10
   ASSERT_FALSE(scraper.empty());
   ASSERT_FALSE(target.empty());
   std::ofstream(dir + "/web.yml") << "basic_auth_users:\n  prometheus: " << scraper
                                   << "\n  alice: " << target << "\n";
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.web_config = dir + "/web.yml";
   o.threads = 4;
   gpulens::testing::RunningServer r(o);
@@ -313,9 +313,9 @@ TEST(HardenedTls, AFifoCertificateIsRefusedWithoutHanging) {
   auto result = loaded->get_future();
   // A thread of its own: before, open(2) of the FIFO never returned.
   std::thread([loaded, path = *web_config] {
-    auto web = server::load_web_config(path);
+    auto web = http::load_web_config(path);
     if (!web || !web->tls) return loaded->set_value("web config: not loaded");
-    server::TlsIdentity identity;
+    http::TlsIdentity identity;
     const auto s = identity.load(*web->tls);
     loaded->set_value(s ? "loaded" : s.error().message);
   }).detach();
@@ -350,7 +350,7 @@ TEST(HardenedWebConfig, SecurityHeadersCannotBeRepeatedOrLoosened) {
   const auto dir = scratch_dir("frame-options");
   std::ofstream(dir + "/web.yml") << "http_server_config:\n  headers:\n"
                                   << "    X-Frame-Options: SAMEORIGIN\n";
-  server::ServerOptions o;
+  exposition::ServerOptions o;
   o.web_config = dir + "/web.yml";
   gpulens::testing::RunningServer r(o);
   ASSERT_TRUE(r.server) << r.error;

@@ -11,7 +11,7 @@
 #include "http_test_client.hpp"
 #include "server_support.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 TEST(HttpMessage, ParsesARequestHead) {
@@ -138,4 +138,4 @@ TEST(HttpMessage, ConnectionTermsAndEscapedPaths) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -5,7 +5,7 @@
 
 #include "http/yaml_subset.hpp"
 
-namespace gpulens::server {
+namespace gpulens::http {
 namespace {
 
 TEST(ServerWebConfig, ExporterToolkitFile) {
@@ -73,4 +73,4 @@ TEST(ServerYaml, QuotedScalarsAndComments) {
 }
 
 }  // namespace
-}  // namespace gpulens::server
+}  // namespace gpulens::http

@@ -22,10 +22,10 @@ namespace gpulens::testing {
 
 struct TestResponse {
   int status = 0;
-  server::HeaderFields headers;
+  http::HeaderFields headers;
   std::string body;
   std::string get_header_value(std::string_view name) const {
-    server::Response r;
+    http::Response r;
     r.headers = headers;
     return r.header(name);
   }

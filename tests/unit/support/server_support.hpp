@@ -31,8 +31,8 @@ inline std::string scratch_dir(const std::string& name) {
   return dir.string();
 }
 
-inline server::LiveSnapshot fixed_snapshot() {
-  server::LiveSnapshot snap;
+inline agent::LiveSnapshot fixed_snapshot() {
+  agent::LiveSnapshot snap;
   snap.seq = 7;
   snap.hostname = "node-17";
   snap.driver = "580.159.04";
@@ -42,7 +42,7 @@ inline server::LiveSnapshot fixed_snapshot() {
   snap.t = 1732200000.5;
   snap.started_at = 1732199000;
   for (int i = 0; i < 2; ++i) {
-    server::GpuLive g;
+    agent::GpuLive g;
     g.device.index = i;
     g.device.uuid = "GPU-0000000" + std::to_string(i);
     g.device.name = "NVIDIA H100 80GB HBM3";
@@ -94,7 +94,7 @@ inline server::LiveSnapshot fixed_snapshot() {
     g.xid_count = 0;
     snap.gpus.push_back(std::move(g));
   }
-  server::FiringAlert a;
+  agent::FiringAlert a;
   a.alert.rule = "high_util_low_activity";
   a.alert.gpu = 0;
   a.alert.severity = Severity::Warning;
@@ -113,14 +113,14 @@ inline server::LiveSnapshot fixed_snapshot() {
 // (and `history`, when given), stopped when the test ends.
 class RunningServer {
  public:
-  explicit RunningServer(server::ServerOptions options, std::string history = "") {
+  explicit RunningServer(exposition::ServerOptions options, std::string history = "") {
     options.listen = "127.0.0.1:0";
-    server::ApiContext ctx;
-    auto snap = std::make_shared<const server::LiveSnapshot>(fixed_snapshot());
+    exposition::ApiContext ctx;
+    auto snap = std::make_shared<const agent::LiveSnapshot>(fixed_snapshot());
     ctx.snapshot = [snap] { return snap; };
     ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
     ctx.history_path = std::move(history);
-    auto s = server::HttpServer::create(std::move(options), ctx);
+    auto s = exposition::HttpServer::create(std::move(options), ctx);
     if (!s) {
       error = s.error().message;
       return;
@@ -141,7 +141,7 @@ class RunningServer {
     c.set_read_timeout(5, 0);
     return c;
   }
-  std::unique_ptr<server::HttpServer> server;
+  std::unique_ptr<exposition::HttpServer> server;
   std::thread thread;
   std::string error;
 };
