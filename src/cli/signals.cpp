@@ -62,6 +62,10 @@ void on_stop_signal(std::function<void()> action) {
   });
 }
 
+void exit_on_stop_signal() {
+  on_stop_signal({});  // no action: wait_loop exits with 128 + the signal
+}
+
 void unblock_stop_signals_in_child() {
   const sigset_t set = stop_set();
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
