@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
 #include "diagnosis/config.hpp"
 #include "diagnosis/timeline.hpp"
@@ -49,6 +50,9 @@ int run_diagnose(const DiagnoseArgs& args) {
   if (!args.job.empty()) groups.push_back(args.job);
   ReportBuilder builder(source->header(), config, groups);
   const bool live = source->live();
+  // Live, the first Ctrl-C ends the watch and the report follows; a recording is
+  // read as fast as possible, and a signal ends the command (130, 143).
+  if (!live) exit_on_stop_signal();
   if (live) {
     eprint("gpulens diagnose: watching {} GPU(s){}; Ctrl-C to stop and report\n",
            source->header().devices.size(), args.duration_s > 0 ? " until --duration" : "");
@@ -73,6 +77,8 @@ int run_diagnose(const DiagnoseArgs& args) {
     }
     if (args.duration_s > 0 && t.t - *first_t >= args.duration_s) break;
   }
+  // The watch is over: a signal during the analysis ends the command.
+  exit_on_stop_signal();
   for (const auto& w : source->warnings()) builder.note(w);
   const DiagnosisReport report = builder.finish();
   if (args.format == "json") {

@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/report_setup.hpp"
+#include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "core/duration.hpp"
@@ -102,6 +103,7 @@ std::string render_history(const Verdict& v, const Trace& trace, ReportFormat fo
 }
 
 int run_report(const ReportArgs& args) {
+  exit_on_stop_signal();
   std::optional<ReportFormat> format;
   if (!args.format.empty()) {
     format = report_format_from_name(args.format);

@@ -23,6 +23,7 @@
 #include "cli/report_setup.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
+#include "core/signal_thread.hpp"
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
 #include "jobs/step_matcher.hpp"
@@ -74,9 +75,9 @@ class SignalRelay {
   void start(double kill_after_s, bool quiet) {
     kill_after_s_ = kill_after_s;
     quiet_ = quiet;
-    const sigset_t set = signals();
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    std::thread([this] { loop(); }).detach();
+    block_signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+    start_signal_thread({SIGINT, SIGTERM, SIGHUP, SIGQUIT}, "gpulens-relay",
+                        [this](const siginfo_t& info) { on_signal(info); });
   }
   // The job is about to start: from now on a signal is the job's business.
   void starting() { starting_.store(true); }
@@ -97,30 +98,16 @@ class SignalRelay {
   }
 
  private:
-  static sigset_t signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
-    return set;
-  }
-  void loop() {
-    const sigset_t set = signals();
-    while (true) {
-      siginfo_t info{};
-      const int sig = sigwaitinfo(&set, &info);
-      if (sig < 0) {
-        if (errno == EINTR) continue;
-        return;
-      }
-      // Before the job starts there is nothing to wait for; after it ended, the
-      // user is stopping the report.
-      if (done_.load() || !starting_.load()) _exit(128 + sig);
-      std::lock_guard lock(mutex_);
-      if (child_ <= 0) {
-        pending_ = sig;
-      } else if (info.si_code != SI_KERNEL || !job_has_terminal(child_)) {
-        pass_on_locked(sig);
-      }
+  void on_signal(const siginfo_t& info) {
+    const int sig = info.si_signo;
+    // Before the job starts there is nothing to wait for; after it ended, the
+    // user is stopping the report.
+    if (done_.load() || !starting_.load()) _exit(128 + sig);
+    std::lock_guard lock(mutex_);
+    if (child_ <= 0) {
+      pending_ = sig;
+    } else if (info.si_code != SI_KERNEL || !job_has_terminal(child_)) {
+      pass_on_locked(sig);
     }
   }
   void pass_on_locked(int sig) {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/signals.hpp"
 
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <mutex>
-#include <thread>
+
+#include "core/signal_thread.hpp"
 
 namespace gpulens::cli {
 namespace {
@@ -14,39 +14,26 @@ namespace {
 std::mutex g_mutex;
 std::function<void()> g_action;
 std::once_flag g_thread_started;
+int g_count = 0;  // the signal thread's alone
 
-sigset_t stop_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  return set;
-}
-
-void wait_loop() {
-  const sigset_t set = stop_set();
-  int received = 0;
-  int count = 0;
-  while (sigwait(&set, &received) == 0) {
-    if (++count > 1) _exit(130);
-    std::function<void()> action;
-    {
-      std::lock_guard lock(g_mutex);
-      action = g_action;
-    }
-    if (action) {
-      action();
-    } else {
-      _exit(128 + received);
-    }
+void on_signal(const siginfo_t& info) {
+  if (++g_count > 1) _exit(130);
+  std::function<void()> action;
+  {
+    std::lock_guard lock(g_mutex);
+    action = g_action;
+  }
+  if (action) {
+    action();
+  } else {
+    _exit(128 + info.si_signo);
   }
 }
 
 }  // namespace
 
 void block_stop_signals() {
-  const sigset_t set = stop_set();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  block_signals({SIGINT, SIGTERM});
 }
 
 void on_stop_signal(std::function<void()> action) {
@@ -55,16 +42,16 @@ void on_stop_signal(std::function<void()> action) {
     g_action = std::move(action);
   }
   std::call_once(g_thread_started, [] {
-    std::thread([] {
-      pthread_setname_np(pthread_self(), "gpulens-signal");
-      wait_loop();
-    }).detach();
+    start_signal_thread({SIGINT, SIGTERM}, "gpulens-signal", on_signal);
   });
 }
 
+void exit_on_stop_signal() {
+  on_stop_signal({});  // no action: on_signal exits with 128 + the signal
+}
+
 void unblock_stop_signals_in_child() {
-  const sigset_t set = stop_set();
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  unblock_signals({SIGINT, SIGTERM});
 }
 
 }  // namespace gpulens::cli

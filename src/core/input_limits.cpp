@@ -5,22 +5,24 @@
 
 namespace gpulens {
 
+std::size_t json_string_end(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i;
+    }
+  }
+  return text.size();
+}
+
 bool json_nesting_exceeds(std::string_view text, std::size_t max_depth) {
   std::size_t depth = 0;
-  bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
     switch (c) {
       case '"':
-        in_string = true;
+        i = json_string_end(text, i);
         break;
       case '[':
       case '{':

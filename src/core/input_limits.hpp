@@ -32,6 +32,11 @@ inline constexpr std::size_t kMaxDevices = 1024;
 // Processes listed in one sample (NVML's own tools show at most a few hundred).
 inline constexpr std::size_t kMaxProcsPerSample = 4096;
 
+// The index of the quote that closes the JSON string opened at text[open]
+// (escapes skipped), or text.size() when it is not closed. The one scanner of
+// strings for the passes that look at a line's bytes before it is parsed.
+std::size_t json_string_end(std::string_view text, std::size_t open);
+
 // True when `text` nests arrays/objects deeper than `max_depth` (brackets inside
 // strings do not count). One pass, no recursion: safe on any input.
 bool json_nesting_exceeds(std::string_view text, std::size_t max_depth = kMaxJsonDepth);

@@ -2,36 +2,38 @@
 #include "core/phase.hpp"
 
 #include <algorithm>
-#include <string_view>
 
 namespace gpulens {
 
-std::vector<Phase> find_phases(const std::vector<Mark>& marks, double trace_end) {
-  std::vector<Phase> phases;
-  std::vector<std::size_t> open;  // indexes into phases still waiting for their end
+std::optional<PhaseMark> phase_mark(std::string_view mark_name) {
   constexpr std::string_view kStart = ":start";
   constexpr std::string_view kEnd = ":end";
+  if (mark_name.size() > kStart.size() && mark_name.ends_with(kStart)) {
+    return PhaseMark{true, mark_name.substr(0, mark_name.size() - kStart.size())};
+  }
+  if (mark_name.size() > kEnd.size() && mark_name.ends_with(kEnd)) {
+    return PhaseMark{false, mark_name.substr(0, mark_name.size() - kEnd.size())};
+  }
+  return std::nullopt;
+}
+
+std::vector<Phase> find_phases(const std::vector<Mark>& marks, double trace_end) {
+  std::vector<Phase> phases;
+  OpenPhaseStacks<std::size_t> open;  // indexes into phases still waiting for their end
   for (const auto& mark : marks) {
-    const std::string_view name = mark.name;
-    if (name.size() > kStart.size() && name.ends_with(kStart)) {
+    const auto pm = phase_mark(mark.name);
+    if (!pm) continue;
+    if (pm->start) {
       Phase p;
-      p.name = std::string(name.substr(0, name.size() - kStart.size()));
+      p.name = std::string(pm->name);
       p.start = mark.t;
       p.end = trace_end;
       p.start_fields = mark.fields;
-      open.push_back(phases.size());
+      open.push(pm->name, phases.size());
       phases.push_back(std::move(p));
-    } else if (name.size() > kEnd.size() && name.ends_with(kEnd)) {
-      const auto base = name.substr(0, name.size() - kEnd.size());
-      // Close the most recent open phase of that name (phases may nest).
-      for (auto it = open.rbegin(); it != open.rend(); ++it) {
-        if (phases[*it].name == base) {
-          phases[*it].end = mark.t;
-          phases[*it].end_fields = mark.fields;
-          open.erase(std::next(it).base());
-          break;
-        }
-      }
+    } else if (const auto i = open.pop(pm->name)) {
+      phases[*i].end = mark.t;
+      phases[*i].end_fields = mark.fields;
     }
   }
   std::stable_sort(phases.begin(), phases.end(),

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/input_limits.hpp"
+#include "core/value_ranges.hpp"
 
 namespace gpulens {
 
@@ -58,19 +59,10 @@ namespace {
 // They are not JSON; reading them as null keeps the metric "not measured" (never
 // 0) instead of rejecting the whole recording. Tokens inside strings are left alone.
 bool replace_non_finite_tokens(std::string& line) {
-  bool in_string = false, changed = false;
+  bool changed = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
+    if (line[i] == '"') {
+      i = json_string_end(line, i);
       continue;
     }
     for (const std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
@@ -114,7 +106,9 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
     if (!(*j)["mark"].is_string() || !j->contains("t") || !(*j)["t"].is_number()) {
       problem = "a mark needs a string \"mark\" and a numeric \"t\"";
     } else {
-      return std::optional<TraceEvent>{mark_from_json(*j)};
+      Mark mark = mark_from_json(*j);
+      if (!plausible_time(mark.t)) return drop_for_time(mark.t);
+      return std::optional<TraceEvent>{std::move(mark)};
     }
   } else if (j->contains("x_kernels")) {
     // A kernel record of `gpulens run --kernels` (docs/kernels.md): kept whole.
@@ -125,7 +119,14 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
     if (sample) {
       if (auto unknown = check_gpu(sample->gpu); !unknown.empty()) {
         problem = std::move(unknown);
+      } else if (!plausible_time(sample->t)) {
+        return drop_for_time(sample->t);
       } else {
+        std::string first;
+        if (const auto dropped = drop_out_of_range(sample->values, &first); dropped > 0) {
+          if (out_of_range_ == 0) first_out_of_range_ = fmt::format("line {}, {}", line_no_, first);
+          out_of_range_ += dropped;
+        }
         return std::optional<TraceEvent>{std::move(*sample)};
       }
     } else {
@@ -148,6 +149,28 @@ std::string TraceReader::check_gpu(int gpu) const {
                                      [gpu](const DeviceInfo& d) { return d.index == gpu; });
   if (described) return {};
   return fmt::format("a sample for GPU {}, which the header does not describe", gpu);
+}
+
+Result<std::optional<TraceEvent>> TraceReader::drop_for_time(double t) {
+  if (bad_times_ == 0) first_bad_time_ = fmt::format("line {}, t {}", line_no_, t);
+  ++bad_times_;
+  return std::optional<TraceEvent>{};
+}
+
+void TraceReader::report_dropped() {
+  if (reported_dropped_) return;
+  reported_dropped_ = true;
+  if (out_of_range_ > 0) {
+    warnings_.push_back(
+        fmt::format("{}: {} reading(s) out of range dropped (first: {}); the ranges are in "
+                    "docs/trace-format.md",
+                    name_, out_of_range_, first_out_of_range_));
+  }
+  if (bad_times_ > 0) {
+    warnings_.push_back(
+        fmt::format("{}: {} line(s) with a time outside 1900..2200 dropped (first: {})", name_,
+                    bad_times_, first_bad_time_));
+  }
 }
 
 Result<std::optional<TraceEvent>> TraceReader::skip_or_fail(const std::string& problem) {
@@ -177,6 +200,7 @@ Result<std::optional<TraceEvent>> TraceReader::next() {
     if (!event) return event;
     if (event->has_value()) return event;
   }
+  report_dropped();
   if (options_.lenient && skipped_ > 0 && !reported_skipped_) {
     reported_skipped_ = true;
     warnings_.push_back(fmt::format("{}: {} malformed line(s) skipped", name_, skipped_));

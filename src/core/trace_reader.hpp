@@ -34,6 +34,11 @@ class TraceReader {
   Result<std::optional<TraceEvent>> next();
   const std::vector<std::string>& warnings() const { return warnings_; }
   std::size_t skipped_lines() const { return skipped_; }
+  // Readings outside their physical range (core/value_ranges.hpp), dropped from
+  // their samples; lines whose time is not a plausible Unix time, dropped whole.
+  // Both are reported through warnings() at the end of the file.
+  std::size_t out_of_range_readings() const { return out_of_range_; }
+  std::size_t bad_time_lines() const { return bad_times_; }
   // Lines {"x_kernels": 1, ...} read so far (docs/kernels.md).
   const std::vector<nlohmann::json>& kernel_records() const { return kernel_records_; }
 
@@ -50,6 +55,10 @@ class TraceReader {
   std::string check_gpu(int gpu) const;
   // A bad line: an error naming file and line, or (lenient) counted and skipped.
   Result<std::optional<TraceEvent>> skip_or_fail(const std::string& problem);
+  // A sample or mark at time `t` outside 1900..2200: dropped and counted.
+  Result<std::optional<TraceEvent>> drop_for_time(double t);
+  // The warnings for what drop_out_of_range() and drop_for_time() dropped, once.
+  void report_dropped();
   std::unique_ptr<std::istream> in_;
   std::string name_;
   TraceReadOptions options_;
@@ -58,6 +67,11 @@ class TraceReader {
   std::size_t skipped_ = 0;
   bool warned_non_finite_ = false;
   bool reported_skipped_ = false;
+  std::size_t out_of_range_ = 0;
+  std::string first_out_of_range_;
+  std::size_t bad_times_ = 0;
+  std::string first_bad_time_;
+  bool reported_dropped_ = false;
   std::vector<std::string> warnings_;
   std::vector<nlohmann::json> kernel_records_;
 };

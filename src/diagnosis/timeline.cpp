@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/timeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <list>
 #include <map>
+#include <memory>
 
 #include "core/clock_reasons.hpp"
+#include "core/phase.hpp"
 #include "diagnosis/efficiency.hpp"
 #include "diagnosis/fixes.hpp"
 
@@ -36,6 +42,15 @@ class MeanAccumulator {
     }
     return out;
   }
+  // What was added since `before` (an earlier copy of this accumulator).
+  MeanAccumulator since(const MeanAccumulator& before) const {
+    MeanAccumulator out;
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      out.sum_[m] = sum_[m] - before.sum_[m];
+      out.n_[m] = n_[m] - before.n_[m];
+    }
+    return out;
+  }
 
  private:
   std::array<double, kMetricCount> sum_{};
@@ -47,46 +62,95 @@ bool settled(const WindowStats& w, double from, double full_s) {
   return w.start >= from && w.covered_s >= 0.8 * full_s;
 }
 
-// What a phase or the whole recording accumulates for one GPU.
-struct Accum {
+// Running totals of one GPU: state times, throttling and metric sums. A phase's
+// totals are the difference between these at its end and at its start, so an
+// open phase costs nothing per sample here however many are open.
+struct Totals {
   StateShares shares;
   double throttled_s = 0;
-  std::uint64_t reasons = 0;
+  std::array<std::uint64_t, 64> reason_samples{};  // throttled samples with each reason bit
   MeanAccumulator means;
-  std::array<std::optional<Snapshot>, kGpuStateCount> last;
+
+  void add(const GpuStatus& st, const Sample& sample, double dt) {
+    shares.add(st.state.state, dt);
+    if (st.throttle.throttled) {
+      throttled_s += dt;
+      for (std::uint64_t r = st.throttle.reasons; r != 0; r &= r - 1) {
+        ++reason_samples[static_cast<std::size_t>(std::countr_zero(r))];
+      }
+    }
+    means.add(sample.values);
+  }
+  Totals since(const Totals& before) const {
+    Totals out;
+    for (std::size_t i = 0; i < kGpuStateCount; ++i) {
+      out.shares.seconds[i] = shares.seconds[i] - before.shares.seconds[i];
+    }
+    out.throttled_s = throttled_s - before.throttled_s;
+    for (std::size_t b = 0; b < reason_samples.size(); ++b) {
+      out.reason_samples[b] = reason_samples[b] - before.reason_samples[b];
+    }
+    out.means = means.since(before.means);
+    return out;
+  }
+  std::uint64_t reasons() const {
+    std::uint64_t out = 0;
+    for (std::size_t b = 0; b < reason_samples.size(); ++b) {
+      if (reason_samples[b] > 0) out |= std::uint64_t{1} << b;
+    }
+    return out;
+  }
+};
+
+// The snapshot of one sample, made at most once however many phases keep it.
+class SharedSnapshot {
+ public:
+  explicit SharedSnapshot(const GpuStatus& st) : st_(st) {}
+  std::shared_ptr<const Snapshot> get() {
+    if (!made_) made_ = std::make_shared<const Snapshot>(Snapshot{st_.state, st_.window});
+    return made_;
+  }
+
+ private:
+  const GpuStatus& st_;
+  std::shared_ptr<const Snapshot> made_;
+};
+
+// A representative finding per state for words and fixes, of a phase or the
+// whole recording on one GPU: one whose window is full and holds only this
+// phase's samples (a window just reset at a mark holds a sample or two of the
+// transition), the clearest of those (highest confidence), taken at most once a second.
+struct Representatives {
+  std::array<std::shared_ptr<const Snapshot>, kGpuStateCount> last;
   std::array<double, kGpuStateCount> last_t{};
   std::array<bool, kGpuStateCount> last_inside{};
 
   // `from`: where the phase began; windows reaching back before it mix in
   // another phase's samples. `full_s`: the time a full window covers.
-  void add(const GpuStatus& st, const Sample& sample, double dt, double from, double full_s) {
-    shares.add(st.state.state, dt);
-    if (st.throttle.throttled) {
-      throttled_s += dt;
-      reasons |= st.throttle.reasons;
-    }
-    means.add(sample.values);
-    // A representative finding per state for words and fixes: one whose window
-    // is full and holds only this phase's samples (a window just reset at a mark
-    // holds a sample or two of the transition), the clearest of those (highest
-    // confidence), copied at most once a second.
+  void add(const GpuStatus& st, double t, SharedSnapshot& snap, double from, double full_s) {
     const auto i = state_index(st.state.state);
     const bool inside = settled(st.window, from, full_s);
     if (!last[i] || (inside && !last_inside[i]) ||
         (inside == last_inside[i] && st.state.confidence > last[i]->finding.confidence &&
-         sample.t - last_t[i] >= 1.0)) {
-      last[i] = Snapshot{st.state, st.window};
-      last_t[i] = sample.t;
+         t - last_t[i] >= 1.0)) {
+      last[i] = snap.get();
+      last_t[i] = t;
       last_inside[i] = inside;
     }
   }
+};
+
+// One GPU in an open phase: its running totals when the phase began for it.
+struct PhaseGpu {
+  Totals at_start;
+  Representatives reps;
 };
 
 struct OpenPhase {
   std::string name;
   double start = 0;
   nlohmann::json start_fields;
-  std::map<int, Accum> gpus;
+  std::map<int, PhaseGpu> gpus;
 };
 
 struct Run {
@@ -117,10 +181,6 @@ void append_unique(std::vector<std::string>& out, const std::vector<std::string>
   }
 }
 
-bool is_suffixed(const std::string& name, std::string_view suffix) {
-  return name.size() > suffix.size() && name.ends_with(suffix);
-}
-
 }  // namespace
 
 struct ReportBuilder::Impl {
@@ -138,9 +198,13 @@ struct ReportBuilder::Impl {
   std::map<int, double> last_t;
   std::map<int, Run> runs;
   std::vector<TimelineRun> timeline;
-  std::vector<OpenPhase> open;
+  // The phases summarised and still open, in the order they began; the stacks pair
+  // each end mark with its start, nullopt for a phase past kMaxPhases.
+  std::list<OpenPhase> open;
+  OpenPhaseStacks<std::optional<std::list<OpenPhase>::iterator>> open_by_name;
+  std::size_t phases_seen = 0;
   std::vector<PhaseSummary> phases;
-  std::map<int, Accum> whole;
+  std::map<int, Totals> whole;
   std::vector<AlertRecord> alerts;
   std::vector<AlertEvent> recent;
   std::optional<double> start, end;
@@ -161,52 +225,64 @@ struct ReportBuilder::Impl {
       if (!start) start = s.t - dt;
       end = s.t;
       const double full_s = engine.config().window.length_s;
-      whole[s.gpu].add(st, s, dt, -std::numeric_limits<double>::infinity(), full_s);
-      for (auto& p : open) p.gpus[s.gpu].add(st, s, dt, p.start, full_s);
+      Totals& totals = whole[s.gpu];
+      SharedSnapshot snap(st);
+      for (auto& p : open) {
+        auto [it, began] = p.gpus.try_emplace(s.gpu);
+        if (began) it->second.at_start = totals;
+        it->second.reps.add(st, s.t, snap, p.start, full_s);
+      }
+      totals.add(st, s, dt);
       extend_run(st, s.t, dt);
     }
   }
 
   void handle_mark(const Mark& m) {
-    if (is_suffixed(m.name, ":start")) {
-      open.push_back({m.name.substr(0, m.name.size() - 6), m.t, m.fields, {}});
-    } else if (is_suffixed(m.name, ":end")) {
-      const std::string name = m.name.substr(0, m.name.size() - 4);
-      for (auto it = open.rbegin(); it != open.rend(); ++it) {
-        if (it->name != name) continue;
-        close_phase(*it, m.t, m.fields);
-        open.erase(std::next(it).base());
-        break;
+    const auto pm = phase_mark(m.name);
+    if (!pm) return;
+    if (pm->start) {
+      ++phases_seen;
+      if (phases_seen > kMaxPhases) {
+        open_by_name.push(pm->name, std::nullopt);
+        return;
       }
+      open.push_back({std::string(pm->name), m.t, m.fields, {}});
+      open_by_name.push(pm->name, std::prev(open.end()));
+    } else if (const auto found = open_by_name.pop(pm->name)) {
+      if (!*found) return;  // a phase past kMaxPhases ends
+      const auto it = **found;
+      close_phase(*it, m.t, m.fields);
+      open.erase(it);
     }
   }
 
-  void close_phase(OpenPhase& p, double t_end, const nlohmann::json& end_fields) {
-    for (auto& [gpu, acc] : p.gpus) {
-      const double total = acc.shares.total();
+  void close_phase(const OpenPhase& p, double t_end, const nlohmann::json& end_fields) {
+    for (const auto& [gpu, acc] : p.gpus) {
+      const Totals in_phase = whole[gpu].since(acc.at_start);
+      const double total = in_phase.shares.total();
       if (total <= 0) continue;
       PhaseSummary ps;
       ps.name = p.name;
       ps.gpu = gpu;
       ps.start = p.start;
       ps.end = t_end;
-      ps.shares = acc.shares;
-      ps.state = acc.shares.majority();
-      ps.throttled_share = acc.throttled_s / total;
+      ps.shares = in_phase.shares;
+      ps.state = in_phase.shares.majority();
+      ps.throttled_share = in_phase.throttled_s / total;
       const bool throttled = ps.throttled_share >= 0.5;
       if (throttled) {
         ps.flags.push_back("throttled");
-        ps.throttle_cause = clock_reasons_text(acc.reasons);
+        ps.throttle_cause = clock_reasons_text(in_phase.reasons());
       }
-      ps.means = acc.means.means();
+      ps.means = in_phase.means.means();
       ps.efficiency = efficiency_score(ps.means);
       ps.fixes = critical_fixes(gpu, p.start, t_end);
-      if (const auto& snap = acc.last[state_index(ps.state)]) {
+      if (const auto& snap = acc.reps.last[state_index(ps.state)]) {
         ps.summary = describe_state(snap->finding, engine.limits(gpu));
         append_unique(ps.fixes, fixes_for_state(snap->finding, snap->window, engine.limits(gpu),
                                                 engine.fix_context()));
       }
-      if (throttled) append_unique(ps.fixes, fixes_for_throttle(throttle_of(acc.reasons)));
+      if (throttled) append_unique(ps.fixes, fixes_for_throttle(throttle_of(in_phase.reasons())));
       ps.fields = p.start_fields.is_object() ? p.start_fields : nlohmann::json::object();
       if (end_fields.is_object()) {
         for (auto it = end_fields.begin(); it != end_fields.end(); ++it) ps.fields[it.key()] = *it;
@@ -331,6 +407,11 @@ struct ReportBuilder::Impl {
     while (!open.empty()) {
       close_phase(open.back(), std::max(t_end, open.back().start), nlohmann::json::object());
       open.pop_back();
+    }
+    if (phases_seen > kMaxPhases) {
+      notes.push_back(
+          fmt::format("{} phases in the recording; the first {} (by start) are summarised",
+                      phases_seen, kMaxPhases));
     }
     DiagnosisReport rep;
     rep.host = header.host;

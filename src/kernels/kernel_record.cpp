@@ -286,6 +286,13 @@ Result<KernelRecord> read_kernel_record(const json& record) {
   if (!record.is_object()) return Error{"it is not a JSON object"};
   Checked c;
   KernelRecord r;
+  // The record's version (docs/kernels.md): 1 or more; a later version than 3 is
+  // read as far as its fields are known. A negative one is refused, not wrapped.
+  if (const json* version = Checked::find(record, "x_kernels")) {
+    if (c.count(*version, "x_kernels") == 0 && c.problem.empty()) {
+      c.fail("x_kernels", "is not a record version (1 or more)");
+    }
+  }
   if (const json* pid = Checked::find(record, "pid")) r.pid = c.integer(*pid, "pid");
   r.status = c.text(record, "", "status", "ok");
   r.reason = c.text(record, "", "reason", "");

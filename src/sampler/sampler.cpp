@@ -9,6 +9,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/value_ranges.hpp"
+
 namespace gpulens {
 
 // One per device. Shared with its thread so that a thread stuck in a driver call
@@ -122,7 +124,7 @@ void Sampler::collect_devices(Tick& tick) {
   const auto deadline =
       steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(timeout_s));
   CollectCost total;
-  std::uint64_t answered = 0, timeouts = 0;
+  std::uint64_t answered = 0, timeouts = 0, out_of_range = 0;
   for (std::size_t slot = 0; slot < workers_.size(); ++slot) {
     auto& w = *workers_[slot];
     std::unique_lock lock(w.mutex);
@@ -131,6 +133,9 @@ void Sampler::collect_devices(Tick& tick) {
     if (w.done) {
       w.done = false;
       sample = std::move(w.result);
+      // A driver's glitch (a GPM ratio past 100 %, a counter read as 2^64 - 1)
+      // is dropped here, before any mean, chart or history row sees it.
+      out_of_range += drop_out_of_range(sample.values);
       total += w.cost;
       ++answered;
     } else {
@@ -147,6 +152,16 @@ void Sampler::collect_devices(Tick& tick) {
   stats_.cost += total;
   stats_.gpu_samples += answered;
   stats_.timeouts += timeouts;
+  stats_.out_of_range += out_of_range;
+}
+
+std::vector<std::string> Sampler::warnings() const {
+  std::lock_guard lock(mutex_);
+  if (stats_.out_of_range == 0) return {};
+  return {
+      fmt::format("{} reading(s) from the driver out of range dropped (the ranges are in "
+                  "docs/trace-format.md)",
+                  stats_.out_of_range)};
 }
 
 void Sampler::add_host_readings(Tick& tick) {

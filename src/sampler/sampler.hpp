@@ -40,6 +40,8 @@ class Sampler final : public TickSource {
   void stop() override;
   bool live() const override { return true; }
   std::optional<SamplerStats> stats() const override;
+  // Says how many readings the driver gave outside their physical range (dropped).
+  std::vector<std::string> warnings() const override;
 
  private:
   struct Worker;

@@ -18,6 +18,7 @@ struct SamplerStats {
   std::uint64_t gpu_samples = 0;   // device samples collected (ticks x GPUs, less timeouts)
   std::uint64_t timeouts = 0;      // device samples that did not answer in time
   std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
+  std::uint64_t out_of_range = 0;  // readings outside their physical range, dropped
   CollectCost cost;                // thread CPU time summed over all device samples
   double host_s = 0;               // thread CPU time reading /proc/stat
   double events_s = 0;             // thread CPU time polling XID events and the marks file

@@ -14,11 +14,16 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
+#include "core/value_ranges.hpp"
 
 namespace gpulens::store {
 
-std::int64_t to_stored(double v, double scale) {
-  return std::llround(v * scale);
+std::optional<std::int64_t> to_stored(double v, double scale) {
+  const double scaled = std::round(v * scale);
+  // 2^63 is the first double past INT64_MAX; converting it or more is undefined.
+  constexpr double kLimit = 9223372036854775808.0;
+  if (!std::isfinite(scaled) || scaled >= kLimit || scaled < -kLimit) return std::nullopt;
+  return static_cast<std::int64_t>(scaled);
 }
 double from_stored(std::int64_t v, double scale) {
   return static_cast<double>(v) / scale;
@@ -175,6 +180,8 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     return s;
   };
   for (const auto& sample : samples) {
+    // Readers drop such times; a sample made in memory must not wrap t_ms either.
+    if (!plausible_time(sample.t)) continue;
     int p = 1;
     insert_sample_.bind(p++, std::int64_t{sample.gpu});
     insert_sample_.bind(p++, to_ms(sample.t));
@@ -186,9 +193,11 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     for (const auto& info : all_metrics()) {
       const auto& scale = columns_.scale[index_of(info.id)];
       if (!scale) continue;
+      // Out of its physical range (a live source's glitch): NULL, never stored.
       const auto v = sample.values.get(info.id);
-      if (v && std::isfinite(*v))
-        insert_sample_.bind(p++, to_stored(*v, *scale));
+      const auto ok = v ? checked_reading(info.id, *v) : std::nullopt;
+      if (const auto stored = ok ? to_stored(*ok, *scale) : std::nullopt)
+        insert_sample_.bind(p++, *stored);
       else
         insert_sample_.bind_null(p++);
     }
@@ -288,8 +297,8 @@ Status HistoryStore::write_rollups(const std::vector<RollupRow>& rows) {
       if (!scale) continue;
       for (const MetricValues* stat : {&r.mean, &r.min, &r.max}) {
         const auto v = stat->get(info.id);
-        if (v && std::isfinite(*v))
-          stmt->bind(p++, to_stored(*v, *scale));
+        if (const auto stored = v ? to_stored(*v, *scale) : std::nullopt)
+          stmt->bind(p++, *stored);
         else
           stmt->bind_null(p++);
       }

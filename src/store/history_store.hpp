@@ -80,8 +80,9 @@ class HistoryStore {
   std::set<std::int64_t> dirty_minutes_;  // minutes with raw rows not rolled up yet
 };
 
-// The value stored for `v` at `scale` and back.
-std::int64_t to_stored(double v, double scale);
+// The value stored for `v` at `scale` and back; nullopt (stored as NULL) when
+// v * scale is not finite or does not fit an int64: never a wrapped number.
+std::optional<std::int64_t> to_stored(double v, double scale);
 double from_stored(std::int64_t v, double scale);
 
 }  // namespace gpulens::store

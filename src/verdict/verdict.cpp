@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "core/phase.hpp"
 #include "verdict/ranked_fixes.hpp"
@@ -216,17 +217,29 @@ std::optional<ModelWork> work_in(const std::vector<Mark>& marks, const Phase& p,
 void build_phases(const Trace& trace, const std::vector<int>& gpus, const UsageOptions& uo,
                   const VerdictOptions& o, Verdict& v) {
   const double end = v.end.value_or(0);
-  for (const auto& p : find_phases(trace.marks, end)) {
+  auto phases = find_phases(trace.marks, end);
+  // The diagnosis summarised the first kMaxPhases and its note says so.
+  if (phases.size() > kMaxPhases) phases.resize(kMaxPhases);
+  // Each phase looks up its step marks and its diagnosis rows, not every mark and row.
+  std::vector<Mark> steps;
+  for (const auto& m : trace.marks) {
+    if (m.name == kStepMark) steps.push_back(m);
+  }
+  std::multimap<std::string_view, const PhaseSummary*> diagnosed;
+  for (const auto& d : v.diagnosis.phases) diagnosed.emplace(d.name, &d);
+  for (const auto& p : phases) {
     PhaseRow row;
     row.name = p.name;
     row.start = p.start;
     row.end = p.end;
-    for (const auto& d : v.diagnosis.phases) {
-      if (d.name != p.name || std::abs(d.start - p.start) > 1e-6) continue;
+    const auto [from, to] = diagnosed.equal_range(p.name);
+    for (auto it = from; it != to; ++it) {
+      const PhaseSummary& d = *it->second;
+      if (std::abs(d.start - p.start) > 1e-6) continue;
       PhaseGpu g{d.gpu, d.state, d.shares.share(d.state), d.flags, d.means, d.summary, d.fixes};
       row.gpus.push_back(std::move(g));
     }
-    row.work = work_in(trace.marks, p, o.flops_per_step);
+    row.work = work_in(steps, p, o.flops_per_step);
     if (row.work) row.mfu = mfu_of(*row.work, v.mfu.peak);
     row.estimate = estimate_over(trace, gpus, uo, {{p.start, p.end}});
     v.phases.push_back(std::move(row));

@@ -235,3 +235,26 @@ TEST(ExitCodes, APathThatIsNoFileIsACommandLineError) {
 
 }  // namespace
 }  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+TEST(InputLimits, JsonStringEndSkipsEscapesAndStopsAtTheEnd) {
+  struct Case {
+    std::string_view text;
+    std::size_t open, end;
+  };
+  const Case cases[] = {
+      {R"("abc")", 0, 4}, {R"(x "a\"b" y)", 2, 7}, {R"("a\\")", 0, 4},      {R"("a\\" "b")", 0, 4},
+      {R"("abc)", 0, 4},  {R"("a\)", 0, 3},        {R"(["[", "{"])", 1, 3}, {R"("")", 0, 1},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(json_string_end(c.text, c.open), c.end) << c.text;
+  }
+  // Brackets inside strings do not nest.
+  EXPECT_FALSE(json_nesting_exceeds(R"(["[[[[", "{{{{"])", 1));
+  EXPECT_TRUE(json_nesting_exceeds(R"([["\"]", [1]])", 2));
+}
+
+}  // namespace
+}  // namespace gpulens

@@ -146,6 +146,26 @@ TEST(HardenedKernels, ANegativeCountIsRefusedNotPrintedAsTwoToTheSixtyFour) {
   EXPECT_EQ(kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
 }
 
+// The record's version is a count too: -1 is refused, never 2^64 - 1 (issue 31).
+TEST(HardenedKernels, ANegativeRecordVersionIsRefused) {
+  for (const auto& [version, why] : {std::pair<nlohmann::json, std::string>{-1, "is negative"},
+                                     {0, "is not a record version (1 or more)"},
+                                     {"3", "is not a count (a non-negative integer)"}}) {
+    Trace t;
+    t.kernel_records.push_back({{"x_kernels", version},
+                                {"pid", 7},
+                                {"kernels", {{{"name", "k"}, {"count", 3}, {"total_ns", 1000}}}},
+                                {"busy", {{{"device", 0}, {"intervals", {0, 1000}}}}}});
+    const auto v = analyze_kernels(t);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->launches, 0u) << version.dump();
+    std::string expected = "kernel record of process 7 skipped: field `x_kernels` ";
+    expected += why;
+    EXPECT_TRUE(has_note(*v, expected)) << version.dump();
+    EXPECT_EQ(kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
+  }
+}
+
 // Registers and shared memory near 2^32 wrapped to 0 in 32-bit sums: a division by zero.
 TEST(HardenedKernels, OccupancyOfAHugeLaunchShapeDoesNotDivideByZero) {
   SmLimits l;

@@ -25,6 +25,7 @@ class FakeCollector final : public GpuCollector {
       while (hang.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     out.values.set(Metric::GpuUtil, static_cast<double>(slot) * 10);
+    if (glitch.load()) out.values.set(Metric::SmActive, 1e308);
     out.procs = std::vector<ProcessSample>{};
     cost.classic_s += 1e-6;
     ++calls[slot];
@@ -35,6 +36,7 @@ class FakeCollector final : public GpuCollector {
     return events;
   }
   std::atomic<bool> hang{false};
+  std::atomic<bool> glitch{false};  // SM activity read as 1e308
   std::atomic<bool> xid_sent{false};
   std::atomic<int> calls[2] = {0, 0};
 
@@ -77,6 +79,28 @@ TEST(Sampler, HungDeviceDoesNotFreezeTheOthers) {
   // The stuck call's late result is taken, or a fresh one; either way the device is back.
   auto again = sampler.next();
   EXPECT_EQ((*again)->samples[1].get(Metric::GpuUtil), 10.0);
+}
+
+// A driver's glitch is dropped before anything sees it, and counted (issue 31).
+TEST(Sampler, AReadingOutOfRangeIsDroppedAndCounted) {
+  auto fake = std::make_shared<FakeCollector>();
+  fake->glitch = true;
+  SamplerOptions options;
+  options.interval_s = 0.1;
+  Sampler sampler(fake, options);
+  EXPECT_TRUE(sampler.warnings().empty());
+  auto tick = sampler.next();
+  ASSERT_TRUE(tick && tick->has_value());
+  ASSERT_EQ((*tick)->samples.size(), 2u);
+  for (const auto& s : (*tick)->samples) {
+    EXPECT_FALSE(s.get(Metric::SmActive).has_value());
+    EXPECT_TRUE(s.get(Metric::GpuUtil).has_value()) << "the sample's other readings stay";
+  }
+  EXPECT_EQ(sampler.stats()->out_of_range, 2u);
+  ASSERT_EQ(sampler.warnings().size(), 1u);
+  EXPECT_EQ(sampler.warnings()[0],
+            "2 reading(s) from the driver out of range dropped (the ranges are in "
+            "docs/trace-format.md)");
 }
 
 TEST(Sampler, TicksStayOnTheirGrid) {
