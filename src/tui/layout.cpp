@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "core/text_safety.hpp"
+#include "core/text_units.hpp"
 
 namespace gpulens::tui {
 
@@ -74,8 +75,7 @@ class LineBuilder {
 
 std::string pct_text(std::optional<double> v, bool unsupported = false) {
   if (!v) return unsupported ? "n/a" : "-";
-  if (*v < 9.95 && *v != 0) return fmt::format("{:.1f}%", *v);
-  return fmt::format("{:.0f}%", *v);
+  return points_compact(*v);
 }
 
 std::string num(std::optional<double> v, const char* spec = "{:.0f}") {
@@ -174,9 +174,9 @@ Line title_line(const Ctx& c, const FeedStatus& feed) {
   } else if (!feed.live && feed.first_t && feed.last_t) {
     // Which moment of the recording: in words where they fit, else in short.
     const std::string clock = clock_text(static_cast<time_t>(c.model.t));
-    const std::string length = format_duration(*feed.last_t - *feed.first_t);
+    const std::string length = duration_compact(*feed.last_t - *feed.first_t);
     const bool end = c.model.t >= *feed.last_t;
-    const std::string into = format_duration(c.model.t - *feed.first_t);
+    const std::string into = duration_compact(c.model.t - *feed.first_t);
     status = end ? "at " + clock + ", the end of the recording (" + length + ")"
                  : "at " + clock + ", " + into + " into the recording of " + length;
     if (b.used() + text_width(status) + 2 > c.width) {
@@ -282,7 +282,7 @@ Line gpu_head_line(const Ctx& c, const GpuView& g) {
   if (!g.state.empty()) {
     std::string st = state_label(g);
     std::string tail =
-        "  " + g.confidence_level + " confidence, for " + format_duration(g.state_for_s) + " ";
+        "  " + g.confidence_level + " confidence, for " + duration_compact(g.state_for_s) + " ";
     if (b.left() > text_width(st) + text_width(tail) + 3) {
       b.right(st + tail, state_style(g));
     } else {
@@ -322,7 +322,7 @@ std::vector<Line> fix_lines(const Ctx& c, const GpuView& g, std::size_t max_line
 
 std::string history_span(const Ctx& c, std::size_t columns, std::size_t samples) {
   const std::size_t shown = std::min(columns, samples);
-  return format_duration(static_cast<double>(shown) * c.model.interval_s);
+  return duration_compact(static_cast<double>(shown) * c.model.interval_s);
 }
 
 std::vector<Line> spark_lines(const Ctx& c, const GpuView& g) {
@@ -617,13 +617,6 @@ std::string sparkline(const std::deque<std::optional<double>>& history, std::siz
     }
   }
   return out;
-}
-
-std::string format_duration(double seconds) {
-  const auto s = static_cast<long>(std::max(0.0, seconds) + 0.5);
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
 Screen layout_top(const TopModel& model, const ViewState& view, const FeedStatus& feed, int width,

@@ -109,6 +109,5 @@ std::vector<std::string> wrap(std::string_view text, std::size_t width, std::siz
 std::string bar(std::optional<double> pct, std::size_t width, bool utf8);
 std::string sparkline(const std::deque<std::optional<double>>& history, std::size_t width,
                       bool utf8);
-std::string format_duration(double seconds);  // "45s", "2m10s", "3h05m"
 
 }  // namespace gpulens::tui

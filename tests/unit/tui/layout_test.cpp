@@ -92,9 +92,6 @@ TEST(TuiText, SparklineIsRightAlignedAndMarksGaps) {
   std::deque<std::optional<double>> h = {0.0, std::nullopt, 100.0};
   EXPECT_EQ(sparkline(h, 5, false), "  _ #");
   EXPECT_EQ(text_width(sparkline(h, 2, true)), 2u);  // only the newest that fit
-  EXPECT_EQ(format_duration(45), "45s");
-  EXPECT_EQ(format_duration(130), "2m10s");
-  EXPECT_EQ(format_duration(3 * 3600 + 300), "3h05m");
 }
 
 TEST(TuiLayout, EveryLineFitsAndTheScreenIsFilled) {
