@@ -15,6 +15,7 @@
 #include "cli/command.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
+#include "core/text_units.hpp"
 #include "core/trace_writer.hpp"
 
 namespace gpulens::cli {
@@ -139,8 +140,8 @@ int run_record(const RecordArgs& args) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (!args.quiet && !to_stdout) {
-    eprint("gpulens: wrote {} samples ({} ticks, {:.1f} s) to {}\n", samples, ticks, wall_s,
-           args.output);
+    eprint("gpulens: wrote {} samples ({} ticks, {}) to {}\n", samples, ticks,
+           duration_text(wall_s), args.output);
   }
   for (const auto& w : source->warnings()) eprint("gpulens: warning: {}\n", w);
   if (!args.stats_path.empty()) {

@@ -21,6 +21,7 @@
 #include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/duration.hpp"
+#include "core/text_units.hpp"
 #include "sources/replay/replay_source.hpp"
 #include "tui/curses_screen.hpp"
 #include "tui/layout.hpp"
@@ -84,7 +85,7 @@ Result<double> resolve_at(const std::string& text, const RecordingSpan& span) {
   constexpr double kSlack = 1e-6;  // offsets typed to the tick land on it
   const std::string bounds = "the recording runs from " + format_utc_time(span.first) + " to " +
                              format_utc_time(span.last) + " (" +
-                             tui::format_duration(span.last - span.first) + ")";
+                             duration_compact(span.last - span.first) + ")";
   if (t < span.first - kSlack) return Error{"--at " + text + " is before its start: " + bounds};
   if (t > span.last + kSlack) {
     return Error{"--at " + text + " is past its end: " + bounds +

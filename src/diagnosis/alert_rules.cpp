@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/text_units.hpp"
 #include "diagnosis/config.hpp"
 #include "diagnosis/efficiency.hpp"
 
@@ -16,12 +17,6 @@ Evidence ev(std::string key, std::optional<double> value, std::string op = {},
             std::string note = {}) {
   return Evidence{std::move(key), value,           std::move(op),
                   threshold,      std::move(unit), std::move(note)};
-}
-
-std::string duration_text(double s) {
-  if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
-  if (s >= 120) return fmt::format("{:.0f} min", s / 60);
-  return fmt::format("{:.0f} s", s);
 }
 
 std::vector<std::string> state_fixes(const RuleInput& in, std::string_view rule) {
@@ -112,11 +107,11 @@ class Stalled final : public AlertRule {
                         *in.hw.sm_count);
     }
     text.message = fmt::format(
-        "GPU {} looks hung: a kernel is resident ({:.0f} % utilization, {:.1f} % SM "
+        "GPU {} looks hung: a kernel is resident ({} utilization, {} SM "
         "activity{}) but no math pipe, DRAM or link works, power is low and nothing has "
         "changed for {} or more.",
-        in.gpu, w.get(Metric::GpuUtil).value_or(0), w.get(Metric::SmActive).value_or(0), sms,
-        duration_text(settings_.for_s));
+        in.gpu, points_text(w.get(Metric::GpuUtil).value_or(0)),
+        points_text(w.get(Metric::SmActive).value_or(0), 1), sms, duration_text(settings_.for_s));
     text.evidence = {
         ev("gpu_util", w.get(Metric::GpuUtil), ">=", settings_.param("util_min"), "%"),
         ev("sm_active", w.get(Metric::SmActive), {}, {}, "%", "warps resident, spinning or not"),
@@ -216,8 +211,8 @@ class MemoryGrowth final : public AlertRule {
     const MemoryTrend& m = *in.memory;
     AlertText text;
     text.message = fmt::format(
-        "GPU {} device memory is rising steadily: {:.0f} MiB/min over the last {}, now {:.1f} GiB",
-        in.gpu, m.slope_mib_s * 60, duration_text(m.span_s), m.current_mib / 1024.0);
+        "GPU {} device memory is rising steadily: {:.0f} MiB/min over the last {}, now {}", in.gpu,
+        m.slope_mib_s * 60, duration_text(m.span_s), gib_text(m.current_mib));
     if (m.time_to_oom_s) {
       text.message += fmt::format("; out of memory in about {}.", duration_text(*m.time_to_oom_s));
     } else {
@@ -255,10 +250,10 @@ class IdleHoldingMemory final : public AlertRule {
     AlertText text;
     const double idle_s = in.t - in.state_since;
     text.message = fmt::format(
-        "GPU {} has run no kernel for {} while {:.1f} GiB ({:.0f} %) of its "
+        "GPU {} has run no kernel for {} while {} ({}) of its "
         "memory is held",
         in.gpu, duration_text(std::max(idle_s, settings_.for_s)),
-        f.mem_held_mib.value_or(0) / 1024.0, f.mem_held_share.value_or(0) * 100);
+        gib_text(f.mem_held_mib.value_or(0)), share_text(f.mem_held_share.value_or(0)));
     if (!in.window.procs.top_mem_name.empty()) {
       text.message +=
           fmt::format(" by {} (pid {})", in.window.procs.top_mem_name, in.window.procs.top_mem_pid);
@@ -304,9 +299,9 @@ class GpuImbalance final : public AlertRule {
     const auto* peer = busiest(in);
     const double s = in.window.get(Metric::SmActive).value_or(0);
     const double p = peer ? peer->sm_active.value_or(0) : 0;
-    return {fmt::format("GPUs of one job are out of balance: GPU {} at {:.1f} % SM activity, "
-                        "GPU {} at {:.1f} %.",
-                        in.gpu, s, peer ? peer->gpu : -1, p),
+    return {fmt::format("GPUs of one job are out of balance: GPU {} at {} SM activity, "
+                        "GPU {} at {}.",
+                        in.gpu, points_text(s, 1), peer ? peer->gpu : -1, points_text(p, 1)),
             {ev("sm_active_gap", p - s, ">", settings_.param("points"), "points")},
             state_fixes(in, settings_.id)};
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/clock_reasons.hpp"
+#include "core/text_units.hpp"
 
 namespace gpulens {
 namespace {
@@ -168,7 +169,7 @@ class Classifier {
     const StateFacts& f = out_.facts;
     if (f.mem_held_share && *f.mem_held_share >= th_.idle_memory_share_min) {
       add(ev("memory_held_share", *f.mem_held_share, ">=", th_.idle_memory_share_min, "ratio",
-             fmt::format("{:.1f} GiB held", *f.mem_held_mib / 1024.0)));
+             gib_text(*f.mem_held_mib) + " held"));
       set(GpuState::IdleHoldingMemory,
           std::min(conf, margin(*f.mem_held_share, th_.idle_memory_share_min, 0.25)));
       return;
@@ -265,8 +266,9 @@ class Classifier {
     // DRAM is the limit unless the tensor pipes are busier still (a large GEMM
     // streams operands hard but waits on math, not memory).
     if (f.tensor_active && *f.tensor_active > *f.dram_active) return false;
-    add(ev("dram_active", f.dram_active, {}, {}, "%",
-           fmt::format("practical peak {:.0f} % of theoretical", hw_.dram_practical_peak_pct)));
+    add(ev(
+        "dram_active", f.dram_active, {}, {}, "%",
+        fmt::format("practical peak {} of theoretical", points_text(hw_.dram_practical_peak_pct))));
     add(ev("dram_practical_share", *f.dram_share, ">=", th_.memory_bound_share_min, "ratio"));
     if (f.tensor_active) add(ev("tensor_active", f.tensor_active, "<=", f.dram_active, "%"));
     set(GpuState::MemoryBound, margin(*f.dram_share, th_.memory_bound_share_min, 0.2));
@@ -285,8 +287,8 @@ class Classifier {
     if (gap < th_.peer_gap_points) return false;
     add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
     add(ev("peer_sm_active_gap", gap, ">=", th_.peer_gap_points, "points",
-           fmt::format("GPU {} of the same job at {:.1f} % SM activity", *f.peer_gpu,
-                       *f.peer_sm_active)));
+           fmt::format("GPU {} of the same job at {} SM activity", *f.peer_gpu,
+                       points_text(*f.peer_sm_active, 1))));
     set(GpuState::WaitingOnPeer, margin(gap, th_.peer_gap_points, th_.peer_gap_points));
     return true;
   }

@@ -4,17 +4,18 @@
 #include <fmt/format.h>
 
 #include "core/clock_reasons.hpp"
+#include "core/text_units.hpp"
 
 namespace gpulens {
 namespace {
 
-std::string pct(std::optional<double> v) {
-  if (!v) return "n/a";
-  return *v < 1.0 && *v > 0 ? fmt::format("{:.2f} %", *v) : fmt::format("{:.0f} %", *v);
+// Readings are points (0..100); below 1 % two decimals, so 1 busy SM of 132 reads 0.76 %.
+std::string pct(std::optional<double> points) {
+  return points_text(points, kSmallKept);
 }
 
 std::string gbytes_s(double mibs) {
-  return fmt::format("{:.1f} GB/s", mibs / kMibPerGb);
+  return gb_rate_text(mibs / kMibPerGb);
 }
 
 std::string sms_busy(const StateFacts& f, const HardwareLimits& hw) {
@@ -32,16 +33,16 @@ std::string process_label(const std::string& name, std::uint32_t pid) {
 std::string host_limited_copies_fix(const StateFacts& f, const WindowStats& window) {
   const std::string who =
       window.procs.top_cpu_pct
-          ? fmt::format("{} at {:.0f} % of a CPU core",
+          ? fmt::format("{} at {} of a CPU core",
                         process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
-                        *window.procs.top_cpu_pct)
+                        points_text(*window.procs.top_cpu_pct))
           : std::string("a process at a full CPU core");
   return fmt::format(
       "Copies run at {}{} while {} stages them: pageable host memory. Copy from pinned memory "
       "(DataLoader pin_memory=True, tensor.pin_memory()) with non_blocking=True, and batch many "
       "small copies into one.",
       gbytes_s(f.pcie_mibs.value_or(0)),
-      f.pcie_share ? fmt::format(" ({:.0f} % of the link)", *f.pcie_share * 100) : std::string(),
+      f.pcie_share ? fmt::format(" ({} of the link)", share_text(*f.pcie_share)) : std::string(),
       who);
 }
 
@@ -56,29 +57,29 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
     case GpuState::Idle:
       return fmt::format("No kernel ran (utilization {}).", pct(f.gpu_util));
     case GpuState::IdleHoldingMemory:
-      return fmt::format("No kernel ran, but {:.1f} GiB ({:.0f} % of device memory) is held.",
-                         f.mem_held_mib.value_or(0) / 1024.0, f.mem_held_share.value_or(0) * 100);
+      return fmt::format("No kernel ran, but {} ({} of device memory) is held.",
+                         gib_text(f.mem_held_mib.value_or(0)),
+                         share_text(f.mem_held_share.value_or(0)));
     case GpuState::ComputeBound:
       return fmt::format(
           "The SMs are busy: {} SM activity at {} utilization{}.", pct(f.sm_active),
           pct(f.gpu_util),
           f.tensor_active ? fmt::format(", tensor pipes {}", pct(f.tensor_active)) : std::string());
     case GpuState::MemoryBound:
-      return fmt::format(
-          "DRAM bandwidth is the limit: {} of peak ({:.0f} % of the practical "
-          "{:.0f} %).",
-          pct(f.dram_active), f.dram_share.value_or(0) * 100, hw.dram_practical_peak_pct);
+      return fmt::format("DRAM bandwidth is the limit: {} of peak ({} of the practical {}).",
+                         pct(f.dram_active), share_text(f.dram_share.value_or(0)),
+                         points_text(hw.dram_practical_peak_pct));
     case GpuState::InterconnectBound:
       return fmt::format(
           "NVLink carries {}{} while SM activity is only {}.", gbytes_s(f.nvlink_mibs.value_or(0)),
-          f.nvlink_share ? fmt::format(" ({:.0f} % of the links)", *f.nvlink_share * 100)
+          f.nvlink_share ? fmt::format(" ({} of the links)", share_text(*f.nvlink_share))
                          : std::string(),
           pct(f.sm_active));
     case GpuState::PcieBound:
       return fmt::format("PCIe {} at {}{} while the SMs are idle ({}).",
                          f.pcie_host_to_device ? "host-to-device" : "device-to-host",
                          gbytes_s(f.pcie_mibs.value_or(0)),
-                         f.pcie_share ? fmt::format(" ({:.0f} % of the link)", *f.pcie_share * 100)
+                         f.pcie_share ? fmt::format(" ({} of the link)", share_text(*f.pcie_share))
                                       : std::string(),
                          pct(f.sm_active));
     case GpuState::HostBound:
@@ -87,10 +88,10 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
                            pct(f.gpu_util));
       }
       return fmt::format(
-          "The GPU is idle {:.0f} % of the time; when kernels run the SMs are "
-          "{} used ({:.0f} % of kernel time).",
-          100 - f.gpu_util.value_or(0), f.sm_ratio.value_or(0) >= 0.6 ? "well" : "partly",
-          f.sm_ratio.value_or(0) * 100);
+          "The GPU is idle {} of the time; when kernels run the SMs are "
+          "{} used ({} of kernel time).",
+          points_text(100 - f.gpu_util.value_or(0)),
+          f.sm_ratio.value_or(0) >= 0.6 ? "well" : "partly", share_text(f.sm_ratio.value_or(0)));
     case GpuState::LaunchBound:
       return fmt::format(
           "Kernels run {} of the time but almost no SM works ({}): the kernels "
@@ -141,10 +142,10 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
         // The job's own memory: ending it is not the advice; freeing what it
         // holds between its kernels, or ending it once its GPU work is done, is.
         out.push_back(fmt::format(
-            "Your job holds {:.1f} GiB between its kernels without running any: free what it no "
+            "Your job holds {} between its kernels without running any: free what it no "
             "longer needs (del the tensors, then torch.cuda.empty_cache()), and release the GPU "
             "once its GPU work is done instead of keeping the process alive.",
-            f.mem_held_mib.value_or(0) / 1024.0));
+            gib_text(f.mem_held_mib.value_or(0))));
         out.push_back(
             "If the job waits on something else (input, a checkpoint upload, another job), "
             "overlap that wait with GPU work or run it before taking the GPU.");
@@ -152,10 +153,10 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       }
       const auto who = process_label(window.procs.top_mem_name, window.procs.top_mem_pid);
       std::string cost = cost_per_hour_text(ctx);
-      out.push_back(fmt::format("{} holds {:.1f} GiB without running kernels: end it or free the "
+      out.push_back(fmt::format("{} holds {} without running kernels: end it or free the "
                                 "GPU (a notebook kernel left open, a finished job still alive)",
                                 window.procs.known ? who : "A process",
-                                f.mem_held_mib.value_or(0) / 1024.0) +
+                                gib_text(f.mem_held_mib.value_or(0))) +
                     (cost.empty() ? "." : "; an idle GPU costs " + cost + "."));
       out.push_back(
           "In PyTorch, torch.cuda.empty_cache() returns cached blocks; deleting the "
@@ -217,11 +218,11 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       if (f.copies_host_limited) {
         out.push_back(host_limited_copies_fix(f, window));
       } else if (one_core) {
-        out.push_back(fmt::format(
-            "{} uses a full CPU core ({:.0f} %): the input pipeline is single-threaded. Move "
-            "preprocessing into DataLoader workers (num_workers > 0).",
-            process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
-            *window.procs.top_cpu_pct));
+        out.push_back(
+            fmt::format("{} uses a full CPU core ({}): the input pipeline is single-threaded. Move "
+                        "preprocessing into DataLoader workers (num_workers > 0).",
+                        process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
+                        points_text(*window.procs.top_cpu_pct)));
       } else {
         out.push_back(
             "Feed the GPU faster: DataLoader num_workers > 0, persistent_workers=True, "

@@ -6,6 +6,8 @@
 #include <array>
 #include <string_view>
 
+#include "core/text_units.hpp"
+
 namespace gpulens {
 namespace {
 
@@ -104,14 +106,13 @@ HardwareLimits hardware_limits(const DeviceInfo& device, const HardwareSettings&
 
   if (settings.pcie_mibs) {
     hw.pcie_mibs = *settings.pcie_mibs;
-    hw.pcie_basis =
-        fmt::format("{:.1f} GB/s per direction (configured)", *settings.pcie_mibs / kMibPerGb);
+    hw.pcie_basis = gb_rate_text(*settings.pcie_mibs / kMibPerGb) + " per direction (configured)";
   } else if (device.pcie_gen && device.pcie_width) {
     if (const auto lane = pcie_lane_gbytes_s(*device.pcie_gen)) {
       const double gbytes = *lane * *device.pcie_width;
       hw.pcie_mibs = gbytes * kMibPerGb;
-      hw.pcie_basis = fmt::format("PCIe Gen{} x{}: {:.1f} GB/s per direction", *device.pcie_gen,
-                                  *device.pcie_width, gbytes);
+      hw.pcie_basis = fmt::format("PCIe Gen{} x{}: {} per direction", *device.pcie_gen,
+                                  *device.pcie_width, gb_rate_text(gbytes));
     } else {
       hw.notes.push_back(fmt::format("PCIe generation {} unknown to gpulens: PCIe load not judged",
                                      *device.pcie_gen));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_units.hpp"
 #include "verdict/mfu.hpp"
 
 namespace gpulens {
@@ -65,7 +66,7 @@ std::string LiveStatus::take_line(double now, const std::vector<int>& gpus) {
     return s->second.first / s->second.second;
   };
   const auto pct = [](const char* label, std::optional<double> v) {
-    return v ? fmt::format(" {} {:.0f}%", label, *v) : std::string();
+    return v ? fmt::format(" {} {}", label, points_compact(*v)) : std::string();
   };
   if (which.empty()) line += " | no samples yet";
   // Beyond four GPUs one line cannot hold them all: show the first four.
@@ -85,7 +86,7 @@ std::string LiveStatus::take_line(double now, const std::vector<int>& gpus) {
       const double tflops = step_flops_ / period / 1e12;
       line += fmt::format(" {:.1f} TFLOP/s", tflops);
       if (peak_total_tflops_ && *peak_total_tflops_ > 0) {
-        line += fmt::format(" MFU {:.1f}%", tflops / *peak_total_tflops_ * 100);
+        line += " MFU " + points_compact(tflops / *peak_total_tflops_ * 100);
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/intervals.hpp"
+#include "core/text_units.hpp"
 #include "kernels/device_steps.hpp"
 #include "kernels/kernel_findings.hpp"
 #include "kernels/kernel_record.hpp"
@@ -408,7 +409,7 @@ std::string sampling_sentence(const Sampling& s) {
   return fmt::format(
       "Traced in {} window{} of {:g} s, one every {:g} s ({} in all, as the GPU ran them): counts "
       "and times are those of the windows; --kernels-every 0 traces the whole job",
-      s.windows, s.windows == 1 ? "" : "s", s.window_s, s.every_s, duration_words(s.traced_s));
+      s.windows, s.windows == 1 ? "" : "s", s.window_s, s.every_s, kernel_time_text(s.traced_s));
 }
 
 std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options) {

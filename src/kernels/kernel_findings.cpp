@@ -6,12 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/text_units.hpp"
+
 namespace gpulens::kernels {
 namespace {
-
-std::string fmt_pct(double share) {
-  return fmt::format("{:.0f} %", share * 100);
-}
 
 // The window the first device's idle time is read over: its marked steps when
 // there are some, else what was traced of it.
@@ -37,7 +35,7 @@ std::string idle_range_clause(const KernelView& view) {
   }
   const double share = most->attributed_idle_s / view.nvtx->window_idle_s;
   if (share < 0.5) return {};
-  return fmt::format(", {:.0f} % of it inside the NVTX range `{}`", share * 100, most->name);
+  return fmt::format(", {} of it inside the NVTX range `{}`", share_text(share), most->name);
 }
 
 void add_low_sm_coverage(const KernelView& view, std::vector<Finding>& out) {
@@ -46,7 +44,7 @@ void add_low_sm_coverage(const KernelView& view, std::vector<Finding>& out) {
       out.push_back(
           {"low_sm_coverage",
            fmt::format("`{}` takes {} of GPU time with {} of {} SMs busy ({} blocks of {} threads)",
-                       k.short_name, fmt_pct(k.share), k.sms_used, k.sms, k.blocks, k.threads),
+                       k.short_name, share_text(k.share), k.sms_used, k.sms, k.blocks, k.threads),
            "give it more parallel work (a larger batch, more blocks, split-K) or fuse it with its "
            "neighbours (torch.compile; FlashAttention for attention)"});
     }
@@ -65,29 +63,30 @@ void add_idle_findings(const KernelView& view, std::vector<Finding>& out) {
   const double large = w.gaps.seconds[3] + w.gaps.seconds[4];
   const std::uint64_t small_n = w.gaps.count[0] + w.gaps.count[1];
   const std::uint64_t large_n = w.gaps.count[3] + w.gaps.count[4];
-  const double mean_kernel_us =
-      view.launches > 0 ? view.kernel_s / static_cast<double>(view.launches) * 1e6 : 0;
+  const double mean_kernel_s =
+      view.launches > 0 ? view.kernel_s / static_cast<double>(view.launches) : 0;
   if (w.window_s > 0 && large / w.window_s >= 0.2) {
     std::string per_step;
     if (d.steps) {
       per_step =
-          fmt::format("; per step {} idle of {}", duration_words(d.steps->mean_idle_per_step_s),
-                      duration_words(d.steps->mean_step_s));
+          fmt::format("; per step {} idle of {}", kernel_time_text(d.steps->mean_idle_per_step_s),
+                      kernel_time_text(d.steps->mean_step_s));
     }
     out.push_back(
         {"host_bound",
          fmt::format("the GPU sat idle {} of the time {} in {} gaps of 1 ms or more{}: it waits "
                      "for the host (data loading, Python, I/O)",
-                     fmt_pct(large / w.window_s), where, large_n, per_step),
+                     share_text(large / w.window_s), where, large_n, per_step),
          "feed it ahead of time: DataLoader(num_workers=N, pin_memory=True, prefetch), move "
          "per-step host work (decoding, augmentation, logging) off the critical path"});
   }
-  if (w.window_s > 0 && small / w.window_s >= 0.2 && mean_kernel_us < 50) {
+  if (w.window_s > 0 && small / w.window_s >= 0.2 && mean_kernel_s < 50e-6) {
     out.push_back(
         {"launch_bound",
-         fmt::format("the GPU sat idle {} of the time {} in {} gaps shorter than 100 us, between "
-                     "kernels of {:.0f} us on average: the host cannot launch them fast enough",
-                     fmt_pct(small / w.window_s), where, small_n, mean_kernel_us),
+         fmt::format("the GPU sat idle {} of the time {} in {} gaps shorter than 100 µs, between "
+                     "kernels of {} on average: the host cannot launch them fast enough",
+                     share_text(small / w.window_s), where, small_n,
+                     kernel_time_text(mean_kernel_s)),
          "launch fewer, larger kernels: CUDA graphs (torch.compile(mode=\"reduce-overhead\")), "
          "fused kernels, a larger batch"});
   }
@@ -95,7 +94,7 @@ void add_idle_findings(const KernelView& view, std::vector<Finding>& out) {
     out.push_back(
         {"syncs",
          fmt::format("{:.1f} CUDA synchronisations per step, the host blocked {} per step in them",
-                     d.steps->syncs_per_step, duration_words(d.steps->sync_s_per_step)),
+                     d.steps->syncs_per_step, kernel_time_text(d.steps->sync_s_per_step)),
          "remove .item(), .cpu(), print(tensor) and torch.cuda.synchronize() from the step; keep "
          "running values on the GPU and read them every N steps"});
   }
@@ -106,8 +105,9 @@ void add_pageable_copies(const KernelView& view, std::vector<Finding>& out) {
     if (c.pageable && c.bytes >= (1u << 20)) {
       out.push_back(
           {"pageable_copies",
-           fmt::format("{:.0f} MB copied {} from pageable host memory in {} copies at {:.1f} GB/s",
-                       static_cast<double>(c.bytes) / 1e6, c.kind, c.count, c.gb_per_s),
+           fmt::format("{:.0f} MB copied {} from pageable host memory in {} copies at {}",
+                       static_cast<double>(c.bytes) / 1e6, c.kind, c.count,
+                       gb_rate_text(c.gb_per_s)),
            "pin the host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
            "non_blocking=True, so copies run at full PCIe speed and overlap compute"});
     }
@@ -115,12 +115,6 @@ void add_pageable_copies(const KernelView& view, std::vector<Finding>& out) {
 }
 
 }  // namespace
-
-std::string duration_words(double s) {
-  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
-  return fmt::format("{:.2f} s", s);
-}
 
 std::string kernel_headline(const KernelView& view) {
   if (view.devices.empty()) return {};
@@ -136,16 +130,16 @@ std::string kernel_headline(const KernelView& view) {
                      : view.sampling.sampled ? "the trace windows"
                                              : "the time from its first to its last work";
   std::string headline =
-      fmt::format("The GPU was busy {:.0f} % of {}", (1 - w.idle_share) * 100, over);
+      fmt::format("The GPU was busy {} of {}", share_text(1 - w.idle_share), over);
   if (view.sampling.sampled && d.steps) headline += " inside the trace windows";
   if (w.idle_share > 0.005) {
-    headline += fmt::format("; the idle {:.0f} % lies mostly in gaps of {}: {}", w.idle_share * 100,
+    headline += fmt::format("; the idle {} lies mostly in gaps of {}: {}", share_text(w.idle_share),
                             kGapLabels[top_bucket], kWhy[top_bucket]);
     headline += idle_range_clause(view);
   }
   if (!view.top.empty()) {
-    headline += fmt::format(". `{}` holds {:.0f} % of kernel time", view.top.front().short_name,
-                            view.top.front().share * 100);
+    headline += fmt::format(". `{}` holds {} of kernel time", view.top.front().short_name,
+                            share_text(view.top.front().share));
   }
   headline += ".";
   return headline;

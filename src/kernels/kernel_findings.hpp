@@ -19,7 +19,4 @@ std::string kernel_headline(const KernelView& view);
 // idle gaps (host-bound, launch-bound) and synchronisations, pageable copies.
 std::vector<Finding> kernel_findings(const KernelView& view);
 
-// "12 us", "3.4 ms", "1.23 s": a duration as the view's sentences write it.
-std::string duration_words(double s);
-
 }  // namespace gpulens::kernels

@@ -34,11 +34,6 @@ std::string format_money(double amount, const std::string& currency) {
   return (amount < 0 ? "-" : "") + sym + number;
 }
 
-std::string format_pct(std::optional<double> ratio, int decimals) {
-  if (!ratio) return "n/a";
-  return fmt::format("{:.{}f} %", *ratio * 100, decimals);
-}
-
 std::string format_gpu_hours(double hours) {
   if (hours >= 10) return fmt::format("{:.1f}", hours);
   if (hours >= 0.1) return fmt::format("{:.2f}", hours);

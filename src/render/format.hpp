@@ -2,7 +2,6 @@
 #pragma once
 // Number formatting shared by the text, JSON and HTML forms of a verdict, so
 // the three say the same figures the same way.
-#include <optional>
 #include <string>
 
 namespace gpulens {
@@ -10,8 +9,6 @@ namespace gpulens {
 // "$1,234", "$12.35", "$0.064": whole units from 100 up, cents above 1, three
 // significant digits below.
 std::string format_money(double amount, const std::string& currency);
-// "12.3 %" from a 0..1 ratio; "n/a" when absent.
-std::string format_pct(std::optional<double> ratio, int decimals = 1);
 // GPU-hours with enough digits to show a short job: "12.4", "0.216", "0.00216".
 std::string format_gpu_hours(double hours);
 // "1,234,567" grouping for large counts.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_units.hpp"
 #include "render/format.hpp"
 #include "render/html_svg.hpp"
 #include "verdict/state_words.hpp"
@@ -65,10 +66,10 @@ std::string funnel_chart(const Verdict& v) {
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"5\" fill=\"{}\"><title>{}: {} "
           "of paid time</title></rect>",
           num(kCentre - w / 2), num(y), num(w), num(kBarH), kFunnelColors[i % 5], escape(r.meaning),
-          format_pct(r.share));
-      out += text(kLeft + kBarW + 24, y + 15, format_pct(r.share), "fvalue");
+          share_text(r.share, 1));
+      out += text(kLeft + kBarW + 24, y + 15, share_text(r.share, 1), "fvalue");
       std::string sub = format_gpu_hours(r.hours.value_or(0)) + " GPU-h";
-      if (r.of_previous) sub += " · " + format_pct(r.of_previous, 0) + " of the step above";
+      if (r.of_previous) sub += " · " + share_text(r.of_previous, 0) + " of the step above";
       out += text(kLeft + kBarW + 24, y + 31, sub, "fsub");
       prev_w = w;
     } else {
@@ -93,7 +94,7 @@ std::string state_bar(const Verdict& v) {
     out += fmt::format(
         "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: "
         "{}</title></rect>",
-        num(x), num(w + 0.5), num(kH), color, escape(name), format_pct(share));
+        num(x), num(w + 0.5), num(kH), color, escape(name), share_text(share, 1));
     x += w;
   };
   // Start-up first and tear-down last, where they happened.
@@ -164,7 +165,7 @@ std::string mfu_bars(const Verdict& v) {
     out += text(kLeft - 12, y + 16, bars[i].label, "flabel small", "end");
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"22\" rx=\"4\" fill=\"{}\"/>",
                        num(kLeft), num(y), num(std::max(w, 1.5)), bars[i].color);
-    out += text(kLeft + w + 8, y + 16, format_pct(bars[i].value), "fvalue small");
+    out += text(kLeft + w + 8, y + 16, share_text(bars[i].value, 1), "fvalue small");
   }
   out += "</svg>";
   return out;

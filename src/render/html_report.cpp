@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "core/text_units.hpp"
 #include "render/format.hpp"
 #include "render/html_assets.hpp"
 #include "render/html_svg.hpp"
@@ -84,7 +85,7 @@ void hero(std::string& out, const Verdict& v) {
   }
   out += escape(gpus) + "</p><div class=\"tiles\">";
   out +=
-      tile("Duration", format_duration(v.duration_s), v.start ? utc_time(*v.start) : std::string());
+      tile("Duration", duration_text(v.duration_s), v.start ? utc_time(*v.start) : std::string());
   out += tile("GPU-hours", format_gpu_hours(v.gpu_hours),
               fmt::format("{} GPU{}", v.devices.size(), v.devices.size() == 1 ? "" : "s"));
   if (v.energy_kwh) out += tile("Energy", fmt::format("{:.3g} kWh", *v.energy_kwh), v.energy_basis);
@@ -94,17 +95,17 @@ void hero(std::string& out, const Verdict& v) {
              fmt::format("at {}/GPU-h", format_money(*v.cost.price_per_gpu_hour, v.cost.currency)));
   }
   if (v.cost.waste_share) {
-    out += tile("Wasted", format_pct(v.cost.waste_share, 0),
+    out += tile("Wasted", share_text(v.cost.waste_share, 0),
                 v.cost.monthly_waste
                     ? format_money(*v.cost.monthly_waste, v.cost.currency) + "/month if run nonstop"
                     : std::string(),
                 *v.cost.waste_share > 0.5 ? "bad" : "");
   }
   if (v.mfu.model) {
-    out += tile("MFU", format_pct(v.mfu.model), fmt::format("model FLOPs, {}", v.mfu.peak.dtype),
+    out += tile("MFU", share_text(v.mfu.model, 1), fmt::format("model FLOPs, {}", v.mfu.peak.dtype),
                 *v.mfu.model >= 0.35 ? "good" : "");
   } else if (v.mfu.estimate) {
-    out += tile("MFU (estimate)", format_pct(v.mfu.estimate), "from tensor-pipe activity");
+    out += tile("MFU (estimate)", share_text(v.mfu.estimate, 1), "from tensor-pipe activity");
   }
   out += "</div></section>";
 }
@@ -152,7 +153,7 @@ void states(std::string& out, const Verdict& v) {
   for (const auto& r : rows) {
     if (r.share < 0.005) continue;
     out += fmt::format("<span title=\"{}\"><i style=\"background:{}\"></i><b>{}</b> {}</span>",
-                       escape(r.meaning), r.color, escape(r.name), format_pct(r.share, 0));
+                       escape(r.meaning), r.color, escape(r.name), share_text(r.share, 0));
   }
   out +=
       "</div><div class=\"scroll\"><table><tr><th>state</th><th "
@@ -167,7 +168,7 @@ void states(std::string& out, const Verdict& v) {
                                  escape(r.name));
     out += fmt::format(
         "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>", name,
-        format_pct(r.share), r.is_state && steady > 0 ? format_pct(r.share / steady) : "–",
+        share_text(r.share, 1), r.is_state && steady > 0 ? share_text(r.share / steady, 1) : "–",
         escape(r.meaning));
   }
   out += "</table></div>";
@@ -175,7 +176,7 @@ void states(std::string& out, const Verdict& v) {
     out += fmt::format(
         "<p class=\"note\"><span class=\"chip flag\">throttled</span> {} of the "
         "time: clocks held down by the power limit or heat.</p>",
-        format_pct(v.throttled_share, 0));
+        share_text(v.throttled_share, 0));
   }
   out += "</section>";
 }
@@ -225,7 +226,7 @@ void phases(std::string& out, const Verdict& v) {
       if (i == 0) {
         out +=
             fmt::format("<td rowspan=\"{}\"><b>{}</b></td><td rowspan=\"{}\" class=\"n\">{}</td>",
-                        rows, escape(p.name), rows, format_duration(p.end - p.start));
+                        rows, escape(p.name), rows, duration_text(p.end - p.start));
       }
       if (i < p.gpus.size()) {
         const auto& g = p.gpus[i];
@@ -247,7 +248,7 @@ void phases(std::string& out, const Verdict& v) {
             "<td rowspan=\"{}\" class=\"n\">{}</td><td rowspan=\"{}\" class=\"n\">{}</td><td "
             "rowspan=\"{}\" class=\"n\">{}</td>",
             rows, p.work ? fmt::format("{:.1f}", p.work->flops_per_s() / 1e12) : "–", rows,
-            p.mfu ? format_pct(p.mfu) : "–", rows, p.estimate ? format_pct(p.estimate) : "–");
+            p.mfu ? share_text(p.mfu, 1) : "–", rows, p.estimate ? share_text(p.estimate, 1) : "–");
       }
       out += "</tr>";
     }
@@ -325,7 +326,7 @@ void mfu(std::string& out, const Verdict& v) {
     out += fmt::format(
         "<p class=\"note\">The job reported {:.3g} FLOPs over {} steps in {} ({}): "
         "{:.1f} TFLOP/s.</p>",
-        m.work->flops, m.work->steps, format_duration(m.work->seconds), escape(m.work->source),
+        m.work->flops, m.work->steps, duration_text(m.work->seconds), escape(m.work->source),
         m.work->flops_per_s() / 1e12);
   } else {
     out +=

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
+#include "core/text_units.hpp"
 #include "render/html_svg.hpp"
 #include "render/kernels_output.hpp"
 
@@ -9,12 +10,6 @@ namespace {
 
 using html::escape;
 using html::num;
-
-std::string dur(double s) {
-  if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
-  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.2f} s", s);
-}
 
 // Five bars: the share of the window each gap length holds, with the count.
 std::string gap_chart(const kernels::IdleStats& st) {
@@ -31,10 +26,10 @@ std::string gap_chart(const kernels::IdleStats& st) {
         "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#c0392b\"><title>{}: {} gaps, "
         "{} idle</title></rect>",
         num(x), num(h - bh + 16), num(bar), num(bh), kernels::kGapLabels[i], st.gaps.count[i],
-        dur(st.gaps.seconds[i]));
+        kernel_time_text(st.gaps.seconds[i]));
     out += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{:.1f} % · {}×</text>",
-        num(x + bar / 2), num(h - bh + 12), share * 100, st.gaps.count[i]);
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{} · {}×</text>",
+        num(x + bar / 2), num(h - bh + 12), share_text(share, 1), st.gaps.count[i]);
     out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
                        num(x + bar / 2), num(h + 32), escape(kernels::kGapLabels[i]));
   }
@@ -53,7 +48,7 @@ std::string strip_chart(const kernels::DeviceView& d) {
     out += fmt::format(
         "<rect x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eee\"><title>step of "
         "{}</title></rect>",
-        num(y), num(w), num(row - 6), dur(s.length_s));
+        num(y), num(w), num(row - 6), kernel_time_text(s.length_s));
     if (s.length_s <= 0) continue;
     for (const auto& [a, b] : s.busy) {
       const double x0 = a / s.length_s * w;
@@ -78,7 +73,8 @@ std::string kernels_to_html(const kernels::KernelView& v) {
   out += fmt::format(
       "<p>{} kernel launches, {} of kernel time, {} kernels by name; {} "
       "synchronisations blocked the host {}.</p>",
-      v.launches, dur(v.kernel_s), v.kernel_names, v.syncs, dur(v.sync_s));
+      v.launches, kernel_time_text(v.kernel_s), v.kernel_names, v.syncs,
+      kernel_time_text(v.sync_s));
   if (v.sampling.sampled) out += "<p>" + escape(kernels::sampling_sentence(v.sampling)) + ".</p>";
   if (!v.findings.empty()) {
     out += "<ol class=\"fixes\">";
@@ -90,24 +86,25 @@ std::string kernels_to_html(const kernels::KernelView& v) {
   for (const auto& d : v.devices) {
     const auto& st = d.steps ? d.steps->idle : d.activity;
     out += fmt::format(
-        "<h3>GPU {} idle {:.1f} % of {}</h3><p>Idle: no kernel, copy or memset on any stream. {}: "
-        "{:.1f} % of {}.{}</p>",
-        d.device, st.idle_share * 100,
+        "<h3>GPU {} idle {} of {}</h3><p>Idle: no kernel, copy or memset on any stream. {}: "
+        "{} of {}.{}</p>",
+        d.device, share_text(st.idle_share, 1),
         d.steps              ? fmt::format("the {} marked steps", d.steps->steps)
         : v.sampling.sampled ? std::string("the trace windows")
                              : std::string("the run"),
         v.sampling.sampled ? "In the trace windows" : "From the first to the last GPU work",
-        d.activity.idle_share * 100, dur(d.activity.window_s),
-        d.steps ? fmt::format(" Per step of {}: {} idle, {:.1f} synchronisations.",
-                              dur(d.steps->mean_step_s), dur(d.steps->mean_idle_per_step_s),
-                              d.steps->syncs_per_step)
-                : std::string());
+        share_text(d.activity.idle_share, 1), kernel_time_text(d.activity.window_s),
+        d.steps
+            ? fmt::format(" Per step of {}: {} idle, {:.1f} synchronisations.",
+                          kernel_time_text(d.steps->mean_step_s),
+                          kernel_time_text(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step)
+            : std::string());
     out += gap_chart(st);
     if (!d.strips.empty()) {
       out += fmt::format(
           "<p>GPU busy (blue) in {} steps of median length (about {} each), each drawn from its "
           "start mark to its end mark:</p>",
-          d.strips.size(), dur(d.strips.front().length_s));
+          d.strips.size(), kernel_time_text(d.strips.front().length_s));
       out += strip_chart(d);
     }
   }
@@ -116,12 +113,11 @@ std::string kernels_to_html(const kernels::KernelView& v) {
       "<th>mean</th><th>p99</th><th>grid × block</th><th>SMs busy</th><th>waves</th></tr>";
   for (const auto& k : v.top) {
     out += fmt::format(
-        "<tr><td title=\"{}\"><code>{}</code></td><td>{:.1f} "
-        "%</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td title=\"{}\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{} × {}</td><td>{}</td><td>{}</td></tr>",
-        escape(k.name), escape(k.short_name), k.share * 100, dur(k.total_s), k.count,
-        dur(k.mean_us / 1e6), dur(k.p99_us / 1e6), k.blocks, k.threads,
-        k.coverage_known ? fmt::format("{} of {}", k.sms_used, k.sms) : "?",
+        escape(k.name), escape(k.short_name), share_text(k.share, 1), kernel_time_text(k.total_s),
+        k.count, kernel_time_text(k.mean_us / 1e6), kernel_time_text(k.p99_us / 1e6), k.blocks,
+        k.threads, k.coverage_known ? fmt::format("{} of {}", k.sms_used, k.sms) : "?",
         k.coverage_known ? fmt::format("{:.2f}", k.waves) : "?");
   }
   out += "</table></div>";
@@ -134,7 +130,7 @@ std::string kernels_to_html(const kernels::KernelView& v) {
           "<tr><td>{}</td><td>{} → "
           "{}{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{:.1f}</td></tr>",
           escape(c.kind), escape(c.src), escape(c.dst), c.pageable ? " <b>(pageable)</b>" : "",
-          c.count, static_cast<double>(c.bytes) / 1e6, dur(c.seconds), c.gb_per_s);
+          c.count, static_cast<double>(c.bytes) / 1e6, kernel_time_text(c.seconds), c.gb_per_s);
     }
     out += "</table>";
   }
@@ -147,15 +143,16 @@ std::string kernels_to_html(const kernels::KernelView& v) {
         "<th>GPU busy</th><th>idle inside</th><th>window idle</th></tr>";
     for (const auto& r : n.ranges) {
       out += fmt::format(
-          "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f} %</td>"
-          "<td>{}</td><td>{:.1f} %</td></tr>",
-          escape(r.name), r.count, dur(r.total_s), dur(r.mean_s), r.busy_share * 100, dur(r.idle_s),
-          n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s * 100 : 0.0);
+          "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td>{}</td><td>{}</td></tr>",
+          escape(r.name), r.count, kernel_time_text(r.total_s), kernel_time_text(r.mean_s),
+          share_text(r.busy_share, 1), kernel_time_text(r.idle_s),
+          share_text(n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s : 0.0, 1));
     }
     out += "</table></div>";
     if (n.window_idle_s > 0) {
-      out += fmt::format("<p>Window idle inside no range: {} of {}{}.</p>", dur(n.unranged_idle_s),
-                         dur(n.window_idle_s),
+      out += fmt::format("<p>Window idle inside no range: {} of {}{}.</p>",
+                         kernel_time_text(n.unranged_idle_s), kernel_time_text(n.window_idle_s),
                          n.window_clipped ? " (from the oldest range instance kept)" : "");
     }
   }

@@ -2,18 +2,13 @@
 #include <fmt/format.h>
 
 #include "core/text_safety.hpp"
+#include "core/text_units.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens {
 namespace {
 
 using kernels::kGapLabels;
-
-std::string dur(double s) {
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.2f} s", s);
-}
 
 // A kernel or range name on its one line: made safe, then cut (a cut inside a
 // multi-byte character would leave a broken one behind; the final pass replaces it).
@@ -23,14 +18,13 @@ std::string cut(const std::string& name, std::size_t n) {
 }
 
 void idle_lines(std::string& out, const kernels::IdleStats& st, const std::string& what) {
-  out +=
-      fmt::format("  GPU idle {:.1f} % of {} ({} with no kernel, copy or memset on any stream)\n",
-                  st.idle_share * 100, what, dur(st.window_s - st.busy_s));
+  out += fmt::format("  GPU idle {} of {} ({} with no kernel, copy or memset on any stream)\n",
+                     share_text(st.idle_share, 1), what, kernel_time_text(st.window_s - st.busy_s));
   out += "    gaps:";
   for (std::size_t i = 0; i < kGapLabels.size(); ++i) {
     out += st.gaps.count[i] == 0 ? fmt::format("  {} 0", kGapLabels[i])
                                  : fmt::format("  {} {}x {}", kGapLabels[i], st.gaps.count[i],
-                                               dur(st.gaps.seconds[i]));
+                                               kernel_time_text(st.gaps.seconds[i]));
   }
   out += "\n";
 }
@@ -42,13 +36,14 @@ void nvtx_lines(std::string& out, const kernels::NvtxView& n) {
                      "GPU busy", "idle inside", "window idle", "range");
   for (const auto& r : n.ranges) {
     const double share = n.window_idle_s > 0 ? r.attributed_idle_s / n.window_idle_s : 0;
-    out +=
-        fmt::format("  {:7} {:>9} {:>9} {:7.1f}% {:>11} {:11.1f}%  {}\n", r.count, dur(r.total_s),
-                    dur(r.mean_s), r.busy_share * 100, dur(r.idle_s), share * 100, cut(r.name, 60));
+    out += fmt::format("  {:7} {:>9} {:>9} {:>8} {:>11} {:>12}  {}\n", r.count,
+                       kernel_time_text(r.total_s), kernel_time_text(r.mean_s),
+                       share_text(r.busy_share, 1), kernel_time_text(r.idle_s),
+                       share_text(share, 1), cut(r.name, 60));
   }
   if (n.window_idle_s > 0) {
-    out += fmt::format("    window idle inside no range: {} of {}{}\n", dur(n.unranged_idle_s),
-                       dur(n.window_idle_s),
+    out += fmt::format("    window idle inside no range: {} of {}{}\n",
+                       kernel_time_text(n.unranged_idle_s), kernel_time_text(n.window_idle_s),
                        n.window_clipped ? " (from the oldest range instance kept)" : "");
   }
   if (n.instances_dropped > 0) {
@@ -68,42 +63,45 @@ std::string kernels_body(const kernels::KernelView& v) {
   out += "  " + v.headline + "\n";
   if (v.sampling.sampled) out += "  " + kernels::sampling_sentence(v.sampling) + ".\n";
   out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
-                     dur(v.kernel_s), v.kernel_names);
+                     kernel_time_text(v.kernel_s), v.kernel_names);
   for (const auto& d : v.devices) {
     if (v.devices.size() > 1)
       out += fmt::format("  device {} {}\n", d.device, terminal_safe(d.name));
     idle_lines(out, d.activity,
-               v.sampling.sampled ? fmt::format("the {} of trace windows", dur(d.activity.window_s))
-                                  : fmt::format("the {} from its first to its last work",
-                                                dur(d.activity.window_s)));
+               v.sampling.sampled
+                   ? fmt::format("the {} of trace windows", kernel_time_text(d.activity.window_s))
+                   : fmt::format("the {} from its first to its last work",
+                                 kernel_time_text(d.activity.window_s)));
     if (d.steps) {
-      idle_lines(
-          out, d.steps->idle,
-          fmt::format("the {} marked steps ({} each)", d.steps->steps, dur(d.steps->mean_step_s)));
+      idle_lines(out, d.steps->idle,
+                 fmt::format("the {} marked steps ({} each)", d.steps->steps,
+                             kernel_time_text(d.steps->mean_step_s)));
       out += fmt::format("    per step: {} idle, {:.1f} synchronisations blocking the host {}\n",
-                         dur(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step,
-                         dur(d.steps->sync_s_per_step));
+                         kernel_time_text(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step,
+                         kernel_time_text(d.steps->sync_s_per_step));
     }
   }
-  out += fmt::format("  {:>6} {:>8} {:>7} {:>9} {:>9} {:>11} {:>6}  {}\n", "share", "time", "count",
+  out += fmt::format("  {:>7} {:>8} {:>7} {:>9} {:>9} {:>11} {:>6}  {}\n", "share", "time", "count",
                      "mean", "p99", "SMs busy", "waves", "kernel");
   for (const auto& k : v.top) {
     const std::string sms =
         k.coverage_known ? fmt::format("{}/{}", k.sms_used, k.sms) : std::string("?");
-    out += fmt::format("  {:5.1f}% {:>8} {:7} {:>9} {:>9} {:>11} {:6.2f}  {}\n", k.share * 100,
-                       dur(k.total_s), k.count, dur(k.mean_us / 1e6), dur(k.p99_us / 1e6), sms,
-                       k.waves, cut(k.short_name, 60));
+    out +=
+        fmt::format("  {:>7} {:>8} {:7} {:>9} {:>9} {:>11} {:6.2f}  {}\n", share_text(k.share, 1),
+                    kernel_time_text(k.total_s), k.count, kernel_time_text(k.mean_us / 1e6),
+                    kernel_time_text(k.p99_us / 1e6), sms, k.waves, cut(k.short_name, 60));
   }
   if (!v.copies.empty()) {
     out += "  copies:\n";
     for (const auto& c : v.copies) {
-      out += fmt::format("    {} {} -> {}: {}x, {:.1f} MB, {}, {:.1f} GB/s{}\n", c.kind, c.src,
-                         c.dst, c.count, static_cast<double>(c.bytes) / 1e6, dur(c.seconds),
-                         c.gb_per_s, c.pageable ? "  (pageable host memory)" : "");
+      out += fmt::format("    {} {} -> {}: {}x, {:.1f} MB, {}, {}{}\n", c.kind, c.src, c.dst,
+                         c.count, static_cast<double>(c.bytes) / 1e6, kernel_time_text(c.seconds),
+                         gb_rate_text(c.gb_per_s), c.pageable ? "  (pageable host memory)" : "");
     }
   }
   if (v.nvtx) nvtx_lines(out, *v.nvtx);
-  out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs, dur(v.sync_s));
+  out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
+                     kernel_time_text(v.sync_s));
   if (!v.findings.empty()) {
     out += "  fixes from the kernel view:\n";
     for (const auto& f : v.findings) out += "  - " + f.text + ": " + f.fix + "\n";

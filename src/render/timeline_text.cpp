@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text_safety.hpp"
+#include "core/text_units.hpp"
 #include "diagnosis/timeline.hpp"
 
 namespace gpulens {
@@ -22,7 +23,7 @@ std::string shares_text(const StateShares& shares, std::size_t max_items = 3) {
   std::string out;
   for (std::size_t i = 0; i < order.size() && i < max_items; ++i) {
     if (!out.empty()) out += ", ";
-    out += fmt::format("{} {:.0f} %", state_id(order[i].second), order[i].first * 100);
+    out += fmt::format("{} {}", state_id(order[i].second), share_text(order[i].first));
   }
   return out;
 }
@@ -41,9 +42,9 @@ void gpus_section(std::string& out, const DiagnosisReport& r) {
     if (!g.limits.nvlink_basis.empty()) out += "  " + g.limits.nvlink_basis + "\n";
     if (g.shares.total() > 0) {
       out += fmt::format("  overall: {}", shares_text(g.shares));
-      if (g.efficiency) out += fmt::format("; efficiency {:.0f} %", *g.efficiency);
+      if (g.efficiency) out += fmt::format("; efficiency {}", points_text(*g.efficiency));
       if (g.throttled_share > 0)
-        out += fmt::format("; throttled {:.0f} % of the time", g.throttled_share * 100);
+        out += fmt::format("; throttled {} of the time", share_text(g.throttled_share));
       out += "\n";
     }
     for (const auto& n : g.limits.notes) out += "  note: " + n + "\n";
@@ -58,9 +59,9 @@ void phases_section(std::string& out, const DiagnosisReport& r) {
   for (const auto& p : r.phases) {
     std::string flags;
     for (const auto& f : p.flags) flags += (flags.empty() ? "" : ",") + f;
-    out += fmt::format("  {:<26} {:>3}  {:<20} {:>5.0f}%  {:>5} {:>5} {:>6} {:>5}  {}\n",
+    out += fmt::format("  {:<26} {:>3}  {:<20} {:>6}  {:>5} {:>5} {:>6} {:>5}  {}\n",
                        terminal_safe(p.name), p.gpu, state_id(p.state),
-                       p.shares.share(p.state) * 100, value(p.means, Metric::GpuUtil),
+                       share_text(p.shares.share(p.state)), value(p.means, Metric::GpuUtil),
                        value(p.means, Metric::SmActive), value(p.means, Metric::TensorActive),
                        value(p.means, Metric::DramActive), flags);
   }
@@ -108,9 +109,9 @@ void alerts_section(std::string& out, const DiagnosisReport& r) {
 std::string report_to_text(const DiagnosisReport& r) {
   std::string out;
   const double span = r.start && r.end ? *r.end - *r.start : 0;
-  out += fmt::format("gpulens diagnose: {}{} GPU(s), {:.1f} s, window {:.0f} s\n\n",
+  out += fmt::format("gpulens diagnose: {}{} GPU(s), {}, window {}\n\n",
                      r.host.empty() ? "" : "host " + terminal_safe(r.host) + ", ", r.gpus.size(),
-                     span, r.window_s);
+                     duration_text(span), duration_text(r.window_s));
   gpus_section(out, r);
   phases_section(out, r);
   timeline_section(out, r);

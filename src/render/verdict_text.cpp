@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/text_safety.hpp"
+#include "core/text_units.hpp"
 #include "render/format.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/state_words.hpp"
@@ -55,11 +56,11 @@ void headline(std::string& out, const Verdict& v) {
                       : job.exit_code ? fmt::format("exited with code {}", *job.exit_code)
                                       : std::string("ran");
     out += fmt::format("gpulens: `{}` {} after {}\n", terminal_safe(job.command), how,
-                       format_duration(v.duration_s));
+                       duration_text(v.duration_s));
   } else {
     out += fmt::format("gpulens: {}{}\n",
                        v.host.empty() ? "recording" : "recording of " + terminal_safe(v.host),
-                       v.duration_s > 0 ? ", " + format_duration(v.duration_s) : "");
+                       v.duration_s > 0 ? ", " + duration_text(v.duration_s) : "");
   }
   // What matters most first: the headline, then the rest in the same order.
   for (std::size_t i = 0; i < v.headline.size(); ++i) {
@@ -79,7 +80,7 @@ void funnel(std::string& out, const Verdict& v) {
       out += fmt::format("    {:<14} not measured\n", s.label);
       continue;
     }
-    out += fmt::format("    {:<14} {:>6}  {:>8} GPU-h  {}\n", s.label, format_pct(s.share),
+    out += fmt::format("    {:<14} {:>6}  {:>8} GPU-h  {}\n", s.label, share_text(s.share, 1),
                        format_gpu_hours(*s.gpu_hours), bar(s.share));
   }
   for (const auto& s : v.funnel.steps) {
@@ -98,21 +99,21 @@ void states(std::string& out, const Verdict& v) {
                      apart ? "; of the steady state" : "");
   for (const auto& s : v.states) {
     if (s.share < 0.005) continue;  // rounds to 0 %: noise in a summary
-    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", state_words(s.state), format_pct(s.share, 0),
-                       apart ? format_pct(s.share / steady, 0) : std::string(),
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", state_words(s.state), share_text(s.share, 0),
+                       apart ? share_text(s.share / steady, 0) : std::string(),
                        state_meaning(s.state));
   }
   if (v.startup_share >= 0.005) {
-    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "start-up", format_pct(v.startup_share, 0),
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "start-up", share_text(v.startup_share, 0),
                        "", "no GPU work yet (imports, loading, compiling): not waste of the job");
   }
   if (v.teardown_share >= 0.005) {
-    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "tear-down", format_pct(v.teardown_share, 0),
+    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "tear-down", share_text(v.teardown_share, 0),
                        "", "no GPU work after the last (saving, exiting): not waste of the job");
   }
   if (v.throttled_share >= 0.05) {
     out += fmt::format("    throttled {} of the time (clocks held down by power or heat)\n",
-                       format_pct(v.throttled_share, 0));
+                       share_text(v.throttled_share, 0));
   }
 }
 
@@ -144,7 +145,7 @@ void cost(std::string& out, const Verdict& v) {
   const auto line = [&](const char* label, std::optional<double> x) {
     if (!x) return;
     out += fmt::format("    {:<44} {:>9}  {}\n", label, money(*x),
-                       format_pct(*x / std::max(*c.total, 1e-12), 0));
+                       share_text(*x / std::max(*c.total, 1e-12), 0));
   };
   if (c.edges && *c.edges > 0) line("start-up and tear-down (not waste)", c.edges);
   line("idle in the steady state", c.idle);
@@ -154,7 +155,7 @@ void cost(std::string& out, const Verdict& v) {
     out += fmt::format(
         "    Running jobs like this back to back wastes about {} per month (idle and "
         "inefficiency, {} of the cost): that is what the fixes can save.\n",
-        money(*c.monthly_waste), format_pct(c.waste_share, 0));
+        money(*c.monthly_waste), share_text(c.waste_share, 0));
   }
 }
 
@@ -169,11 +170,11 @@ void mfu(std::string& out, const Verdict& v) {
   out += "\n";
   if (m.work && m.model) {
     out += fmt::format("    model FLOPs   {:>6}  {:.1f} TFLOP/s over {} ({} steps, from {})\n",
-                       format_pct(m.model), m.work->flops_per_s() / 1e12,
-                       format_duration(m.work->seconds), m.work->steps, m.work->source);
+                       share_text(m.model, 1), m.work->flops_per_s() / 1e12,
+                       duration_text(m.work->seconds), m.work->steps, m.work->source);
     if (m.model_over_job) {
       out += fmt::format("                  {:>6}  over the whole job, start-up included\n",
-                         format_pct(m.model_over_job));
+                         share_text(m.model_over_job, 1));
     }
   } else if (m.work) {
     out += fmt::format("    model FLOPs   {:.1f} TFLOP/s (no peak for MFU: {})\n",
@@ -188,7 +189,7 @@ void mfu(std::string& out, const Verdict& v) {
     out += fmt::format(
         "    estimate      {:>6}  from tensor-pipe activity{} (a hardware estimate, "
         "not model FLOPs)\n",
-        format_pct(m.estimate), m.estimate_clock_corrected ? " at the SM clock" : "");
+        share_text(m.estimate, 1), m.estimate_clock_corrected ? " at the SM clock" : "");
   } else {
     out += "    estimate      n/a     (tensor-pipe activity was not measured)\n";
   }
@@ -223,9 +224,9 @@ void phases(std::string& out, const Verdict& v) {
       const bool first = i == 0;
       out += fmt::format("    {:<26} {:>7}  {:<30} {:>5} {:>5} {:>6}  {:>6} {:>8}\n",
                          first ? terminal_safe(p.name) : "",
-                         first ? format_duration(p.end - p.start) : "", state, util, sm, tensor,
-                         first && p.mfu ? format_pct(p.mfu) : "-",
-                         first && p.estimate ? format_pct(p.estimate) : "-");
+                         first ? duration_text(p.end - p.start) : "", state, util, sm, tensor,
+                         first && p.mfu ? share_text(p.mfu, 1) : "-",
+                         first && p.estimate ? share_text(p.estimate, 1) : "-");
     }
   }
 }

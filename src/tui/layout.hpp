@@ -2,7 +2,10 @@
 #pragma once
 // The screen of `gpulens top` as styled text lines, from the model, the view state
 // and the terminal's size. Pure: the same input gives the same screen, so the
-// layout is tested directly and the ncurses side only paints spans.
+// layout is tested directly and the ncurses side only paints spans. The driver
+// (layout.cpp) fills the screen from its parts: the frame (screen_frame.*: title,
+// footer, help), the GPUs (gpu_lines.*), the process table (process_table.*), each
+// built line by line (line_builder.hpp, cell_text.*, text_fit.*).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "diagnosis/state.hpp"
+#include "tui/text_fit.hpp"
 #include "tui/top_model.hpp"
 #include "tui/view_state.hpp"
 
@@ -95,20 +99,5 @@ KeyAction click(ViewState& view, const Screen& screen, int x, int y);
 
 // The screen as plain text, one line each, trailing spaces removed (for --once).
 std::string screen_text(const Screen& screen);
-
-// Columns a UTF-8 string takes (one per code point: every glyph used is narrow).
-std::size_t text_width(std::string_view s);
-// Cut to `width` columns (the last one an ellipsis when cut) and pad with spaces.
-std::string fit(std::string_view s, std::size_t width, bool utf8 = true);
-
-// Pieces, exposed for tests.
-// Word-wrapped into at most `max_lines` lines of `width` columns; the last one ends
-// in an ellipsis when text was left over.
-std::vector<std::string> wrap(std::string_view text, std::size_t width, std::size_t max_lines,
-                              bool utf8 = true);
-std::string bar(std::optional<double> pct, std::size_t width, bool utf8);
-std::string sparkline(const std::deque<std::optional<double>>& history, std::size_t width,
-                      bool utf8);
-std::string format_duration(double seconds);  // "45s", "2m10s", "3h05m"
 
 }  // namespace gpulens::tui

@@ -5,15 +5,12 @@
 
 #include <algorithm>
 
+#include "core/text_units.hpp"
 #include "verdict/state_words.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens {
 namespace {
-
-std::string pct(double share) {
-  return fmt::format("{:.0f} %", share * 100);
-}
 
 std::string gib(double mib) {
   return fmt::format("{:.1f}", mib / 1024.0);
@@ -35,7 +32,7 @@ std::string on_gpu(const Verdict& v, int gpu) {
 std::optional<HeadlineItem> death(const Verdict& v) {
   const JobOutcome& o = v.outcome;
   if (!o.died()) return std::nullopt;
-  const std::string after = format_duration(job_seconds(v));
+  const std::string after = duration_text(job_seconds(v));
   const std::string how = o.signal ? "killed by " + signal_name(*o.signal)
                                    : fmt::format("exit code {}", o.exit_code.value_or(0));
   HeadlineItem item;
@@ -83,7 +80,7 @@ std::string mix(const Verdict& v) {
     if (listed == 3 || (listed > 0 && share < 0.05)) break;
     std::optional<double> held;
     if (s.state == GpuState::IdleHoldingMemory) held = v.steady_usage.peak_mem_mib;
-    out += (listed == 0 ? "" : ", ") + state_words(s.state, held) + " " + pct(share);
+    out += (listed == 0 ? "" : ", ") + state_words(s.state, held) + " " + share_text(share);
     ++listed;
   }
   if (top >= 0.6 && top < 0.995) out = "mostly " + out;
@@ -92,12 +89,12 @@ std::string mix(const Verdict& v) {
 
 std::string imbalance_text(const Imbalance& im) {
   std::string out =
-      fmt::format("GPU {} waited on {} for {:.1f} s ({} of its steady state)", im.gpu,
+      fmt::format("GPU {} waited on {} for {} ({} of its steady state)", im.gpu,
                   im.peer ? fmt::format("GPU {}", *im.peer) : std::string("another GPU"),
-                  im.waiting_s, pct(im.share));
+                  duration_text(im.waiting_s), share_text(im.share));
   if (im.sm_active && im.peer_sm_active) {
-    out += fmt::format(": SMs busy {} against {} on GPU {}", pct(*im.sm_active),
-                       pct(*im.peer_sm_active), *im.peer);
+    out += fmt::format(": SMs busy {} against {} on GPU {}", share_text(*im.sm_active),
+                       share_text(*im.peer_sm_active), *im.peer);
   }
   return out;
 }
@@ -108,7 +105,7 @@ HeadlineItem steady_state(const Verdict& v) {
     // Nothing worked: the whole job is its idle time, no start-up to set apart.
     item.kind = "idle";
     const GpuState s = v.states.empty() ? GpuState::Idle : v.states.front().state;
-    item.text = fmt::format("No GPU work ran in {}: {}.", format_duration(v.duration_s),
+    item.text = fmt::format("No GPU work ran in {}: {}.", duration_text(v.duration_s),
                             state_words(s, v.total.peak_mem_mib));
     return item;
   }
@@ -118,20 +115,20 @@ HeadlineItem steady_state(const Verdict& v) {
   const double after = v.end.value_or(*v.steady.end) - *v.steady.end;
   std::string edges;
   if (before >= 0.5 && after >= 0.5) {
-    edges = fmt::format(", between {} of start-up and {} of tear-down", format_duration(before),
-                        format_duration(after));
+    edges = fmt::format(", between {} of start-up and {} of tear-down", duration_text(before),
+                        duration_text(after));
   } else if (before >= 0.5) {
-    edges = fmt::format(", after {} of start-up", format_duration(before));
+    edges = fmt::format(", after {} of start-up", duration_text(before));
   } else if (after >= 0.5) {
-    edges = fmt::format(", before {} of tear-down", format_duration(after));
+    edges = fmt::format(", before {} of tear-down", duration_text(after));
   }
-  item.text = fmt::format("Steady state, {} of {}{}: {}", format_duration(steady_s),
-                          format_duration(v.duration_s), edges, mix(v));
+  item.text = fmt::format("Steady state, {} of {}{}: {}", duration_text(steady_s),
+                          duration_text(v.duration_s), edges, mix(v));
   const auto sm = v.steady_usage.sm.ratio();
   const auto tensor = v.steady_usage.tensor.ratio();
   if (sm) {
-    item.text += fmt::format(" (SMs busy {}{})", pct(*sm),
-                             tensor ? ", tensor pipes " + pct(*tensor) : std::string());
+    item.text += fmt::format(" (SMs busy {}{})", share_text(*sm),
+                             tensor ? ", tensor pipes " + share_text(*tensor) : std::string());
   }
   const double steady = 1.0 - v.edges_share;
   const bool healthy = !v.states.empty() && v.states.front().state == GpuState::ComputeBound &&
@@ -163,7 +160,7 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
     const double until = a.resolved_at.value_or(v.end.value_or(a.fired_at));
     out.push_back({"hang",
                    fmt::format("Hang from {} for {}: {}", at(v, a.since),
-                               format_duration(std::max(0.0, until - a.since)), a.message),
+                               duration_text(std::max(0.0, until - a.since)), a.message),
                    a.gpu});
   }
   for (const auto& a : v.alerts) {
@@ -180,13 +177,13 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
     const double after = v.end.value_or(*v.steady.end) - *v.steady.end;
     std::string parts;
     if (v.startup_share >= 0.005) {
-      parts = fmt::format("Start-up ({}, {} of the GPU time)", format_duration(before),
-                          pct(v.startup_share));
+      parts = fmt::format("Start-up ({}, {} of the GPU time)", duration_text(before),
+                          share_text(v.startup_share));
     }
     if (v.teardown_share >= 0.005) {
       parts +=
           fmt::format("{} ({}, {} of the GPU time)", parts.empty() ? "Tear-down" : " and tear-down",
-                      format_duration(after), pct(v.teardown_share));
+                      duration_text(after), share_text(v.teardown_share));
     }
     out.push_back({"edges",
                    parts + " ran no sustained GPU work: reported apart, not counted as waste.",

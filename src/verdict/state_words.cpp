@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/text_units.hpp"
+
 namespace gpulens {
 
 std::string state_words(GpuState state) {
@@ -38,7 +40,7 @@ std::string state_words(GpuState state) {
 
 std::string state_words(GpuState state, std::optional<double> held_mib) {
   if (state == GpuState::IdleHoldingMemory && held_mib && *held_mib > 0) {
-    return fmt::format("idle while holding {:.1f} GiB", *held_mib / 1024.0);
+    return "idle while holding " + gib_text(*held_mib);
   }
   return state_words(state);
 }

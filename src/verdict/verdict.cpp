@@ -382,14 +382,4 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   return v;
 }
 
-std::string format_duration(double seconds) {
-  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
-  const auto total = static_cast<long>(std::lround(seconds));
-  const long h = total / 3600;
-  const long m = total % 3600 / 60;
-  const long s = total % 60;
-  if (h > 0) return fmt::format("{}h {:02}m {:02}s", h, m, s);
-  return fmt::format("{}m {:02}s", m, s);
-}
-
 }  // namespace gpulens

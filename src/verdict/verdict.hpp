@@ -131,7 +131,4 @@ struct Verdict {
 
 Verdict build_verdict(const Trace& trace, const VerdictOptions& options);
 
-// Seconds as "1h 02m 03s", "4m 05s" or "12.3 s".
-std::string format_duration(double seconds);
-
 }  // namespace gpulens

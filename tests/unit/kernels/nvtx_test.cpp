@@ -173,7 +173,7 @@ TEST(KernelsNvtx, AStarvedJobsDataRangeHoldsTheGpusIdleTime) {
 
   const std::string text = kernels_to_text(*v);
   EXPECT_NE(text.find("NVTX ranges"), std::string::npos) << text;
-  EXPECT_NE(text.find("       10    2.50 s 250.00 ms     0.0%      2.50 s       100.0%  data"),
+  EXPECT_NE(text.find("       10    2.50 s 250.00 ms    0.0 %      2.50 s      100.0 %  data"),
             std::string::npos)
       << text;
   const auto j = kernels_to_json(*v);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pure side of `gpulens top`: layout at several sizes, bars, sparklines, and
-// the key handling (sort, filter, selection, signal confirmation).
+// The pure side of `gpulens top`: layout at several sizes and the key handling (sort, filter,
+// selection, signal confirmation).
 #include "tui/layout.hpp"
 
 #include <gtest/gtest.h>
@@ -70,31 +70,6 @@ std::size_t widest(const Screen& s) {
 
 bool contains(const Screen& s, const std::string& text) {
   return screen_text(s).find(text) != std::string::npos;
-}
-
-TEST(TuiText, FitCutsWithEllipsisAndPads) {
-  EXPECT_EQ(fit("abc", 5), "abc  ");
-  EXPECT_EQ(fit("abcdef", 4), "abc\u2026");
-  EXPECT_EQ(fit("abcdef", 4, false), "abc~");
-  EXPECT_EQ(text_width("\u2588\u2588a"), 3u);
-}
-
-TEST(TuiText, BarShowsAnyActivityAndScales) {
-  EXPECT_EQ(bar(0, 4, false), "    ");
-  EXPECT_EQ(bar(0.8, 10, false), "#         ");  // 1 SM of 132 is not invisible
-  EXPECT_EQ(bar(100, 4, false), "####");
-  EXPECT_EQ(bar(50, 4, true), "\u2588\u2588  ");
-  EXPECT_EQ(text_width(bar(33, 10, true)), 10u);
-  EXPECT_EQ(bar(std::nullopt, 3, false), "   ");
-}
-
-TEST(TuiText, SparklineIsRightAlignedAndMarksGaps) {
-  std::deque<std::optional<double>> h = {0.0, std::nullopt, 100.0};
-  EXPECT_EQ(sparkline(h, 5, false), "  _ #");
-  EXPECT_EQ(text_width(sparkline(h, 2, true)), 2u);  // only the newest that fit
-  EXPECT_EQ(format_duration(45), "45s");
-  EXPECT_EQ(format_duration(130), "2m10s");
-  EXPECT_EQ(format_duration(3 * 3600 + 300), "3h05m");
 }
 
 TEST(TuiLayout, EveryLineFitsAndTheScreenIsFilled) {
@@ -318,19 +293,6 @@ TEST(TuiLayout, LineTextRefusesControlsInSpansBuiltElsewhere) {
   Line line;
   line.spans.push_back({"a\x1b[2Jb", Style::Normal});
   EXPECT_EQ(line.text(), "a\xef\xbf\xbd[2Jb");
-}
-
-}  // namespace
-}  // namespace gpulens::tui
-
-namespace gpulens::tui {
-namespace {
-
-TEST(TuiText, WrapBreaksAtSpacesAndMarksACut) {
-  EXPECT_EQ(wrap("the SMs are busy", 10, 3), (std::vector<std::string>{"the SMs", "are busy"}));
-  EXPECT_EQ(wrap("one two three four", 9, 1), (std::vector<std::string>{"one two \u2026"}));
-  EXPECT_EQ(wrap("a", 5, 2), (std::vector<std::string>{"a"}));
-  EXPECT_EQ(wrap("abcdefghij", 4, 2), (std::vector<std::string>{"abc\u2026"}));
 }
 
 }  // namespace
