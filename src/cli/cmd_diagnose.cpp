@@ -9,7 +9,7 @@
 #include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
 #include "diagnosis/config.hpp"
-#include "diagnosis/timeline.hpp"
+#include "render/timeline_output.hpp"
 
 namespace gpulens::cli {
 namespace {

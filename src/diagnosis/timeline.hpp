@@ -114,12 +114,10 @@ class ReportBuilder {
 DiagnosisReport diagnose_trace(const Trace& trace, const DiagnosisConfig& config,
                                std::vector<std::vector<int>> job_groups = {});
 
-// A trace's samples and marks as ticks, the way a replay source delivers them:
-// marks up to a sample's time go with it, samples sharing a time form one tick.
+// A trace's samples and marks as ticks, grouped as a replay source groups them
+// (core/tick_grouper.hpp).
 std::vector<Tick> ticks_from_trace(const Trace& trace);
 
-// The stable JSON form (docs/diagnosis.md) and a readable text form.
-nlohmann::ordered_json report_to_json(const DiagnosisReport& report);
-std::string report_to_text(const DiagnosisReport& report);
+// Its printed forms are render's: render/timeline_output.hpp.
 
 }  // namespace gpulens

@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pieces of the report that need no builder state: state shares, and a trace
 // turned into the ticks a replay source would deliver.
-#include <cmath>
-
+#include "core/tick_grouper.hpp"
 #include "diagnosis/timeline.hpp"
 
 namespace gpulens {
-namespace {
-
-constexpr double kSameTick = 1e-6;  // samples this close belong to one tick
-
-}  // namespace
-
 double StateShares::total() const {
   double t = 0;
   for (double s : seconds) t += s;
@@ -32,26 +25,22 @@ GpuState StateShares::majority() const {
 }
 
 std::vector<Tick> ticks_from_trace(const Trace& trace) {
+  // The reader keeps samples and marks apart; in time order (a mark before the
+  // samples of its time, as the recorder writes them) they are the file's order.
   std::vector<Tick> ticks;
+  TickGrouper grouper;
+  const auto keep = [&](std::optional<Tick> tick) {
+    if (tick) ticks.push_back(std::move(*tick));
+  };
   std::size_t m = 0;
-  const auto& samples = trace.samples;
-  for (std::size_t i = 0; i < samples.size();) {
-    Tick tick;
-    tick.t = samples[i].t;
-    while (m < trace.marks.size() && trace.marks[m].t <= tick.t + kSameTick) {
-      tick.marks.push_back(trace.marks[m++]);
+  for (const auto& sample : trace.samples) {
+    while (m < trace.marks.size() && trace.marks[m].t <= sample.t + kSameTickSeconds) {
+      keep(grouper.add(trace.marks[m++]));
     }
-    while (i < samples.size() && std::abs(samples[i].t - tick.t) <= kSameTick) {
-      tick.samples.push_back(samples[i++]);
-    }
-    ticks.push_back(std::move(tick));
+    keep(grouper.add(sample));
   }
-  if (m < trace.marks.size()) {
-    Tick tail;
-    tail.marks.assign(trace.marks.begin() + static_cast<std::ptrdiff_t>(m), trace.marks.end());
-    tail.t = tail.marks.back().t;
-    ticks.push_back(std::move(tail));
-  }
+  while (m < trace.marks.size()) keep(grouper.add(trace.marks[m++]));
+  keep(grouper.finish());
   return ticks;
 }
 

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/json_number.hpp"
-#include "diagnosis/timeline.hpp"
+#include "render/timeline_output.hpp"
 
 namespace gpulens {
 namespace {

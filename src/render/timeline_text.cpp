@@ -4,7 +4,7 @@
 
 #include "core/text_safety.hpp"
 #include "core/text_units.hpp"
-#include "diagnosis/timeline.hpp"
+#include "render/timeline_output.hpp"
 
 namespace gpulens {
 namespace {

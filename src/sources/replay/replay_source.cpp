@@ -2,20 +2,8 @@
 #include "sources/replay/replay_source.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace gpulens {
-namespace {
-
-// Samples within this many seconds of each other belong to the same tick.
-constexpr double kSameTick = 1e-6;
-
-double event_time(const TraceEvent& e) {
-  return std::visit([](const auto& v) { return v.t; }, e);
-}
-
-}  // namespace
-
 ReplaySource::ReplaySource(TraceReader reader, double speed, std::vector<int> gpus)
     : reader_(std::move(reader)), header_(reader_.header()), speed_(speed), gpus_(std::move(gpus)) {
   if (!gpus_.empty()) {
@@ -60,41 +48,21 @@ void ReplaySource::stop() {
 }
 
 Result<std::optional<Tick>> ReplaySource::next() {
-  Tick tick;
-  bool have_sample = false;
-  // Gather marks up to and including the next sample time, then every sample
-  // that shares that time.
-  while (true) {
-    if (!pending_ && !exhausted_) {
-      auto event = reader_.next();
-      if (!event) return event.error();
-      if (event->has_value()) {
-        pending_ = std::move(**event);
-      } else {
-        exhausted_ = true;
-      }
+  std::optional<Tick> tick;
+  while (!tick && !finished_) {
+    auto event = reader_.next();
+    if (!event) return event.error();
+    if (!event->has_value()) {
+      finished_ = true;
+      tick = grouper_.finish();
+      break;
     }
-    if (!pending_) break;
-    const double t = event_time(*pending_);
-    if (auto* mark = std::get_if<Mark>(&*pending_)) {
-      if (have_sample && t > tick.t + kSameTick) break;
-      tick.marks.push_back(std::move(*mark));
-      pending_.reset();
-      continue;
-    }
-    auto& sample = std::get<Sample>(*pending_);
-    if (have_sample && std::fabs(t - tick.t) > kSameTick) break;
-    if (!have_sample) {
-      have_sample = true;
-      tick.t = t;
-    }
-    if (wanted(sample.gpu)) tick.samples.push_back(std::move(sample));
-    pending_.reset();
+    tick = std::visit([&](auto&& e) { return grouper_.add(std::move(e)); }, std::move(**event));
   }
-  if (!have_sample && tick.marks.empty()) return std::optional<Tick>{};
-  if (!have_sample) tick.t = tick.marks.back().t;
-  if (!wait_until_due(tick.t)) return std::optional<Tick>{};
-  return std::optional<Tick>{std::move(tick)};
+  if (!tick) return std::optional<Tick>{};
+  std::erase_if(tick->samples, [&](const Sample& s) { return !wanted(s.gpu); });
+  if (!wait_until_due(tick->t)) return std::optional<Tick>{};
+  return tick;
 }
 
 }  // namespace gpulens

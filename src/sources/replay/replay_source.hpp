@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "core/tick_grouper.hpp"
 #include "core/trace_reader.hpp"
 #include "sources/tick_source.hpp"
 
@@ -32,8 +33,8 @@ class ReplaySource final : public TickSource {
   TraceHeader header_;
   double speed_;
   std::vector<int> gpus_;
-  std::optional<TraceEvent> pending_;
-  bool exhausted_ = false;
+  TickGrouper grouper_;
+  bool finished_ = false;  // the reader reached the end
   std::optional<double> first_t_;
   std::chrono::steady_clock::time_point wall_start_;
   std::mutex mutex_;

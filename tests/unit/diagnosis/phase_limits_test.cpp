@@ -9,7 +9,7 @@
 
 #include "core/phase.hpp"
 #include "core/trace_reader.hpp"
-#include "diagnosis/timeline.hpp"
+#include "render/timeline_output.hpp"
 
 namespace gpulens {
 namespace {

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The report: JSON schema (docs/diagnosis.md), text form, ticks from a trace,
 // and `gpulens diagnose` end to end on a recording.
-#include "diagnosis/timeline.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <memory>
 
 #include "core/trace_reader.hpp"
+#include "render/timeline_output.hpp"
 
 namespace gpulens {
 namespace {
