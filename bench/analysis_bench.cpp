@@ -30,7 +30,7 @@ const Recording& recording(const std::string& name) {
       read_trace(std::string(GPULENS_SOURCE_DIR) + "/" + name, TraceReadOptions{.lenient = true});
   if (trace) {
     r.header = trace->header;
-    r.ticks = ticks_from_trace(*trace);
+    r.ticks = diagnosis::ticks_from_trace(*trace);
     r.samples = trace->samples.size();
   }
   return cache.emplace(name, std::move(r)).first->second;
@@ -46,7 +46,7 @@ void BM_EngineOnTick(benchmark::State& state, const std::string& name) {
     return;
   }
   for (auto _ : state) {
-    DiagnosisEngine engine(r.header, DiagnosisConfig::defaults());
+    diagnosis::DiagnosisEngine engine(r.header, diagnosis::DiagnosisConfig::defaults());
     for (const auto& tick : r.ticks) engine.on_tick(tick);
     benchmark::DoNotOptimize(engine.status(0).state.state);
   }
@@ -65,7 +65,7 @@ BENCHMARK_CAPTURE(BM_EngineOnTick, multi_h200_2gpu,
 void BM_ReportBuilder(benchmark::State& state) {
   const Recording& r = recording("tests/fixtures/traces/training-h100.trace.jsonl");
   for (auto _ : state) {
-    ReportBuilder builder(r.header, DiagnosisConfig::defaults());
+    diagnosis::ReportBuilder builder(r.header, diagnosis::DiagnosisConfig::defaults());
     for (const auto& tick : r.ticks) builder.add(tick);
     benchmark::DoNotOptimize(builder.finish().phases.size());
   }
@@ -82,8 +82,8 @@ void BM_ClassifyState(benchmark::State& state) {
   d.sm_count = 132;
   d.pcie_gen = 5;
   d.pcie_width = 16;
-  const auto hw = hardware_limits(d);
-  SampleWindow w(WindowSettings{}, hw);
+  const auto hw = diagnosis::hardware_limits(d);
+  diagnosis::SampleWindow w(diagnosis::WindowSettings{}, hw);
   for (int i = 0; i < 50; ++i) {
     Sample s;
     s.t = 0.1 * i;
@@ -92,16 +92,17 @@ void BM_ClassifyState(benchmark::State& state) {
     s.values.set(Metric::DramActive, 0.001);
     w.push(s);
   }
-  const Thresholds th;
-  const std::vector<PeerActivity> peers;
-  for (auto _ : state) benchmark::DoNotOptimize(classify_state(w.stats(), hw, th, peers, 5.0));
+  const diagnosis::Thresholds th;
+  const std::vector<diagnosis::PeerActivity> peers;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(diagnosis::classify_state(w.stats(), hw, th, peers, 5.0));
 }
 BENCHMARK(BM_ClassifyState);
 
 void BM_EfficiencyScore(benchmark::State& state) {
   double util = 97.0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(efficiency_score(util, 17.0));
+    benchmark::DoNotOptimize(diagnosis::efficiency_score(util, 17.0));
     util = util > 99 ? 50 : util + 0.5;
   }
 }

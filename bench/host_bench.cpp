@@ -12,9 +12,9 @@ namespace {
 
 // Arg 0: the CPU figure only (what the sampler reads each tick); 1: with memory.
 void BM_HostReading(benchmark::State& state) {
-  const HostReadings what =
-      state.range(0) == 0 ? HostReadings::CpuOnly : HostReadings::CpuAndMemory;
-  HostCollector host;
+  const sources::HostReadings what =
+      state.range(0) == 0 ? sources::HostReadings::CpuOnly : sources::HostReadings::CpuAndMemory;
+  sources::HostCollector host;
   for (auto _ : state) {
     auto snapshot = host.sample(what);
     benchmark::DoNotOptimize(snapshot);

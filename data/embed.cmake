@@ -9,7 +9,7 @@
 cmake_minimum_required(VERSION 3.20)
 
 set(files gpu_peaks.json prices.json)
-set(cpp "// clang-format off\n// Generated at build time by data/embed.cmake from data/; do not edit.\n#include \"verdict/data_files.hpp\"\n\nnamespace gpulens {\nnamespace {\n\n")
+set(cpp "// clang-format off\n// Generated at build time by data/embed.cmake from data/; do not edit.\n#include \"verdict/data_files.hpp\"\n\nnamespace gpulens::verdict {\nnamespace {\n\n")
 set(table "")
 set(i 0)
 foreach(name ${files})
@@ -21,6 +21,6 @@ foreach(name ${files})
   string(APPEND table "  if (name == \"${name}\") return view(kFile${i}, sizeof kFile${i});\n")
   math(EXPR i "${i} + 1")
 endforeach()
-string(APPEND cpp "std::string_view view(const unsigned char* data, std::size_t size) {\n  return {reinterpret_cast<const char*>(data), size};\n}\n\n}  // namespace\n\nstd::optional<std::string_view> builtin_data_file(std::string_view name) {\n${table}  return std::nullopt;\n}\n\n}  // namespace gpulens\n")
+string(APPEND cpp "std::string_view view(const unsigned char* data, std::size_t size) {\n  return {reinterpret_cast<const char*>(data), size};\n}\n\n}  // namespace\n\nstd::optional<std::string_view> builtin_data_file(std::string_view name) {\n${table}  return std::nullopt;\n}\n\n}  // namespace gpulens::verdict\n")
 # Written only when it changed, so unchanged tables compile nothing.
 file(CONFIGURE OUTPUT "${OUT}" CONTENT "${cpp}" @ONLY)

@@ -41,7 +41,7 @@ struct Args {
   int call_cost_reps = 0;
   int count = 5;
   double interval_s = 1.0;
-  NvmlOptions nvml;
+  sources::NvmlOptions nvml;
 };
 
 int usage(const char* why) {
@@ -90,10 +90,10 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void print_events(GpuCollector& collector) {
+void print_events(sources::GpuCollector& collector) {
   for (const auto& e : collector.poll_events()) {
     const nlohmann::json j = {{"t", e.t},
-                              {"event", e.kind == DeviceEvent::Kind::Xid ? "xid" : "lost"},
+                              {"event", e.kind == sources::DeviceEvent::Kind::Xid ? "xid" : "lost"},
                               {"gpu", e.gpu},
                               {"xid", e.xid},
                               {"detail", e.detail}};
@@ -120,7 +120,7 @@ std::pair<double, double> thread_user_sys_s() {
 
 template <typename Call>
 void time_call(const char* name, int reps, Call&& call) {
-  nvml::Return last = nvml::Return::Success;
+  sources::nvml::Return last = sources::nvml::Return::Success;
   const double cpu0 = thread_cpu_s();
   const auto [user0, sys0] = thread_user_sys_s();
   const auto wall0 = std::chrono::steady_clock::now();
@@ -133,7 +133,7 @@ void time_call(const char* name, int reps, Call&& call) {
                             {"user_us", (user1 - user0) * 1e6 / reps},
                             {"sys_us", (sys1 - sys0) * 1e6 / reps},
                             {"wall_us", wall * 1e6 / reps},
-                            {"ret", nvml_error_name(last)}};
+                            {"ret", sources::nvml_error_name(last)}};
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -146,13 +146,13 @@ void time_file_reads(int reps) {
     std::size_t bytes = 0;
     time_call(path, reps, [&] {
       const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return nvml::Return::NotFound;
+      if (fd < 0) return sources::nvml::Return::NotFound;
       bytes = 0;
       for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) {
         bytes += static_cast<std::size_t>(n);
       }
       ::close(fd);
-      return nvml::Return::Success;
+      return sources::nvml::Return::Success;
     });
     std::printf("{\"file\": \"%s\", \"bytes\": %zu}\n", path, bytes);
   }
@@ -160,15 +160,15 @@ void time_file_reads(int reps) {
 
 int call_costs(int reps) {
   time_file_reads(reps);
-  auto loaded = load_nvml_library();
+  auto loaded = sources::load_nvml_library();
   if (!loaded) {
     std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
     return 1;
   }
-  const NvmlApi& api = *loaded;
-  nvml::Device dev = nullptr;
-  if (api.init_v2() != nvml::Return::Success ||
-      api.deviceGetHandleByIndex_v2(0, &dev) != nvml::Return::Success) {
+  const sources::NvmlApi& api = *loaded;
+  sources::nvml::Device dev = nullptr;
+  if (api.init_v2() != sources::nvml::Return::Success ||
+      api.deviceGetHandleByIndex_v2(0, &dev) != sources::nvml::Return::Success) {
     std::fprintf(stderr, "gpulens_nvml_probe: cannot open GPU 0\n");
     return 1;
   }
@@ -176,36 +176,36 @@ int call_costs(int reps) {
   unsigned long long ull = 0;
   int i = 0;
   time_call("nvmlDeviceGetUtilizationRates", reps, [&] {
-    nvml::Utilization x{};
+    sources::nvml::Utilization x{};
     return api.deviceGetUtilizationRates(dev, &x);
   });
   time_call("nvmlDeviceGetMemoryInfo_v2", reps, [&] {
-    nvml::Memory_v2 m{};
-    m.version = nvml::kMemoryV2Version;
+    sources::nvml::Memory_v2 m{};
+    m.version = sources::nvml::kMemoryV2Version;
     return api.deviceGetMemoryInfo_v2(dev, &m);
   });
   time_call("nvmlDeviceGetPowerUsage", reps, [&] { return api.deviceGetPowerUsage(dev, &u); });
   time_call("nvmlDeviceGetTemperature", reps,
-            [&] { return api.deviceGetTemperature(dev, nvml::kTemperatureGpu, &u); });
+            [&] { return api.deviceGetTemperature(dev, sources::nvml::kTemperatureGpu, &u); });
   time_call("nvmlDeviceGetFieldValues(MEMORY_TEMP)", reps, [&] {
-    nvml::FieldValue f{};
-    f.fieldId = nvml::kFieldMemoryTemp;
-    const nvml::Return r = api.deviceGetFieldValues(dev, 1, &f);
-    return r == nvml::Return::Success ? f.nvmlReturn : r;
+    sources::nvml::FieldValue f{};
+    f.fieldId = sources::nvml::kFieldMemoryTemp;
+    const sources::nvml::Return r = api.deviceGetFieldValues(dev, 1, &f);
+    return r == sources::nvml::Return::Success ? f.nvmlReturn : r;
   });
   time_call("nvmlDeviceGetClockInfo(SM)", reps,
-            [&] { return api.deviceGetClockInfo(dev, nvml::kClockSm, &u); });
+            [&] { return api.deviceGetClockInfo(dev, sources::nvml::kClockSm, &u); });
   time_call("nvmlDeviceGetCurrentClocksEventReasons", reps,
             [&] { return api.deviceGetCurrentClocksEventReasons(dev, &ull); });
   time_call("nvmlDeviceGetPerformanceState", reps,
             [&] { return api.deviceGetPerformanceState(dev, &i); });
   time_call("nvmlDeviceGetTotalEccErrors", reps, [&] {
-    return api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile,
-                                       &ull);
+    return api.deviceGetTotalEccErrors(dev, sources::nvml::kMemoryErrorCorrected,
+                                       sources::nvml::kEccCounterVolatile, &ull);
   });
   time_call("nvmlDeviceGetTotalEnergyConsumption", std::min(reps, 5),
             [&] { return api.deviceGetTotalEnergyConsumption(dev, &ull); });
-  std::vector<nvml::ProcessInfo_v3> procs(256);
+  std::vector<sources::nvml::ProcessInfo_v3> procs(256);
   time_call("nvmlDeviceGetComputeRunningProcesses_v3", reps, [&] {
     auto n = static_cast<unsigned>(procs.size());
     return api.deviceGetComputeRunningProcesses_v3(dev, &n, procs.data());
@@ -214,36 +214,36 @@ int call_costs(int reps) {
     auto n = static_cast<unsigned>(procs.size());
     return api.deviceGetGraphicsRunningProcesses_v3(dev, &n, procs.data());
   });
-  std::vector<nvml::ProcessUtilizationSample> util(1024);
+  std::vector<sources::nvml::ProcessUtilizationSample> util(1024);
   const auto since = static_cast<unsigned long long>((unix_now() - 1.0) * 1e6);
   time_call("nvmlDeviceGetProcessUtilization(last 1 s)", reps, [&] {
     auto n = static_cast<unsigned>(util.size());
     return api.deviceGetProcessUtilization(dev, util.data(), &n, since);
   });
-  nvml::EventSet events = nullptr;
-  if (api.has_events() && api.eventSetCreate(&events) == nvml::Return::Success) {
-    api.deviceRegisterEvents(dev, nvml::kEventTypeXidCriticalError, events);
+  sources::nvml::EventSet events = nullptr;
+  if (api.has_events() && api.eventSetCreate(&events) == sources::nvml::Return::Success) {
+    api.deviceRegisterEvents(dev, sources::nvml::kEventTypeXidCriticalError, events);
     time_call("nvmlEventSetWait_v2(timeout 0)", reps, [&] {
-      nvml::EventData data{};
-      const nvml::Return r = api.eventSetWait_v2(events, &data, 0);
-      return r == nvml::Return::Timeout ? nvml::Return::Success : r;
+      sources::nvml::EventData data{};
+      const sources::nvml::Return r = api.eventSetWait_v2(events, &data, 0);
+      return r == sources::nvml::Return::Timeout ? sources::nvml::Return::Success : r;
     });
     api.eventSetFree(events);
   }
   if (api.has_gpm()) {
-    nvml::GpmSample a = nullptr;
-    nvml::GpmSample b = nullptr;
+    sources::nvml::GpmSample a = nullptr;
+    sources::nvml::GpmSample b = nullptr;
     api.gpmSampleAlloc(&a);
     api.gpmSampleAlloc(&b);
     api.gpmSampleGet(dev, a);
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     time_call("nvmlGpmSampleGet", reps, [&] { return api.gpmSampleGet(dev, b); });
-    auto request = std::make_unique<nvml::GpmMetricsGet>();
+    auto request = std::make_unique<sources::nvml::GpmMetricsGet>();
     for (unsigned ids : {1U, 15U}) {
       const unsigned all[] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61};
       const std::string name = "nvmlGpmMetricsGet(" + std::to_string(ids) + " metrics)";
       time_call(name.c_str(), reps, [&] {
-        request->version = nvml::kGpmMetricsGetVersion;
+        request->version = sources::nvml::kGpmMetricsGetVersion;
         request->numMetrics = ids;
         request->sample1 = a;
         request->sample2 = b;
@@ -259,7 +259,7 @@ int call_costs(int reps) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       const double cpu0 = thread_cpu_s();
       api.gpmSampleGet(dev, b);
-      request->version = nvml::kGpmMetricsGetVersion;
+      request->version = sources::nvml::kGpmMetricsGetVersion;
       request->numMetrics = 15;
       request->sample1 = a;
       request->sample2 = b;
@@ -333,17 +333,17 @@ void print_largest_mappings() {
 
 int memory_steps() {
   print_memory("start");
-  auto loaded = load_nvml_library();
+  auto loaded = sources::load_nvml_library();
   if (!loaded) {
     std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
     return 1;
   }
-  const NvmlApi& api = *loaded;
+  const sources::NvmlApi& api = *loaded;
   print_memory("dlopen libnvidia-ml");
-  nvml::Device dev = nullptr;
-  if (api.init_v2() != nvml::Return::Success) return 1;
+  sources::nvml::Device dev = nullptr;
+  if (api.init_v2() != sources::nvml::Return::Success) return 1;
   print_memory("nvmlInit_v2");
-  if (api.deviceGetHandleByIndex_v2(0, &dev) != nvml::Return::Success) return 1;
+  if (api.deviceGetHandleByIndex_v2(0, &dev) != sources::nvml::Return::Success) return 1;
   print_memory("nvmlDeviceGetHandleByIndex_v2");
   char text[256];
   unsigned u = 0;
@@ -352,59 +352,60 @@ int memory_steps() {
   int i2 = 0;
   api.deviceGetName(dev, text, sizeof text);
   api.deviceGetUUID(dev, text, sizeof text);
-  nvml::PciInfo pci{};
+  sources::nvml::PciInfo pci{};
   api.deviceGetPciInfo_v3(dev, &pci);
   api.deviceGetArchitecture(dev, &u);
   print_memory("name, UUID, PCI, architecture");
   api.deviceGetCudaComputeCapability(dev, &i, &i2);
   print_memory("nvmlDeviceGetCudaComputeCapability");
-  nvml::DeviceAttributes attributes{};
+  sources::nvml::DeviceAttributes attributes{};
   api.deviceGetAttributes_v2(dev, &attributes);
   print_memory("nvmlDeviceGetAttributes_v2");
   api.deviceGetNumGpuCores(dev, &u);
   api.deviceGetEnforcedPowerLimit(dev, &u);
-  api.deviceGetMaxClockInfo(dev, nvml::kClockSm, &u);
+  api.deviceGetMaxClockInfo(dev, sources::nvml::kClockSm, &u);
   api.deviceGetMaxPcieLinkGeneration(dev, &u);
   api.deviceGetMaxPcieLinkWidth(dev, &u);
   api.deviceGetMigMode(dev, &u, &u2);
   api.deviceGetNvLinkState(dev, 0, &i);
   api.deviceGetEccMode(dev, &i, &i2);
   print_memory("cores, power limit, clocks, PCIe, MIG, NVLink, ECC mode");
-  nvml::GpmSupport support{};
-  support.version = nvml::kGpmSupportVersion;
+  sources::nvml::GpmSupport support{};
+  support.version = sources::nvml::kGpmSupportVersion;
   if (api.has_gpm()) api.gpmQueryDeviceSupport(dev, &support);
   print_memory("nvmlGpmQueryDeviceSupport");
-  nvml::EventSet events = nullptr;
-  if (api.has_events() && api.eventSetCreate(&events) == nvml::Return::Success) {
-    api.deviceRegisterEvents(dev, nvml::kEventTypeXidCriticalError, events);
+  sources::nvml::EventSet events = nullptr;
+  if (api.has_events() && api.eventSetCreate(&events) == sources::nvml::Return::Success) {
+    api.deviceRegisterEvents(dev, sources::nvml::kEventTypeXidCriticalError, events);
   }
   print_memory("event set, XID registration");
-  nvml::Utilization util{};
-  nvml::Memory_v2 memory{};
-  memory.version = nvml::kMemoryV2Version;
+  sources::nvml::Utilization util{};
+  sources::nvml::Memory_v2 memory{};
+  memory.version = sources::nvml::kMemoryV2Version;
   unsigned long long ull = 0;
   api.deviceGetUtilizationRates(dev, &util);
   api.deviceGetMemoryInfo_v2(dev, &memory);
   api.deviceGetPowerUsage(dev, &u);
-  api.deviceGetTemperature(dev, nvml::kTemperatureGpu, &u);
-  api.deviceGetClockInfo(dev, nvml::kClockSm, &u);
+  api.deviceGetTemperature(dev, sources::nvml::kTemperatureGpu, &u);
+  api.deviceGetClockInfo(dev, sources::nvml::kClockSm, &u);
   api.deviceGetCurrentClocksEventReasons(dev, &ull);
   api.deviceGetPerformanceState(dev, &i);
-  api.deviceGetTotalEccErrors(dev, nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile, &ull);
+  api.deviceGetTotalEccErrors(dev, sources::nvml::kMemoryErrorCorrected,
+                              sources::nvml::kEccCounterVolatile, &ull);
   print_memory("per-tick classic reads");
   api.deviceGetTotalEnergyConsumption(dev, &ull);
   print_memory("nvmlDeviceGetTotalEnergyConsumption");
-  std::vector<nvml::ProcessInfo_v3> procs(64);
+  std::vector<sources::nvml::ProcessInfo_v3> procs(64);
   auto n = static_cast<unsigned>(procs.size());
   api.deviceGetComputeRunningProcesses_v3(dev, &n, procs.data());
   print_memory("nvmlDeviceGetComputeRunningProcesses_v3");
-  std::vector<nvml::ProcessUtilizationSample> shares(256);
+  std::vector<sources::nvml::ProcessUtilizationSample> shares(256);
   n = static_cast<unsigned>(shares.size());
   api.deviceGetProcessUtilization(dev, shares.data(), &n, 0);
   print_memory("nvmlDeviceGetProcessUtilization");
   if (api.has_gpm()) {
-    nvml::GpmSample a = nullptr;
-    nvml::GpmSample b = nullptr;
+    sources::nvml::GpmSample a = nullptr;
+    sources::nvml::GpmSample b = nullptr;
     api.gpmSampleAlloc(&a);
     api.gpmSampleAlloc(&b);
     print_memory("nvmlGpmSampleAlloc x2");
@@ -412,8 +413,8 @@ int memory_steps() {
     print_memory("nvmlGpmSampleGet");
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     api.gpmSampleGet(dev, b);
-    auto request = std::make_unique<nvml::GpmMetricsGet>();
-    request->version = nvml::kGpmMetricsGetVersion;
+    auto request = std::make_unique<sources::nvml::GpmMetricsGet>();
+    request->version = sources::nvml::kGpmMetricsGetVersion;
     request->numMetrics = 1;
     request->sample1 = a;
     request->sample2 = b;
@@ -439,14 +440,14 @@ int main(int argc, char** argv) {
   if (args.memory_steps) return memory_steps();
 
   const auto opened_at = std::chrono::steady_clock::now();
-  auto opened = open_nvml_collector(args.nvml);
+  auto opened = sources::open_nvml_collector(args.nvml);
   if (!opened) {
     std::fprintf(stderr, "gpulens_nvml_probe: %s\n", opened.error().message.c_str());
     return 1;
   }
   const double open_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_at).count();
-  GpuCollector& collector = **opened;
+  sources::GpuCollector& collector = **opened;
 
   TraceHeader header;
   header.driver = collector.driver_version();
@@ -456,7 +457,7 @@ int main(int argc, char** argv) {
 
   const std::size_t n = collector.devices().size();
   std::vector<Sample> samples(n);
-  std::vector<CollectCost> costs(n);
+  std::vector<sources::CollectCost> costs(n);
   std::string line;
   auto next = std::chrono::steady_clock::now();
   for (int tick = 0; tick < args.count; ++tick) {
@@ -483,7 +484,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  CollectCost total;
+  sources::CollectCost total;
   for (const auto& c : costs) total += c;
   const double per = args.count > 0 && n > 0 ? 1000.0 / (args.count * static_cast<double>(n)) : 0;
   rusage usage_now{};

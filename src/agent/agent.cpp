@@ -7,14 +7,15 @@
 
 namespace gpulens::agent {
 
-Agent::Agent(std::unique_ptr<TickSource> source, AgentOptions options, store::StoreWriter* writer)
+Agent::Agent(std::unique_ptr<sources::TickSource> source, AgentOptions options,
+             store::StoreWriter* writer)
     : source_(std::move(source)),
       options_(std::move(options)),
       writer_(writer),
       engine_(source_->header(), options_.diagnosis),
       builder_(source_->header(), options_.hostname, options_.keep_cmdline) {
   if (!options_.kube_log_dir.empty()) {
-    kube_ = std::make_unique<KubePodResolver>(options_.kube_log_dir);
+    kube_ = std::make_unique<sources::KubePodResolver>(options_.kube_log_dir);
     builder_.use_kube(kube_.get());
   }
   health_.live = source_->live();
@@ -47,7 +48,7 @@ SnapshotPtr Agent::snapshot() const {
   return snapshot_;
 }
 
-void Agent::reload(DiagnosisConfig config) {
+void Agent::reload(diagnosis::DiagnosisConfig config) {
   std::lock_guard lock(mutex_);
   pending_config_ = std::move(config);
 }
@@ -70,30 +71,31 @@ void Agent::loop() {
       if (health_.ended) log_info("replay finished; the last values stay served (Ctrl-C to stop)");
       break;
     }
-    std::optional<DiagnosisConfig> config;
+    std::optional<diagnosis::DiagnosisConfig> config;
     {
       std::lock_guard lock(mutex_);
       config.swap(pending_config_);
     }
     if (config) {
-      engine_ = DiagnosisEngine(source_->header(), std::move(*config));
+      engine_ = diagnosis::DiagnosisEngine(source_->header(), std::move(*config));
       log_info("diagnosis settings reloaded");
     }
     const Tick& t = **tick;
     engine_.on_tick(t);
     auto events = engine_.take_events();
     for (const auto& e : events) {
-      log_info("alert {} {} on GPU {}: {}", alert_kind_id(e.kind), e.rule, e.gpu, e.message);
+      log_info("alert {} {} on GPU {}: {}", diagnosis::alert_kind_id(e.kind), e.rule, e.gpu,
+               e.message);
     }
     if (t.samples.empty() && t.marks.empty()) continue;
     ++health_.ticks;
     health_.last_tick_wall = unix_now();
     if (const auto sampled = source_->stats()) {
-      const SamplerStats& stats = *sampled;
-      const CollectCost& c = stats.cost;
+      const sources::SamplerStats& stats = *sampled;
+      const sources::CollectCost& c = stats.cost;
       const double total = c.classic_s + c.gpm_s + c.procs_s + c.procfs_s;
       if (last_cost_ && stats.gpu_samples > last_gpu_samples_) {
-        const CollectCost& p = *last_cost_;
+        const sources::CollectCost& p = *last_cost_;
         const double before = p.classic_s + p.gpm_s + p.procs_s + p.procfs_s;
         health_.sample_cpu_s =
             (total - before) / static_cast<double>(stats.gpu_samples - last_gpu_samples_);
@@ -108,9 +110,10 @@ void Agent::loop() {
       rows.reserve(t.samples.size());
       for (const auto& s : t.samples) {
         if (s.values.empty()) continue;
-        const GpuStatus& st = engine_.status(s.gpu);
-        rows.push_back(store::StoredSample{
-            s.gpu, s.t, s.values, std::string(state_id(st.state.state)), st.throttle.throttled});
+        const diagnosis::GpuStatus& st = engine_.status(s.gpu);
+        rows.push_back(store::StoredSample{s.gpu, s.t, s.values,
+                                           std::string(diagnosis::state_id(st.state.state)),
+                                           st.throttle.throttled});
       }
       writer_->push(std::move(rows), std::move(events));
     }

@@ -19,7 +19,7 @@
 namespace gpulens::agent {
 
 struct AgentOptions {
-  DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
+  diagnosis::DiagnosisConfig diagnosis = diagnosis::DiagnosisConfig::defaults();
   std::string hostname;  // empty: the source's host name
   bool keep_cmdline = false;
   std::string source_description;
@@ -31,7 +31,8 @@ struct AgentOptions {
 class Agent {
  public:
   // `writer` may be null (history disabled); it must outlive the agent.
-  Agent(std::unique_ptr<TickSource> source, AgentOptions options, store::StoreWriter* writer);
+  Agent(std::unique_ptr<sources::TickSource> source, AgentOptions options,
+        store::StoreWriter* writer);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -47,17 +48,17 @@ class Agent {
   const TraceHeader& header() const { return source_->header(); }
   // Replaces the diagnosis settings from the next tick on (SIGHUP). Windows and
   // alert states start afresh under the new settings.
-  void reload(DiagnosisConfig config);
+  void reload(diagnosis::DiagnosisConfig config);
 
  private:
   void loop();
   void publish(SnapshotPtr snap);
 
-  std::unique_ptr<TickSource> source_;
+  std::unique_ptr<sources::TickSource> source_;
   AgentOptions options_;
   store::StoreWriter* writer_;
-  DiagnosisEngine engine_;
-  std::unique_ptr<KubePodResolver> kube_;  // before builder_, which points to it
+  diagnosis::DiagnosisEngine engine_;
+  std::unique_ptr<sources::KubePodResolver> kube_;  // before builder_, which points to it
   SnapshotBuilder builder_;
   std::thread thread_;
   std::mutex join_mutex_;
@@ -65,9 +66,9 @@ class Agent {
 
   mutable std::mutex mutex_;
   SnapshotPtr snapshot_;
-  std::optional<DiagnosisConfig> pending_config_;
+  std::optional<diagnosis::DiagnosisConfig> pending_config_;
   SourceHealth health_;  // owned by the loop thread between publishes
-  std::optional<CollectCost> last_cost_;
+  std::optional<sources::CollectCost> last_cost_;
   std::uint64_t last_gpu_samples_ = 0;
 };
 

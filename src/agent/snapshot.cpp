@@ -51,8 +51,8 @@ SnapshotPtr SnapshotBuilder::empty_snapshot(const SourceHealth& source) const {
   return snap;
 }
 
-SnapshotPtr SnapshotBuilder::build(const Tick& tick, const DiagnosisEngine& engine,
-                                   const std::vector<AlertEvent>& events,
+SnapshotPtr SnapshotBuilder::build(const Tick& tick, const diagnosis::DiagnosisEngine& engine,
+                                   const std::vector<diagnosis::AlertEvent>& events,
                                    const SourceHealth& source) {
   for (const auto& mark : tick.marks) {
     if (mark.name != "xid") continue;
@@ -90,12 +90,12 @@ SnapshotPtr SnapshotBuilder::build(const Tick& tick, const DiagnosisEngine& engi
   }
   for (auto& g : base_.gpus) {
     const int gpu = g.device.index;
-    const GpuStatus& st = engine.status(gpu);
+    const diagnosis::GpuStatus& st = engine.status(gpu);
     g.limits = engine.limits(gpu);
     g.lost = st.lost;
     if (!st.seen) continue;
-    g.state = std::string(state_id(st.state.state));
-    g.state_meaning = std::string(state_meaning(st.state.state));
+    g.state = std::string(diagnosis::state_id(st.state.state));
+    g.state_meaning = std::string(diagnosis::state_meaning(st.state.state));
     g.confidence = st.state.confidence;
     g.state_since = st.state_since;
     g.evidence = st.state.evidence;
@@ -106,12 +106,12 @@ SnapshotPtr SnapshotBuilder::build(const Tick& tick, const DiagnosisEngine& engi
     g.fixes = engine.fixes(gpu);
   }
   if (!events.empty()) {
-    auto recent = std::make_shared<std::vector<AlertEvent>>(*base_.recent_events);
+    auto recent = std::make_shared<std::vector<diagnosis::AlertEvent>>(*base_.recent_events);
     for (const auto& e : events) {
       recent->push_back(e);
       // The tracker's view of a firing alert has no evidence or fixes: keep
       // the firing event's.
-      if (e.kind == AlertEvent::Kind::Firing) last_firing_[{e.rule, e.gpu}] = e;
+      if (e.kind == diagnosis::AlertEvent::Kind::Firing) last_firing_[{e.rule, e.gpu}] = e;
     }
     if (recent->size() > kRecentEvents) {
       recent->erase(recent->begin(), recent->end() - static_cast<std::ptrdiff_t>(kRecentEvents));
@@ -157,7 +157,7 @@ void SnapshotBuilder::name_pods() {
   base_.kube = std::move(names);
 }
 
-std::optional<KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p) {
+std::optional<sources::KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p) {
   if (!p.container.empty()) {
     if (const auto it = snap.kube.by_container.find(p.container);
         it != snap.kube.by_container.end())
@@ -170,13 +170,13 @@ std::optional<KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSa
   return std::nullopt;
 }
 
-KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
+sources::KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
   if (!gpu.sample || !gpu.sample->procs) return {};
   // Device memory per pod; the container of the pod's largest process names it.
   struct Candidate {
     double mib = 0;
     double largest = -1;
-    KubeRef ref;
+    sources::KubeRef ref;
   };
   std::map<std::pair<std::string, std::string>, Candidate> pods;
   for (const auto& p : *gpu.sample->procs) {
@@ -194,7 +194,7 @@ KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu) {
   for (const auto& [key, c] : pods) {
     if (best == nullptr || c.mib > best->mib) best = &c;  // ties: the first by name
   }
-  return best != nullptr ? best->ref : KubeRef{};
+  return best != nullptr ? best->ref : sources::KubeRef{};
 }
 
 }  // namespace gpulens::agent

@@ -23,7 +23,7 @@ namespace gpulens::agent {
 
 struct GpuLive {
   DeviceInfo device;
-  HardwareLimits limits;
+  diagnosis::HardwareLimits limits;
   std::optional<Sample> sample;  // the newest; nullopt until the first one
   std::string state = "unknown";
   std::string state_meaning;
@@ -31,7 +31,7 @@ struct GpuLive {
   double state_since = 0;
   std::string summary;
   std::vector<std::string> fixes;
-  std::vector<Evidence> evidence;
+  std::vector<diagnosis::Evidence> evidence;
   bool throttled = false;
   std::string throttle_cause;
   std::optional<double> efficiency;  // over the diagnosis window, 0..100
@@ -42,8 +42,8 @@ struct GpuLive {
 };
 
 struct FiringAlert {
-  ActiveAlert alert;
-  std::vector<Evidence> evidence;
+  diagnosis::ActiveAlert alert;
+  std::vector<diagnosis::Evidence> evidence;
   std::vector<std::string> fixes;
 };
 
@@ -53,17 +53,17 @@ struct SourceHealth {
   bool ended = false;       // a replay reached its end (the last values stay served)
   std::string error;        // the source failed; empty when fine
   std::uint64_t ticks = 0;
-  std::optional<SamplerStats> sampler;  // live only
-  std::optional<double> sample_cpu_s;   // CPU per GPU sample over the last tick
-  double last_tick_wall = 0;            // Unix time the last tick arrived
+  std::optional<sources::SamplerStats> sampler;  // live only
+  std::optional<double> sample_cpu_s;            // CPU per GPU sample over the last tick
+  double last_tick_wall = 0;                     // Unix time the last tick arrived
 };
 
 // Kubernetes names of the pods and containers that the processes on the GPUs run
 // in, by container ID and pod UID (only those of this tick's processes).
 struct KubeNames {
   bool kubernetes = false;  // a Kubernetes node: dcgm compat labels carry the names
-  std::map<std::string, KubeRef, std::less<>> by_container;
-  std::map<std::string, KubeRef, std::less<>> by_pod;
+  std::map<std::string, sources::KubeRef, std::less<>> by_container;
+  std::map<std::string, sources::KubeRef, std::less<>> by_pod;
 };
 
 struct LiveSnapshot {
@@ -79,20 +79,20 @@ struct LiveSnapshot {
   std::vector<FiringAlert> firing;
   // Newest last, bounded; shared between snapshots, replaced only when events
   // come, so that a tick does not copy them.
-  std::shared_ptr<const std::vector<AlertEvent>> recent_events =
-      std::make_shared<const std::vector<AlertEvent>>();
+  std::shared_ptr<const std::vector<diagnosis::AlertEvent>> recent_events =
+      std::make_shared<const std::vector<diagnosis::AlertEvent>>();
   SourceHealth source;
   KubeNames kube;
 };
 
 // The names of a process's pod (and container, when its ID is known); nullopt
 // outside a pod or when the kubelet's logs do not name it.
-std::optional<KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p);
+std::optional<sources::KubeRef> kube_of_process(const LiveSnapshot& snap, const ProcessSample& p);
 
 // The pod that dcgm-exporter would name for a GPU. It maps one pod per GPU; with
 // several (time-slicing, MPS) this takes the one whose processes hold the most
 // device memory there. Empty strings when no process on it is in a known pod.
-KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
+sources::KubeRef kube_of_gpu(const LiveSnapshot& snap, const GpuLive& gpu);
 
 using SnapshotPtr = std::shared_ptr<const LiveSnapshot>;
 
@@ -102,11 +102,11 @@ class SnapshotBuilder {
  public:
   SnapshotBuilder(const TraceHeader& header, std::string hostname, bool keep_cmdline);
   // `events` are the engine's alert events of this tick (already taken).
-  SnapshotPtr build(const Tick& tick, const DiagnosisEngine& engine,
-                    const std::vector<AlertEvent>& events, const SourceHealth& source);
+  SnapshotPtr build(const Tick& tick, const diagnosis::DiagnosisEngine& engine,
+                    const std::vector<diagnosis::AlertEvent>& events, const SourceHealth& source);
   SnapshotPtr empty_snapshot(const SourceHealth& source) const;
   // Names pods and containers from now on; the resolver must outlive the builder.
-  void use_kube(KubePodResolver* resolver) { kube_ = resolver; }
+  void use_kube(sources::KubePodResolver* resolver) { kube_ = resolver; }
 
  private:
   GpuLive& gpu_slot(int gpu);
@@ -114,9 +114,9 @@ class SnapshotBuilder {
 
   LiveSnapshot base_;  // carries state between ticks
   bool keep_cmdline_;
-  KubePodResolver* kube_ = nullptr;
+  sources::KubePodResolver* kube_ = nullptr;
   std::map<int, std::bitset<kMetricCount>> ever_seen_;  // metrics each GPU has reported
-  std::map<std::pair<std::string, int>, AlertEvent> last_firing_;
+  std::map<std::pair<std::string, int>, diagnosis::AlertEvent> last_firing_;
 };
 
 // The recent-events ring's bound.

@@ -15,7 +15,7 @@ namespace gpulens::cli {
 namespace {
 
 struct DiagnoseArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   std::string format = "text";
   std::string config_path;
   double window_s = 0;  // 0 = from the config
@@ -24,9 +24,9 @@ struct DiagnoseArgs {
 };
 
 int run_diagnose(const DiagnoseArgs& args) {
-  DiagnosisConfig config = DiagnosisConfig::defaults();
+  diagnosis::DiagnosisConfig config = diagnosis::DiagnosisConfig::defaults();
   if (!args.config_path.empty()) {
-    auto loaded = load_diagnosis_config(args.config_path);
+    auto loaded = diagnosis::load_diagnosis_config(args.config_path);
     if (!loaded) {
       eprint("gpulens diagnose: {}\n", loaded.error().message);
       return kExitUsage;
@@ -35,7 +35,7 @@ int run_diagnose(const DiagnoseArgs& args) {
   }
   if (args.window_s != 0) {
     // CLI11's number checks let nan and inf through.
-    auto problem = duration_problem(args.window_s, "--window");
+    auto problem = diagnosis::duration_problem(args.window_s, "--window");
     if (!(args.window_s > 0) || problem) {
       eprint("gpulens diagnose: {}\n",
              problem ? *problem : std::string("--window must be more than 0 s"));
@@ -48,7 +48,7 @@ int run_diagnose(const DiagnoseArgs& args) {
   if (!source) return exit_for_unopened_source(args.source);
   std::vector<std::vector<int>> groups;
   if (!args.job.empty()) groups.push_back(args.job);
-  ReportBuilder builder(source->header(), config, groups);
+  diagnosis::ReportBuilder builder(source->header(), config, groups);
   const bool live = source->live();
   // Live, the first Ctrl-C ends the watch and the report follows; a recording is
   // read as fast as possible, and a signal ends the command (130, 143).
@@ -71,8 +71,8 @@ int run_diagnose(const DiagnoseArgs& args) {
     if (live) {
       // Say what fires while it happens; the report at the end has the rest.
       for (const auto& e : builder.recent_events()) {
-        eprint("[{}] {} {} on GPU {}: {}\n", std::string(severity_id(e.severity)), e.rule,
-               std::string(alert_kind_id(e.kind)), e.gpu, e.message);
+        eprint("[{}] {} {} on GPU {}: {}\n", std::string(diagnosis::severity_id(e.severity)),
+               e.rule, std::string(diagnosis::alert_kind_id(e.kind)), e.gpu, e.message);
       }
     }
     if (args.duration_s > 0 && t.t - *first_t >= args.duration_s) break;
@@ -80,12 +80,12 @@ int run_diagnose(const DiagnoseArgs& args) {
   // The watch is over: a signal during the analysis ends the command.
   exit_on_stop_signal();
   for (const auto& w : source->warnings()) builder.note(w);
-  const DiagnosisReport report = builder.finish();
+  const diagnosis::DiagnosisReport report = builder.finish();
   if (args.format == "json") {
-    std::fputs(report_to_json(report).dump(2).c_str(), stdout);
+    std::fputs(render::report_to_json(report).dump(2).c_str(), stdout);
     std::fputc('\n', stdout);
   } else {
-    std::fputs(report_to_text(report).c_str(), stdout);
+    std::fputs(render::report_to_text(report).c_str(), stdout);
   }
   return kExitOk;
 }

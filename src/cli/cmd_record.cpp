@@ -22,7 +22,7 @@ namespace gpulens::cli {
 namespace {
 
 struct RecordArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   std::string output;
   double duration_s = 0;
   long count = 0;
@@ -66,8 +66,8 @@ nlohmann::json threads_cpu_json() {
 }
 
 // The sampler's own cost, per GPU per tick: what the overhead harness reads.
-nlohmann::json stats_json(const SamplerStats& s, std::size_t gpus, double cpu_s, double write_s,
-                          double wall_s) {
+nlohmann::json stats_json(const sources::SamplerStats& s, std::size_t gpus, double cpu_s,
+                          double write_s, double wall_s) {
   const double per = s.ticks > 0 && gpus > 0 ? 1000.0 / static_cast<double>(s.ticks * gpus) : 0;
   nlohmann::json j;
   j["ticks"] = s.ticks;

@@ -73,16 +73,16 @@ std::optional<int> load_history(const ReportArgs& args, HistorySource& src, Trac
   return std::nullopt;
 }
 
-std::string render_history(const Verdict& v, const Trace& trace, ReportFormat format,
+std::string render_history(const verdict::Verdict& v, const Trace& trace, ReportFormat format,
                            const HistorySource& src) {
   const std::string range = format_utc_time(src.from) + " to " + format_utc_time(src.to);
   if (format == ReportFormat::Html) {
-    HtmlOptions o;
+    render::HtmlOptions o;
     o.title = "history of " + (v.host.empty() ? src.db : v.host) + ", " + range;
-    return verdict_to_html(v, trace, o);
+    return render::verdict_to_html(v, trace, o);
   }
   if (format == ReportFormat::Json) {
-    auto j = verdict_to_json(v);
+    auto j = render::verdict_to_json(v);
     const auto& l = src.loaded;
     j["source"] = {{"kind", "history"},
                    {"db", src.db},
@@ -93,7 +93,7 @@ std::string render_history(const Verdict& v, const Trace& trace, ReportFormat fo
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   // The text's headline names a recording; this one is a range of the history.
-  std::string text = verdict_to_text(v);
+  std::string text = render::verdict_to_text(v);
   if (text.starts_with("gpulens: recording")) text.replace(9, 9, "history");
   const auto eol = text.find('\n');
   if (eol != std::string::npos) {
@@ -143,7 +143,7 @@ int run_report(const ReportArgs& args) {
     return kExitUsage;
   }
   options->edges_apart = !history;
-  const Verdict verdict = build_verdict(trace, *options);
+  const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, *format);
   if (auto written = write_report(text, args.output); !written) {

@@ -35,7 +35,7 @@ namespace gpulens::cli {
 namespace {
 
 struct RunArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   ReportSettings settings;
   std::string output;
   std::string trace;
@@ -175,18 +175,19 @@ void say(const RunArgs& a, const std::string& line) {
   if (!a.quiet) eprint("gpulens: {}\n", line);
 }
 
-std::optional<double> live_peak(const TickSource* source, const ReportTables& tables,
+std::optional<double> live_peak(const sources::TickSource* source, const ReportTables& tables,
                                 const ReportSettings& s) {
   if (source == nullptr) return std::nullopt;
-  const auto peak = resolve_peak(source->header().devices,
-                                 tables.models ? &*tables.models : nullptr, s.dtype, s.peak_tflops);
+  const auto peak = verdict::resolve_peak(
+      source->header().devices, tables.models ? &*tables.models : nullptr, s.dtype, s.peak_tflops);
   if (!peak.known()) return std::nullopt;
   return peak.total_tflops;
 }
 
 // After the job: the verdict on stderr, the report file. Failures here are
 // reported but never change the exit status, which is the job's.
-void report(const RunArgs& a, const VerdictOptions& options, const std::string& trace_path) {
+void report(const RunArgs& a, const verdict::VerdictOptions& options,
+            const std::string& trace_path) {
   // Lenient: a line the job's marks made odd must not cost the whole verdict.
   auto trace = read_trace(trace_path, TraceReadOptions{.lenient = true});
   if (!trace) {
@@ -194,10 +195,11 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
     return;
   }
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
-  const Verdict verdict = build_verdict(*trace, options);
+  const verdict::Verdict verdict = verdict::build_verdict(*trace, options);
   if (!a.quiet) {
-    std::string text = "\n" + verdict_to_text(verdict);
-    if (const auto view = kernels::analyze_kernels(*trace)) text += "\n" + kernels_to_text(*view);
+    std::string text = "\n" + render::verdict_to_text(verdict);
+    if (const auto view = kernels::analyze_kernels(*trace))
+      text += "\n" + render::kernels_to_text(*view);
     print_to_stderr(text);
   }
   if (!a.output.empty()) {
@@ -212,11 +214,11 @@ void report(const RunArgs& a, const VerdictOptions& options, const std::string& 
 }
 
 // --step-regex: the job's stdout line of each step becomes a step mark; null without it.
-Result<std::shared_ptr<StepMatcher>> step_matcher_for(const RunArgs& a) {
-  if (a.step_regex.empty()) return std::shared_ptr<StepMatcher>();
-  auto m = StepMatcher::create(a.step_regex, a.settings.flops_per_step.value_or(0));
+Result<std::shared_ptr<jobs::StepMatcher>> step_matcher_for(const RunArgs& a) {
+  if (a.step_regex.empty()) return std::shared_ptr<jobs::StepMatcher>();
+  auto m = jobs::StepMatcher::create(a.step_regex, a.settings.flops_per_step.value_or(0));
   if (!m) return m.error();
-  return std::make_shared<StepMatcher>(std::move(*m));
+  return std::make_shared<jobs::StepMatcher>(std::move(*m));
 }
 
 // The run's files, in its private directory: the marks file, and the trace unless
@@ -235,23 +237,24 @@ RunFiles run_files(const RunArgs& a, const std::filesystem::path& dir) {
 }
 
 // The GPUs to record; none (and why) when they cannot be opened: the job runs anyway.
-std::unique_ptr<TickSource> open_gpus(const RunArgs& a, const SourceOptions& so,
-                                      std::string& not_measured) {
-  auto opened = open_tick_source(so);
+std::unique_ptr<sources::TickSource> open_gpus(const RunArgs& a, const sampler::SourceOptions& so,
+                                               std::string& not_measured) {
+  auto opened = sampler::open_tick_source(so);
   if (opened) return std::move(*opened);
   not_measured = opened.error().message;
   say(a, "no GPU will be measured (" + not_measured + "); the job runs anyway");
   return nullptr;
 }
 
-RecorderOptions recorder_options(const RunArgs& a, const SourceOptions& so, const RunFiles& files,
-                                 const TickSource* source, const ReportTables& tables) {
-  RecorderOptions ro;
+jobs::RecorderOptions recorder_options(const RunArgs& a, const sampler::SourceOptions& so,
+                                       const RunFiles& files, const sources::TickSource* source,
+                                       const ReportTables& tables) {
+  jobs::RecorderOptions ro;
   ro.trace_path = files.trace;
   ro.marks_path = files.marks;
   ro.procfs = so.procfs;
   ro.host = host_name();
-  ro.inbox = std::make_shared<MarkInbox>();
+  ro.inbox = std::make_shared<jobs::MarkInbox>();
   ro.drain_replay = !so.replay.empty() && so.speed == 0;
   ro.peak_total_tflops = live_peak(source, tables, a.settings);
   if (a.live) {
@@ -274,9 +277,11 @@ KernelsSetup job_kernels(const RunArgs& a, const RunFiles& files) {
 }
 
 // The job's command and environment; with --step-regex its stdout is read for steps.
-ChildOptions child_options(const RunArgs& a, const RunFiles& files, const KernelsSetup& kernels,
-                           std::shared_ptr<StepMatcher> matcher, std::shared_ptr<MarkInbox> inbox) {
-  ChildOptions co;
+jobs::ChildOptions child_options(const RunArgs& a, const RunFiles& files,
+                                 const KernelsSetup& kernels,
+                                 std::shared_ptr<jobs::StepMatcher> matcher,
+                                 std::shared_ptr<jobs::MarkInbox> inbox) {
+  jobs::ChildOptions co;
   co.argv = a.command;
   co.env = {{"GPULENS_MARKS", files.marks}};
   co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
@@ -288,7 +293,8 @@ ChildOptions child_options(const RunArgs& a, const RunFiles& files, const Kernel
   return co;
 }
 
-void say_recording(const RunArgs& a, std::size_t gpus, bool live, const SourceOptions& so) {
+void say_recording(const RunArgs& a, std::size_t gpus, bool live,
+                   const sampler::SourceOptions& so) {
   if (gpus == 0) return;
   say(a, fmt::format("recording {} GPU{} {}; the verdict comes when the job ends", gpus,
                      gpus == 1 ? "" : "s",
@@ -296,9 +302,9 @@ void say_recording(const RunArgs& a, std::size_t gpus, bool live, const SourceOp
 }
 
 // After the job: the recording closed, the kernel records merged into it, the verdict.
-void conclude(const RunArgs& a, const VerdictOptions& options, JobRecorder& recorder,
-              const ChildExit& exit, const std::string& not_measured, const KernelsSetup& kernels,
-              const RunFiles& files) {
+void conclude(const RunArgs& a, const verdict::VerdictOptions& options, jobs::JobRecorder& recorder,
+              const jobs::ChildExit& exit, const std::string& not_measured,
+              const KernelsSetup& kernels, const RunFiles& files) {
   auto job = recorder.finish(exit, a.source.gpus, not_measured);
   if (!job) eprint("gpulens: recording: {}\n", job.error().message);
   if (a.kernels) {
@@ -339,14 +345,14 @@ int run_job(RunArgs& a) {
   }
   const RunFiles files = run_files(a, *dir);
 
-  SourceOptions so = a.source;
+  sampler::SourceOptions so = a.source;
   so.marks_path.clear();  // the recorder follows the marks file itself
   std::string not_measured;
   auto source = open_gpus(a, so, not_measured);
-  const RecorderOptions ro = recorder_options(a, so, files, source.get(), tables);
+  const jobs::RecorderOptions ro = recorder_options(a, so, files, source.get(), tables);
   const std::size_t gpus = source ? source->header().devices.size() : 0;
   const bool live_source = source && source->live();
-  auto recorder = JobRecorder::open(std::move(source), ro);
+  auto recorder = jobs::JobRecorder::open(std::move(source), ro);
   if (!recorder) {
     eprint("gpulens run: {}\n", recorder.error().message);
     std::error_code ec;
@@ -359,19 +365,19 @@ int run_job(RunArgs& a) {
   const double started = unix_now();
   SignalRelay::instance().starting();
   auto child =
-      ChildProcess::spawn(child_options(a, files, kernels, *matcher, ro.inbox), &exec_errno);
+      jobs::ChildProcess::spawn(child_options(a, files, kernels, *matcher, ro.inbox), &exec_errno);
   if (!child) {
     eprint("gpulens run: {}\n", child.error().message);
     recorder->reset();  // stops sampling before the directory goes
     std::error_code ec;
     std::filesystem::remove_all(files.dir, ec);
-    return exec_errno != 0 ? exit_code_for_exec_errno(exec_errno) : kExitFailure;
+    return exec_errno != 0 ? jobs::exit_code_for_exec_errno(exec_errno) : kExitFailure;
   }
   SignalRelay::instance().set_child(child->pid());
   (*recorder)->begin({join_command(a.command), child->pid(), started});
   say_recording(a, gpus, live_source, so);
 
-  const ChildExit exit = child->wait();
+  const jobs::ChildExit exit = child->wait();
   SignalRelay::instance().job_done();
   conclude(a, *options, **recorder, exit, not_measured, kernels, files);
 

@@ -37,7 +37,7 @@ namespace gpulens::cli {
 namespace {
 
 struct ServeArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   exposition::ServerOptions server;
   std::string compat;
   std::string history;
@@ -121,9 +121,9 @@ bool read_limits(ServeArgs& args, store::StoreOptions& store_options) {
 }
 
 // The diagnosis settings of --config, or the defaults; nullopt after saying why not.
-std::optional<DiagnosisConfig> load_diagnosis(const std::string& path) {
-  if (path.empty()) return DiagnosisConfig::defaults();
-  auto loaded = load_diagnosis_config(path);
+std::optional<diagnosis::DiagnosisConfig> load_diagnosis(const std::string& path) {
+  if (path.empty()) return diagnosis::DiagnosisConfig::defaults();
+  auto loaded = diagnosis::load_diagnosis_config(path);
   if (!loaded) {
     eprint("gpulens serve: {}\n", loaded.error().message);
     return std::nullopt;
@@ -134,7 +134,7 @@ std::optional<DiagnosisConfig> load_diagnosis(const std::string& path) {
 // GPU prices for the cost metrics: the built-in tables or --data-dir's, with the
 // config's price_per_gpu_hour over both. Shared with the reload handler.
 std::shared_ptr<GpuPriceBook> open_price_book(const ServeArgs& args,
-                                              const DiagnosisConfig& diagnosis) {
+                                              const diagnosis::DiagnosisConfig& diagnosis) {
   ReportTables tables = load_report_tables(args.data_dir);
   for (const auto& w : tables.warnings) agent::log_warning("price table: {}", w);
   auto prices = std::make_shared<GpuPriceBook>(std::move(tables));
@@ -192,8 +192,8 @@ std::unique_ptr<store::StoreWriter> open_history_writer(const store::StoreOption
       });
 }
 
-agent::AgentOptions agent_options_for(const ServeArgs& args, const DiagnosisConfig& diagnosis,
-                                      bool replay) {
+agent::AgentOptions agent_options_for(const ServeArgs& args,
+                                      const diagnosis::DiagnosisConfig& diagnosis, bool replay) {
   agent::AgentOptions agent_options;
   agent_options.diagnosis = diagnosis;
   agent_options.hostname = args.hostname;
@@ -256,7 +256,7 @@ void handle_signals(agent::Agent* agent, exposition::HttpServer* http,
       agent::log_info("web config reloaded");
     }
     if (!config_path.empty()) {
-      auto loaded = load_diagnosis_config(config_path);
+      auto loaded = diagnosis::load_diagnosis_config(config_path);
       if (!loaded) {
         agent::log_error("diagnosis config not reloaded: {}", loaded.error().message);
       } else {

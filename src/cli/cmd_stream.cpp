@@ -16,7 +16,7 @@ namespace gpulens::cli {
 namespace {
 
 struct StreamArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   std::string format = "table";
   long count = 0;
   std::vector<std::string> metrics;
@@ -34,16 +34,16 @@ int terminal_width() {
 }
 
 int run_stream(const StreamArgs& args) {
-  StreamFormatOptions fo;
-  fo.format = args.format == "csv"    ? StreamFormat::Csv
-              : args.format == "json" ? StreamFormat::Json
-                                      : StreamFormat::Table;
+  render::StreamFormatOptions fo;
+  fo.format = args.format == "csv"    ? render::StreamFormat::Csv
+              : args.format == "json" ? render::StreamFormat::Json
+                                      : render::StreamFormat::Table;
   fo.columns = args.metrics;
   fo.max_width = terminal_width();
   fo.utc = args.utc;
   auto source = open_source_or_explain(args.source);
   if (!source) return exit_for_unopened_source(args.source);
-  auto formatter = StreamFormatter::create(fo, source->header());
+  auto formatter = render::StreamFormatter::create(fo, source->header());
   if (!formatter) {
     eprint("gpulens stream: {}\n", formatter.error().message);
     return kExitUsage;
@@ -54,7 +54,8 @@ int run_stream(const StreamArgs& args) {
   std::fputs(header.c_str(), stdout);
   winsize size{};
   const int rows = tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_row : 0;
-  HeaderRepeat repeat(rows, static_cast<int>(std::count(header.begin(), header.end(), '\n')));
+  render::HeaderRepeat repeat(rows,
+                              static_cast<int>(std::count(header.begin(), header.end(), '\n')));
   long ticks = 0;
   while (args.count == 0 || ticks < args.count) {
     auto tick = source->next();
@@ -68,7 +69,8 @@ int run_stream(const StreamArgs& args) {
     ++ticks;
     // Like dmon, repeat the header every screenful on a terminal (not into a
     // pipe or file, where it would break the columns for other tools).
-    if (repeat.due(tick->value().samples.size()) && tty && fo.format == StreamFormat::Table) {
+    if (repeat.due(tick->value().samples.size()) && tty &&
+        fo.format == render::StreamFormat::Table) {
       std::fputs(header.c_str(), stdout);
     }
     for (const auto& sample : tick->value().samples) {
@@ -97,7 +99,7 @@ void register_stream(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("-c,--count", args->count, "Stop after this many ticks (0 = until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   std::string names;
-  for (const auto& c : stream_columns()) names += (names.empty() ? "" : ",") + c.name;
+  for (const auto& c : render::stream_columns()) names += (names.empty() ? "" : ",") + c.name;
   cmd->add_option("-m,--metrics", args->metrics, "Table columns to show, comma-separated: " + names)
       ->delimiter(',');
   cmd->add_flag("--utc", args->utc, "Print times in UTC instead of local time");

@@ -34,7 +34,7 @@ namespace {
 using namespace gpulens::tui;
 
 struct TopArgs {
-  SourceOptions source;
+  sampler::SourceOptions source;
   bool once = false;
   long count = 0;
   bool no_diagnosis = false;
@@ -52,7 +52,7 @@ struct RecordingSpan {
   double last = 0;
 };
 
-Result<RecordingSpan> recording_span(const SourceOptions& so) {
+Result<RecordingSpan> recording_span(const sampler::SourceOptions& so) {
   auto source = open_source_or_explain(so);
   if (!source) return Error{""};  // already explained
   std::optional<RecordingSpan> span;
@@ -107,7 +107,7 @@ int once_width(int requested) {
 // --count ticks), live GPUs for --count ticks (2 by default, so that the GPM
 // counters, which need two samples, have a value).
 int run_once(const TopArgs& args) {
-  SourceOptions so = args.source;
+  sampler::SourceOptions so = args.source;
   if (!so.replay.empty()) so.speed = 0;
   std::optional<RecordingSpan> span;
   std::optional<double> at;
@@ -175,7 +175,7 @@ int run_once(const TopArgs& args) {
 // key; the screen thread wakes on a byte in `wake` and copies the newest model.
 class Feed {
  public:
-  Feed(TickSource& source, const TopArgs& args)
+  Feed(sources::TickSource& source, const TopArgs& args)
       : source_(source),
         diagnosis_(source.header(), !args.no_diagnosis),
         builder_(source.header(), args.history),
@@ -257,7 +257,7 @@ class Feed {
     notify();
   }
 
-  TickSource& source_;
+  sources::TickSource& source_;
   LiveDiagnosis diagnosis_;
   ModelBuilder builder_;
   long count_;

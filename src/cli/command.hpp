@@ -22,20 +22,20 @@ inline constexpr int kExitUsage = 2;  // bad arguments, or no GPU/driver to read
 
 // The exit code when open_source_or_explain() failed: a recording that cannot be
 // read is kExitFailure (like a bad line later on), no GPU to read is kExitUsage.
-inline int exit_for_unopened_source(const SourceOptions& options) {
+inline int exit_for_unopened_source(const sampler::SourceOptions& options) {
   return options.replay.empty() ? kExitUsage : kExitFailure;
 }
 
 // Adds --replay/--speed/--lenient (and, for live, --interval/--gpus/--no-gpm/
 // --no-procs/--procfs) to a subcommand, filling `options`.
-void add_source_options(CLI::App& app, SourceOptions& options, bool offline);
+void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool offline);
 
 // Adds what prices and judges a job (--price, --peak-tflops, --dtype, --config,
 // --data-dir) to `gpulens run` and `gpulens report`, filling `settings`.
 void add_report_settings_options(CLI::App& app, ReportSettings& settings);
 
 // Opens the source and prints a helpful message on failure; nullptr when it failed.
-std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options);
+std::unique_ptr<sources::TickSource> open_source_or_explain(const sampler::SourceOptions& options);
 
 // The set of subcommands; main() calls each registrar in turn.
 void register_stream(CLI::App& app, std::function<int()>& run);

@@ -10,7 +10,7 @@
 
 namespace gpulens::cli {
 
-void add_source_options(CLI::App& app, SourceOptions& options, bool offline) {
+void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool offline) {
   app.add_option("--replay", options.replay, "Read a gpu-trace recording instead of live GPUs")
       ->check(CLI::ExistingFile);
   // Offline commands read a recording as fast as possible; live views pace it.
@@ -56,8 +56,8 @@ void add_report_settings_options(CLI::App& app, ReportSettings& settings) {
   app.add_option("--data-dir", settings.data_dir, "Directory with gpu_peaks.json and prices.json");
 }
 
-std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options) {
-  auto source = open_tick_source(options);
+std::unique_ptr<sources::TickSource> open_source_or_explain(const sampler::SourceOptions& options) {
+  auto source = sampler::open_tick_source(options);
   if (!source) {
     if (options.replay.empty()) {
       eprint(
@@ -74,7 +74,7 @@ std::unique_ptr<TickSource> open_source_or_explain(const SourceOptions& options)
     }
     return nullptr;
   }
-  TickSource* raw = source->get();
+  sources::TickSource* raw = source->get();
   on_stop_signal([raw] { raw->stop(); });
   return std::move(*source);
 }

@@ -5,7 +5,7 @@
 
 #include <set>
 
-namespace gpulens {
+namespace gpulens::cli {
 
 std::string currency_code(const std::string& configured) {
   if (configured.empty() || configured == "$") return "USD";
@@ -26,7 +26,7 @@ void GpuPriceBook::set_override(std::optional<double> per_hour, const std::strin
 
 std::optional<PriceQuote> GpuPriceBook::from_table(const std::string& device_name) const {
   if (!tables_.models || !tables_.prices) return std::nullopt;
-  const GpuModel* model = tables_.models->find(device_name);
+  const verdict::GpuModel* model = tables_.models->find(device_name);
   if (model == nullptr) return std::nullopt;
   const auto price = tables_.prices->price(model->model);
   if (!price) return std::nullopt;
@@ -68,4 +68,4 @@ std::string GpuPriceBook::describe(const std::vector<std::string>& device_names)
   return out.empty() ? "no GPUs to price" : out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::cli

@@ -14,7 +14,7 @@
 
 #include "cli/report_setup.hpp"
 
-namespace gpulens {
+namespace gpulens::cli {
 
 struct PriceQuote {
   double per_hour = 0;
@@ -51,4 +51,4 @@ class GpuPriceBook {
 // values are passed on as they are.
 std::string currency_code(const std::string& configured);
 
-}  // namespace gpulens
+}  // namespace gpulens::cli

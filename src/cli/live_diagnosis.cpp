@@ -7,8 +7,8 @@
 namespace gpulens::cli {
 
 struct LiveDiagnosis::Impl {
-  explicit Impl(const TraceHeader& header) : engine(header, DiagnosisConfig{}) {}
-  DiagnosisEngine engine;
+  explicit Impl(const TraceHeader& header) : engine(header, diagnosis::DiagnosisConfig{}) {}
+  diagnosis::DiagnosisEngine engine;
 };
 
 LiveDiagnosis::LiveDiagnosis(const TraceHeader& header, bool enabled) {
@@ -21,14 +21,14 @@ void LiveDiagnosis::on_tick(const Tick& tick) {
   if (impl_) impl_->engine.on_tick(tick);
 }
 
-const DiagnosisEngine* LiveDiagnosis::engine() const {
+const diagnosis::DiagnosisEngine* LiveDiagnosis::engine() const {
   return impl_ ? &impl_->engine : nullptr;
 }
 
-std::optional<StreamAnnotation> LiveDiagnosis::annotation(int gpu) const {
+std::optional<render::StreamAnnotation> LiveDiagnosis::annotation(int gpu) const {
   if (!impl_) return std::nullopt;
-  const GpuBrief brief = impl_->engine.brief(gpu);
-  StreamAnnotation note;
+  const diagnosis::GpuBrief brief = impl_->engine.brief(gpu);
+  render::StreamAnnotation note;
   note.state = brief.state;
   if (brief.throttled) note.state += "+thr";
   note.alerts = brief.alerts;

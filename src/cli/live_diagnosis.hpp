@@ -8,7 +8,7 @@
 #include "core/sample.hpp"
 #include "render/stream_format.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 class DiagnosisEngine;
 }
 
@@ -19,10 +19,10 @@ class LiveDiagnosis {
   LiveDiagnosis(const TraceHeader& header, bool enabled);
   ~LiveDiagnosis();
   void on_tick(const Tick& tick);
-  std::optional<StreamAnnotation> annotation(int gpu) const;
+  std::optional<render::StreamAnnotation> annotation(int gpu) const;
   // The engine itself, for views that show more than the annotation (top);
   // nullptr when diagnosis is off.
-  const DiagnosisEngine* engine() const;
+  const diagnosis::DiagnosisEngine* engine() const;
 
  private:
   struct Impl;

@@ -131,11 +131,11 @@ class LiveSignaller final : public tui::ProcessSignaller {
 
 Result<ProcessIdentity> read_process_identity(const std::string& procfs_root, std::uint32_t pid) {
   const std::string path = procfs_root + "/" + std::to_string(pid) + "/stat";
-  FileBuffer buf;
+  sources::FileBuffer buf;
   if (const int err = buf.read(path.c_str()); err != 0) {
     return Error{path + ": " + std::strerror(err)};
   }
-  auto stat = parse_pid_stat(buf.view());
+  auto stat = sources::parse_pid_stat(buf.view());
   if (!stat) return Error{path + ": " + stat.error().message};
   return ProcessIdentity{stat->start_ticks, stat->comm};
 }
@@ -145,7 +145,8 @@ std::shared_ptr<SignalKernel> system_signal_kernel() {
 }
 
 std::unique_ptr<tui::ProcessSignaller> make_process_signaller(
-    const TickSource& source, std::string procfs_root, std::shared_ptr<SignalKernel> kernel) {
+    const sources::TickSource& source, std::string procfs_root,
+    std::shared_ptr<SignalKernel> kernel) {
   if (!source.live()) return nullptr;
   return std::make_unique<LiveSignaller>(std::move(procfs_root), std::move(kernel));
 }

@@ -42,7 +42,7 @@ std::shared_ptr<SignalKernel> system_signal_kernel();
 
 // nullptr unless `source` is live: a replay gets no way to signal at all.
 std::unique_ptr<tui::ProcessSignaller> make_process_signaller(
-    const TickSource& source, std::string procfs_root,
+    const sources::TickSource& source, std::string procfs_root,
     std::shared_ptr<SignalKernel> kernel = system_signal_kernel());
 
 }  // namespace gpulens::cli

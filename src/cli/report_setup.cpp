@@ -11,7 +11,7 @@
 #include "render/verdict_output.hpp"
 #include "verdict/data_files.hpp"
 
-namespace gpulens {
+namespace gpulens::cli {
 
 namespace {
 
@@ -21,17 +21,17 @@ namespace {
 template <class Table>
 std::optional<Table> load_table(const std::string& name, const std::vector<std::string>& dirs,
                                 std::vector<std::string>& warnings) {
-  if (const auto path = find_data_file(name, dirs)) {
+  if (const auto path = verdict::find_data_file(name, dirs)) {
     auto table = Table::load(*path);
     if (table) return std::move(*table);
     warnings.push_back(table.error().message + "; using the built-in " + name);
   }
-  const auto text = builtin_data_file(name);
+  const auto text = verdict::builtin_data_file(name);
   if (!text) {
     warnings.push_back(name + " is not built in and was not found");
     return std::nullopt;
   }
-  auto table = Table::parse(std::string(*text), builtin_data_origin(name));
+  auto table = Table::parse(std::string(*text), verdict::builtin_data_origin(name));
   if (!table) {
     warnings.push_back(table.error().message);
     return std::nullopt;
@@ -43,25 +43,26 @@ std::optional<Table> load_table(const std::string& name, const std::vector<std::
 
 ReportTables load_report_tables(const std::vector<std::string>& dirs) {
   ReportTables t;
-  t.models = load_table<GpuModelTable>("gpu_peaks.json", dirs, t.warnings);
-  t.prices = load_table<PriceTable>("prices.json", dirs, t.warnings);
+  t.models = load_table<verdict::GpuModelTable>("gpu_peaks.json", dirs, t.warnings);
+  t.prices = load_table<verdict::PriceTable>("prices.json", dirs, t.warnings);
   return t;
 }
 
 ReportTables load_report_tables(const std::string& data_dir) {
   std::error_code ec;
   if (!data_dir.empty() && !std::filesystem::is_directory(data_dir, ec)) {
-    ReportTables t = load_report_tables(data_search_dirs({}));
+    ReportTables t = load_report_tables(verdict::data_search_dirs({}));
     t.warnings.insert(t.warnings.begin(), "--data-dir " + data_dir + " is not a directory");
     return t;
   }
-  return load_report_tables(data_search_dirs(data_dir));
+  return load_report_tables(verdict::data_search_dirs(data_dir));
 }
 
-Result<VerdictOptions> make_verdict_options(const ReportSettings& s, const ReportTables& tables) {
-  VerdictOptions o;
+Result<verdict::VerdictOptions> make_verdict_options(const ReportSettings& s,
+                                                     const ReportTables& tables) {
+  verdict::VerdictOptions o;
   if (!s.config_path.empty()) {
-    auto config = load_diagnosis_config(s.config_path);
+    auto config = diagnosis::load_diagnosis_config(s.config_path);
     if (!config) return config.error();
     o.diagnosis = std::move(*config);
   }
@@ -103,23 +104,25 @@ ReportFormat report_format_for_path(const std::string& path) {
   return ReportFormat::Text;
 }
 
-std::string render_report(const Verdict& v, const Trace& trace, ReportFormat format) {
+std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format) {
   // A recording of `gpulens run --kernels` adds "Where the GPU time went".
   const auto kernel_view = kernels::analyze_kernels(trace);
   switch (format) {
     case ReportFormat::Json: {
-      auto j = verdict_to_json(v);
-      if (kernel_view) j["kernels"] = kernels_to_json(*kernel_view);
+      auto j = render::verdict_to_json(v);
+      if (kernel_view) j["kernels"] = render::kernels_to_json(*kernel_view);
       // Invalid UTF-8 (a command line, a process name) is replaced, not fatal.
       return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     case ReportFormat::Html:
-      return kernel_view ? insert_kernels_html(verdict_to_html(v, trace), *kernel_view)
-                         : verdict_to_html(v, trace);
+      return kernel_view
+                 ? render::insert_kernels_html(render::verdict_to_html(v, trace), *kernel_view)
+                 : render::verdict_to_html(v, trace);
     case ReportFormat::Text:
       break;
   }
-  return verdict_to_text(v) + (kernel_view ? "\n" + kernels_to_text(*kernel_view) : "");
+  return render::verdict_to_text(v) +
+         (kernel_view ? "\n" + render::kernels_to_text(*kernel_view) : "");
 }
 
 Status write_report(const std::string& text, const std::string& path) {
@@ -154,4 +157,4 @@ Status write_report(const std::string& text, const std::string& path) {
   return ok_status();
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::cli

@@ -10,7 +10,7 @@
 #include "core/result.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::cli {
 
 struct ReportSettings {
   std::optional<double> price;        // --price, per GPU-hour
@@ -24,8 +24,8 @@ struct ReportSettings {
 
 // The loaded tables outlive the options that point at them.
 struct ReportTables {
-  std::optional<GpuModelTable> models;
-  std::optional<PriceTable> prices;
+  std::optional<verdict::GpuModelTable> models;
+  std::optional<verdict::PriceTable> prices;
   std::vector<std::string> warnings;  // a table missing or malformed
 };
 
@@ -36,16 +36,16 @@ ReportTables load_report_tables(const std::vector<std::string>& dirs);
 ReportTables load_report_tables(const std::string& data_dir);
 
 // Errors: a config file that does not load, a dtype the peak table does not know.
-Result<VerdictOptions> make_verdict_options(const ReportSettings& settings,
-                                            const ReportTables& tables);
+Result<verdict::VerdictOptions> make_verdict_options(const ReportSettings& settings,
+                                                     const ReportTables& tables);
 
 enum class ReportFormat { Text, Json, Html };
 std::optional<ReportFormat> report_format_from_name(const std::string& name);
 // By extension: .html/.htm, .json, else text.
 ReportFormat report_format_for_path(const std::string& path);
 
-std::string render_report(const Verdict& v, const Trace& trace, ReportFormat format);
+std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format);
 // "-" is stdout. The file is written whole or not at all (temp file + rename).
 Status write_report(const std::string& text, const std::string& path);
 
-}  // namespace gpulens
+}  // namespace gpulens::cli

@@ -3,7 +3,7 @@
 
 #include <array>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 const std::vector<RuleSpec>& builtin_rule_specs() {
   static const std::vector<RuleSpec> specs{
@@ -164,4 +164,4 @@ const std::vector<std::string_view>& derived_metric_keys() {
   return keys;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -12,7 +12,7 @@
 
 #include "diagnosis/state.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct ParamSpec {
   std::string_view key;
@@ -70,4 +70,4 @@ struct CustomRule {
 // Keys a custom rule may use besides the trace metric keys.
 const std::vector<std::string_view>& derived_metric_keys();
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -9,7 +9,7 @@
 #include "diagnosis/config.hpp"
 #include "diagnosis/efficiency.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 Evidence ev(std::string key, std::optional<double> value, std::string op = {},
@@ -398,4 +398,4 @@ std::vector<std::unique_ptr<AlertRule>> make_alert_rules(const DiagnosisConfig& 
   return rules;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

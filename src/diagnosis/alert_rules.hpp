@@ -13,7 +13,7 @@
 #include "diagnosis/fixes.hpp"
 #include "diagnosis/memory_trend.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct DiagnosisConfig;
 
@@ -69,4 +69,4 @@ inline constexpr const char* kHighUtilLowActivityMessage =
 inline constexpr const char* kLowEfficiencyMessage =
     "GPU efficiency is low. Workload may be I/O bound.";
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

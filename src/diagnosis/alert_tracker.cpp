@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/alert_tracker.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 std::string_view alert_kind_id(AlertEvent::Kind kind) {
   return kind == AlertEvent::Kind::Firing ? "firing" : "resolved";
@@ -138,4 +138,4 @@ bool AlertTracker::is_firing(const std::string& rule, int gpu) const {
   return false;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -15,7 +15,7 @@
 #include "diagnosis/alert_config.hpp"
 #include "diagnosis/alert_rules.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct AlertEvent {
   enum class Kind : std::uint8_t { Firing, Resolved };
@@ -117,4 +117,4 @@ class AlertTracker {
   std::vector<AlertEvent> events_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -9,7 +9,7 @@
 #include "core/clock_reasons.hpp"
 #include "core/text_units.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 // 0.5 at the threshold, rising to 1 when the value is `scale` beyond it: a
@@ -406,4 +406,4 @@ ThrottleFinding detect_throttle(const WindowStats& window, const HardwareLimits&
   return t;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -12,7 +12,7 @@
 #include "diagnosis/thresholds.hpp"
 #include "diagnosis/window.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // The numbers a verdict rests on, typed, for sentences and fixes.
 struct StateFacts {
@@ -79,4 +79,4 @@ struct ThrottleFinding {
 ThrottleFinding detect_throttle(const WindowStats& window, const HardwareLimits& hw,
                                 const Thresholds& th);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -18,7 +18,7 @@
 #include "core/duration.hpp"
 #include "core/metric.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 std::optional<std::string> duration_problem(double seconds, std::string_view key) {
   if (!std::isfinite(seconds) || seconds > kMaxConfigDurationS) {
@@ -454,4 +454,4 @@ Result<DiagnosisConfig> load_diagnosis_config(const std::string& path) {
   return parse_diagnosis_config(text.str(), path);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -15,7 +15,7 @@
 #include "diagnosis/thresholds.hpp"
 #include "diagnosis/window.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct DiagnosisConfig {
   WindowSettings window;
@@ -52,4 +52,4 @@ std::optional<std::string> duration_problem(double seconds, std::string_view key
 // durations, bucket_s and lookback_s more than 0; nullopt when it is fine.
 std::optional<std::string> param_problem(std::string_view key, double value);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

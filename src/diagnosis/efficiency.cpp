@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 std::optional<double> efficiency_score(std::optional<double> gpu_util,
                                        std::optional<double> sm_active, double min_util) {
@@ -22,4 +22,4 @@ std::optional<double> efficiency_score(const MetricValues& values) {
   return efficiency_score(values.get(Metric::GpuUtil), values.get(Metric::SmActive));
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -5,7 +5,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // Below this utilization (%) the ratio means nothing: a few kernel microseconds
 // divided into a near-zero denominator would read as any number at all.
@@ -20,4 +20,4 @@ std::optional<double> efficiency_score(std::optional<double> gpu_util,
 std::optional<double> efficiency_score(const Sample& sample);
 std::optional<double> efficiency_score(const MetricValues& values);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

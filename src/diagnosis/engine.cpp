@@ -10,7 +10,7 @@
 #include "diagnosis/efficiency.hpp"
 #include "diagnosis/fixes.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct DiagnosisEngine::Slot {
   Slot(const DeviceInfo& device, const DiagnosisConfig& config, MemoryTrendSettings memory_settings)
@@ -309,4 +309,4 @@ std::vector<ActiveAlert> DiagnosisEngine::firing(int gpu) const {
   return tracker_.firing(gpu);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

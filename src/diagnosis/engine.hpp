@@ -17,7 +17,7 @@
 #include "diagnosis/memory_trend.hpp"
 #include "diagnosis/window.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct GpuStatus {
   int gpu = 0;
@@ -96,4 +96,4 @@ class DiagnosisEngine {
   std::vector<DeviceInfo> devices_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -6,7 +6,7 @@
 #include "core/clock_reasons.hpp"
 #include "core/text_units.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 // Readings are points (0..100); below 1 % two decimals, so 1 busy SM of 132 reads 0.76 %.
@@ -341,4 +341,4 @@ std::vector<std::string> fixes_for_alert(std::string_view rule, const StateFindi
   return {};
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

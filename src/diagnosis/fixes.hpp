@@ -11,7 +11,7 @@
 #include "diagnosis/hardware.hpp"
 #include "diagnosis/window.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct FixContext {
   std::optional<double> price_per_gpu_hour;
@@ -47,4 +47,4 @@ std::string host_limited_copies_fix(const StateFacts& facts, const WindowStats& 
 // "about $2.49 per hour" or "" when no price is known.
 std::string cost_per_hour_text(const FixContext& ctx);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

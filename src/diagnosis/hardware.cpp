@@ -8,7 +8,7 @@
 
 #include "core/text_units.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 bool contains(std::string_view text, std::string_view part) {
@@ -162,4 +162,4 @@ HardwareLimits hardware_limits(const DeviceInfo& device, const HardwareSettings&
   return hw;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -9,7 +9,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // What a user may state about hardware the driver does not describe.
 struct HardwareSettings {
@@ -51,4 +51,4 @@ std::string guess_architecture(const std::string& name);
 
 inline constexpr double kMibPerGb = 1e9 / (1024.0 * 1024.0);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -5,7 +5,7 @@
 #include <map>
 #include <numeric>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 struct UnionFind {
@@ -103,4 +103,4 @@ std::vector<std::vector<int>> group_gpus(const std::vector<GpuJobKeys>& gpus, Jo
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

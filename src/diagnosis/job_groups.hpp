@@ -13,7 +13,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 enum class JobGrouping : std::uint8_t {
   Auto,        // by process keys when any process carries one, else all watched
@@ -38,4 +38,4 @@ GpuJobKeys job_keys_of(const Sample& sample);
 std::vector<std::vector<int>> group_gpus(const std::vector<GpuJobKeys>& gpus, JobGrouping mode,
                                          const std::vector<std::vector<int>>& explicit_groups = {});
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

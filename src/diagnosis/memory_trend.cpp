@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 MemoryTrend analyze_memory_trend(const std::deque<MemoryPoint>& points,
                                  std::optional<double> total_mib, const MemoryTrendSettings& s) {
@@ -113,4 +113,4 @@ MemoryTrend MemoryTrendTracker::analyze(std::optional<double> total_mib) const {
   return analyze_memory_trend(points_, total_mib, settings_);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct MemoryTrendSettings {
   double lookback_s = 600;          // history the line is fitted over
@@ -66,4 +66,4 @@ class MemoryTrendTracker {
   std::optional<double> bucket_start_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -5,7 +5,7 @@
 
 #include "core/json_number.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 struct StateInfo {
@@ -100,4 +100,4 @@ void to_json(nlohmann::ordered_json& j, const Evidence& e) {
   if (!e.note.empty()) j["note"] = e.note;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

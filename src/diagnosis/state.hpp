@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // Primary state of one GPU over a window. `Unknown` is not in the design's table:
 // it is what the engine says when the metrics it needs were not measured.
@@ -64,4 +64,4 @@ void to_json(nlohmann::ordered_json& j, const Evidence& e);
 // "high" (>= 0.75), "medium" (>= 0.5) or "low".
 std::string_view confidence_level(double confidence);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -3,7 +3,7 @@
 
 #include <array>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 // Indexed by GpuState. Eleven hues far enough apart to tell on a chart band;
@@ -29,4 +29,4 @@ const StateColour& state_colour(GpuState state) {
   return i < kColours.size() ? kColours[i] : kColours[0];
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -8,7 +8,7 @@
 
 #include "diagnosis/state.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // The eight basic terminal colours, numbered as curses' COLOR_* constants.
 enum class Ansi8 : short { Black, Red, Green, Yellow, Blue, Magenta, Cyan, White };
@@ -22,4 +22,4 @@ struct StateColour {
 
 const StateColour& state_colour(GpuState state);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/thresholds.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 const std::vector<ThresholdSpec>& threshold_specs() {
   static const std::vector<ThresholdSpec> specs{
@@ -37,4 +37,4 @@ const std::vector<ThresholdSpec>& threshold_specs() {
   return specs;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct Thresholds {
   // Below this kernel time (%) no kernel ran: 10 ms a second. Utilization is
@@ -68,4 +68,4 @@ struct ThresholdSpec {
 };
 const std::vector<ThresholdSpec>& threshold_specs();
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -16,7 +16,7 @@
 #include "diagnosis/efficiency.hpp"
 #include "diagnosis/fixes.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 namespace {
 
@@ -471,4 +471,4 @@ DiagnosisReport ReportBuilder::finish() {
   return impl_->finish();
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

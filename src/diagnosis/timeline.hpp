@@ -12,7 +12,7 @@
 #include "core/trace_reader.hpp"
 #include "diagnosis/engine.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 // Seconds spent in each state.
 struct StateShares {
@@ -120,4 +120,4 @@ std::vector<Tick> ticks_from_trace(const Trace& trace);
 
 // Its printed forms are render's: render/timeline_output.hpp.
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

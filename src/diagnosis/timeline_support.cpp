@@ -4,7 +4,7 @@
 #include "core/tick_grouper.hpp"
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 double StateShares::total() const {
   double t = 0;
   for (double s : seconds) t += s;
@@ -52,4 +52,4 @@ DiagnosisReport diagnose_trace(const Trace& trace, const DiagnosisConfig& config
   return builder.finish();
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -10,7 +10,7 @@
 #include "core/clock_reasons.hpp"
 #include "core/gpm_interval.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 constexpr double kMargin = 2.0;  // points: counter jitter that must not bridge two levels
@@ -216,4 +216,4 @@ void SampleWindow::recompute() {
   }
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

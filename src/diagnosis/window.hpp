@@ -11,7 +11,7 @@
 #include "core/sample.hpp"
 #include "diagnosis/hardware.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 
 struct WindowSettings {
   double length_s = 5.0;
@@ -97,4 +97,4 @@ class SampleWindow {
 
 ProcessSummary summarize_processes(const Sample& sample);
 
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

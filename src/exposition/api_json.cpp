@@ -141,7 +141,7 @@ Json firing_json(const agent::LiveSnapshot& snap) {
     Json j;
     j["rule"] = f.alert.rule;
     j["gpu"] = f.alert.gpu;
-    j["severity"] = severity_id(f.alert.severity);
+    j["severity"] = diagnosis::severity_id(f.alert.severity);
     j["since"] = f.alert.since;
     j["fired_at"] = f.alert.fired_at;
     j["message"] = f.alert.message;
@@ -153,13 +153,13 @@ Json firing_json(const agent::LiveSnapshot& snap) {
   return out;
 }
 
-Json event_json(const AlertEvent& e) {
+Json event_json(const diagnosis::AlertEvent& e) {
   Json j;
   j["t"] = e.t;
-  j["kind"] = alert_kind_id(e.kind);
+  j["kind"] = diagnosis::alert_kind_id(e.kind);
   j["rule"] = e.rule;
   j["gpu"] = e.gpu;
-  j["severity"] = severity_id(e.severity);
+  j["severity"] = diagnosis::severity_id(e.severity);
   j["since"] = e.since;
   j["message"] = e.message;
   j["count"] = e.count;

@@ -19,7 +19,7 @@ Json version_json();
 Json devices_json(const agent::LiveSnapshot& snap);
 Json latest_json(const agent::LiveSnapshot& snap, bool show_cmdline);
 Json firing_json(const agent::LiveSnapshot& snap);
-Json event_json(const AlertEvent& e);
+Json event_json(const diagnosis::AlertEvent& e);
 Json stored_event_json(const store::StoredAlertEvent& e);
 // `status_text` is "ok", "degraded" or "failing" (see health_status()).
 Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::StoreStatus>& store,

@@ -164,10 +164,10 @@ const std::array<DeviceFact, 6> kDeviceFacts{{
 
 }  // namespace
 
-std::optional<KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
-                                         const agent::GpuLive& gpu) {
+std::optional<sources::KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
+                                                  const agent::GpuLive& gpu) {
   if (!snap.kube.kubernetes || !gpu.sample || !gpu.sample->procs) return std::nullopt;
-  std::optional<KubeRef> only;
+  std::optional<sources::KubeRef> only;
   for (const auto& p : *gpu.sample->procs) {
     auto ref = agent::kube_of_process(snap, p);
     if (!ref) continue;
@@ -327,8 +327,8 @@ void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap)
   w.family("gpulens_diagnosis_state", "gauge",
            "1 for the GPU's diagnosed state over the last window, 0 for the others");
   for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
-    for (GpuState s : all_states()) {
-      const auto id = state_id(s);
+    for (diagnosis::GpuState s : diagnosis::all_states()) {
+      const auto id = diagnosis::state_id(s);
       w.sample("gpulens_diagnosis_state", labels[i], "state", id, snap.gpus[i].state == id ? 1 : 0);
     }
   }
@@ -367,7 +367,7 @@ void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap)
               ? gpu_labels(snap, *g)
               : render_labels({{"gpu", std::to_string(f.alert.gpu)}, {"hostname", snap.hostname}});
       append_label(l, "rule", f.alert.rule);
-      append_label(l, "severity", severity_id(f.alert.severity));
+      append_label(l, "severity", diagnosis::severity_id(f.alert.severity));
       if (written.insert(l).second) w.sample("gpulens_alert_firing", l, 1);
     }
   }

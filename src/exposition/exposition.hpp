@@ -63,8 +63,8 @@ std::string gpu_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gp
 std::string gpu_identity_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& gpu);
 
 // The one pod whose processes run on the GPU; nullopt with none or several.
-std::optional<KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
-                                         const agent::GpuLive& gpu);
+std::optional<sources::KubeRef> single_pod_of_gpu(const agent::LiveSnapshot& snap,
+                                                  const agent::GpuLive& gpu);
 
 // The price gauge (gpulens_gpu_price_per_hour), one series per GPU whose price
 // is known; nothing for the others.

@@ -103,7 +103,7 @@ std::string dcgm_labels(const agent::LiveSnapshot& snap, const agent::GpuLive& g
   append_label(l, "Hostname", snap.hostname);
   append_label(l, "DCGM_FI_DRIVER_VERSION", snap.driver);
   if (snap.kube.kubernetes) {
-    const KubeRef pod = agent::kube_of_gpu(snap, g);
+    const sources::KubeRef pod = agent::kube_of_gpu(snap, g);
     append_label(l, "container", pod.container);
     append_label(l, "namespace", pod.namespace_name);
     append_label(l, "pod", pod.pod);

@@ -26,7 +26,7 @@ void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap) {
       // namespace/pod/container join with kube-state-metrics and cAdvisor series.
       append_label(l, "container_id", p.container);
       append_label(l, "pod_uid", p.pod);
-      const KubeRef names = agent::kube_of_process(snap, p).value_or(KubeRef{});
+      const sources::KubeRef names = agent::kube_of_process(snap, p).value_or(sources::KubeRef{});
       append_label(l, "namespace", names.namespace_name);
       append_label(l, "pod", names.pod);
       append_label(l, "container", names.container);

@@ -16,7 +16,7 @@
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 // Copies the child's stdout to ours and hands complete lines to the callback.
 // Shared with the thread that runs it, so that a pump still copying for a
@@ -244,4 +244,4 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
 // side effect of an error in gpulens.
 ChildProcess::~ChildProcess() = default;
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -19,7 +19,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 struct ChildOptions {
   std::vector<std::string> argv;                         // argv[0] is looked up in PATH
@@ -65,4 +65,4 @@ class ChildProcess {
 // What a shell prints for a command that could not be started.
 int exit_code_for_exec_errno(int err);
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -19,10 +19,10 @@
 #include "jobs/live_status.hpp"
 #include "jobs/process_tree.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 struct JobRecorder::Impl {
-  std::unique_ptr<TickSource> source;
+  std::unique_ptr<sources::TickSource> source;
   RecorderOptions options;
   JobStart job;
   bool replay = false;
@@ -149,7 +149,7 @@ JobRecorder::~JobRecorder() {
   }
 }
 
-Result<std::unique_ptr<JobRecorder>> JobRecorder::open(std::unique_ptr<TickSource> source,
+Result<std::unique_ptr<JobRecorder>> JobRecorder::open(std::unique_ptr<sources::TickSource> source,
                                                        RecorderOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->source = std::move(source);
@@ -225,4 +225,4 @@ Result<JobRecord> JobRecorder::finish(const ChildExit& exit, const std::vector<i
   return job;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -20,7 +20,7 @@
 #include "jobs/child_process.hpp"
 #include "sources/tick_source.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 // Marks from other threads (the job's stdout reader) on their way to the trace.
 class MarkInbox {
@@ -65,7 +65,7 @@ struct JobStart {
 class JobRecorder {
  public:
   // Opens the trace. `source` may be null: nothing is sampled.
-  static Result<std::unique_ptr<JobRecorder>> open(std::unique_ptr<TickSource> source,
+  static Result<std::unique_ptr<JobRecorder>> open(std::unique_ptr<sources::TickSource> source,
                                                    RecorderOptions options);
   // The job runs: start recording (once).
   void begin(JobStart job);
@@ -84,4 +84,4 @@ class JobRecorder {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

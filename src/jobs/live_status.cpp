@@ -9,7 +9,7 @@
 #include "core/text_units.hpp"
 #include "verdict/mfu.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 namespace {
 
 std::string elapsed_text(double s) {
@@ -21,7 +21,8 @@ std::string elapsed_text(double s) {
 }  // namespace
 
 LiveStatus::LiveStatus(const TraceHeader& header, std::optional<double> peak_total_tflops)
-    : engine_(header, DiagnosisConfig::defaults()), peak_total_tflops_(peak_total_tflops) {}
+    : engine_(header, diagnosis::DiagnosisConfig::defaults()),
+      peak_total_tflops_(peak_total_tflops) {}
 
 void LiveStatus::on_tick(const Tick& tick) {
   if (!start_) {
@@ -45,7 +46,7 @@ void LiveStatus::on_tick(const Tick& tick) {
 }
 
 void LiveStatus::on_mark(const Mark& mark) {
-  if (mark.name != kStepMark) return;
+  if (mark.name != verdict::kStepMark) return;
   const auto it = mark.fields.find("flops");
   if (it != mark.fields.end() && it->is_number()) step_flops_ += it->get<double>();
   const auto n = mark.fields.find("steps");
@@ -97,4 +98,4 @@ std::string LiveStatus::take_line(double now, const std::vector<int>& gpus) {
   return line;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

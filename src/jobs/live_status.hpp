@@ -12,7 +12,7 @@
 #include "core/sample.hpp"
 #include "diagnosis/engine.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 class LiveStatus {
  public:
@@ -28,7 +28,7 @@ class LiveStatus {
     double n = 0;
     std::map<Metric, std::pair<double, double>> sum;  // metric -> (sum, count)
   };
-  DiagnosisEngine engine_;
+  diagnosis::DiagnosisEngine engine_;
   std::optional<double> peak_total_tflops_;
   std::optional<double> start_;
   double period_start_ = 0;
@@ -37,4 +37,4 @@ class LiveStatus {
   long steps_ = 0;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

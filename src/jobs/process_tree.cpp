@@ -8,7 +8,7 @@
 
 #include "sources/host/procfs_parse.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 std::set<std::uint32_t> descendants(
     const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pid_ppid, std::uint32_t root) {
@@ -37,7 +37,7 @@ std::set<std::uint32_t> process_tree(const std::string& procfs, std::uint32_t ro
     if (!in) continue;  // the process ended while we looked
     std::stringstream ss;
     ss << in.rdbuf();
-    const auto stat = parse_pid_stat(ss.str());
+    const auto stat = sources::parse_pid_stat(ss.str());
     if (stat) links.emplace_back(stat->pid, stat->ppid);
   }
   return descendants(links, root);
@@ -55,4 +55,4 @@ std::set<int> gpus_used_by(const std::vector<Sample>& samples,
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

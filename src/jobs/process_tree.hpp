@@ -10,7 +10,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 // `root` and its descendants among the processes listed in `procfs`; just
 // `root` when procfs cannot be read.
@@ -23,4 +23,4 @@ std::set<std::uint32_t> descendants(
 // GPUs in `samples` on which one of `pids` holds a context.
 std::set<int> gpus_used_by(const std::vector<Sample>& samples, const std::set<std::uint32_t>& pids);
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -5,7 +5,7 @@
 
 #include "verdict/mfu.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 Result<StepMatcher> StepMatcher::create(const std::string& pattern, double flops_per_step) {
   StepMatcher m;
@@ -39,11 +39,11 @@ std::optional<Mark> StepMatcher::match(std::string_view line, double t) {
   }
   Mark mark;
   mark.t = t;
-  mark.name = kStepMark;
+  mark.name = verdict::kStepMark;
   mark.fields["flops"] = flops_per_step_ * static_cast<double>(steps);
   mark.fields["steps"] = steps;
   mark.fields["source"] = "stdout";
   return mark;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

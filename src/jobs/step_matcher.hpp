@@ -11,7 +11,7 @@
 #include "core/result.hpp"
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 
 class StepMatcher {
  public:
@@ -29,4 +29,4 @@ class StepMatcher {
   std::optional<long long> last_counter_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -7,7 +7,7 @@
 
 #include "verdict/gpu_models.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 
 std::string group_thousands(long long value) {
   const bool negative = value < 0;
@@ -21,7 +21,7 @@ std::string group_thousands(long long value) {
 }
 
 std::string format_money(double amount, const std::string& currency) {
-  const std::string sym = currency_symbol(currency);
+  const std::string sym = verdict::currency_symbol(currency);
   const double a = std::abs(amount);
   std::string number;
   if (a >= 100) {
@@ -40,4 +40,4 @@ std::string format_gpu_hours(double hours) {
   return fmt::format("{:.3g}", hours);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

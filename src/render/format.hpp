@@ -4,7 +4,7 @@
 // the three say the same figures the same way.
 #include <string>
 
-namespace gpulens {
+namespace gpulens::render {
 
 // "$1,234", "$12.35", "$0.064": whole units from 100 up, cents above 1, three
 // significant digits below.
@@ -14,4 +14,4 @@ std::string format_gpu_hours(double hours);
 // "1,234,567" grouping for large counts.
 std::string group_thousands(long long value);
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -3,7 +3,7 @@
 // every page so that it opens offline: no fonts, libraries or images to fetch.
 #include "render/html_assets.hpp"
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 
 std::string_view report_css() {
   return R"CSS(
@@ -144,4 +144,4 @@ std::string_view report_js() {
 )JS";
 }
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

@@ -3,9 +3,9 @@
 // The HTML report's inline style sheet and script.
 #include <string_view>
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 
 std::string_view report_css();
 std::string_view report_js();
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

@@ -11,7 +11,7 @@
 #include "render/html_svg.hpp"
 #include "verdict/state_words.hpp"
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 namespace {
 
 constexpr const char* kFunnelColors[] = {"#cbd5e1", "#94a3b8", "#60a5fa", "#2563eb", "#7c3aed"};
@@ -24,7 +24,7 @@ std::string text(double x, double y, std::string_view content, std::string_view 
 
 }  // namespace
 
-std::string funnel_chart(const Verdict& v) {
+std::string funnel_chart(const verdict::Verdict& v) {
   struct Row {
     std::string label;
     std::string meaning;
@@ -81,7 +81,7 @@ std::string funnel_chart(const Verdict& v) {
   return out;
 }
 
-std::string state_bar(const Verdict& v) {
+std::string state_bar(const verdict::Verdict& v) {
   constexpr double kW = 1000, kH = 30;
   std::string out = fmt::format(
       "<svg class=\"chart statebar\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" "
@@ -99,14 +99,14 @@ std::string state_bar(const Verdict& v) {
   };
   // Start-up first and tear-down last, where they happened.
   rect(v.startup_share, kEdgesColor, "start-up");
-  for (const auto& s : v.states) rect(s.share, state_color(s.state), state_words(s.state));
+  for (const auto& s : v.states) rect(s.share, state_color(s.state), verdict::state_words(s.state));
   rect(v.teardown_share, kEdgesColor, "tear-down");
   out += "</svg>";
   return out;
 }
 
-std::string cost_bar(const Verdict& v) {
-  const Cost& c = v.cost;
+std::string cost_bar(const verdict::Verdict& v) {
+  const verdict::Cost& c = v.cost;
   if (!c.total || *c.total <= 0) return {};
   struct Part {
     const char* label;
@@ -136,8 +136,8 @@ std::string cost_bar(const Verdict& v) {
   return out;
 }
 
-std::string mfu_bars(const Verdict& v) {
-  const MfuSummary& m = v.mfu;
+std::string mfu_bars(const verdict::Verdict& v) {
+  const verdict::MfuSummary& m = v.mfu;
   struct Bar {
     std::string label;
     std::optional<double> value;
@@ -171,4 +171,4 @@ std::string mfu_bars(const Verdict& v) {
   return out;
 }
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

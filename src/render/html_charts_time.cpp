@@ -11,7 +11,7 @@
 #include "render/html_svg.hpp"
 #include "verdict/state_words.hpp"
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 namespace {
 
 struct Frame {
@@ -141,7 +141,7 @@ std::string cursor(const Frame& f) {
 
 }  // namespace
 
-std::string activity_chart(const Series& s, const Verdict& v, const std::string& id,
+std::string activity_chart(const Series& s, const verdict::Verdict& v, const std::string& id,
                            nlohmann::json& hover) {
   const bool phases = !v.phases.empty();
   const double top = phases ? 26 : 10;
@@ -179,7 +179,7 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
   // The state band: runs narrower than a pixel merge into the run before them.
   struct Rect {
     double x0, x1;
-    GpuState state;
+    diagnosis::GpuState state;
     std::string title;
   };
   std::vector<Rect> rects;
@@ -193,7 +193,7 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
     }
     rects.push_back(
         {x0, x1, run.state,
-         fmt::format("{} {}–{}: {}", state_words(run.state), clock_label(run.start - s.t0),
+         fmt::format("{} {}–{}: {}", verdict::state_words(run.state), clock_label(run.start - s.t0),
                      clock_label(run.end - s.t0), run.summary)});
   }
   for (const auto& r : rects) {
@@ -212,7 +212,7 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
       column("GPU util", "#8b95a1", "%", s.util, 1), column("SM active", "#2563eb", "%", s.sm, 1),
       column("tensor", "#9333ea", "%", s.tensor, 1), column("DRAM", "#f59e0b", "%", s.dram, 1)};
   // Runs and bucket times both ascend: one pass finds each bucket's state.
-  std::vector<const TimelineRun*> runs;
+  std::vector<const diagnosis::TimelineRun*> runs;
   for (const auto& run : v.diagnosis.timeline) {
     if (run.gpu == s.gpu) runs.push_back(&run);
   }
@@ -221,7 +221,7 @@ std::string activity_chart(const Series& s, const Verdict& v, const std::string&
   for (double t : s.t) {
     while (r < runs.size() && runs[r]->end - s.t0 < t - 1e-9) ++r;
     const bool inside = r < runs.size() && runs[r]->start - s.t0 <= t + 1e-9;
-    states.push_back(inside ? state_words(runs[r]->state) : std::string());
+    states.push_back(inside ? verdict::state_words(runs[r]->state) : std::string());
   }
   h["state"] = std::move(states);
   hover[id] = std::move(h);
@@ -281,4 +281,4 @@ std::string power_chart(const Series& s, const std::string& id, nlohmann::json& 
   return out;
 }
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

@@ -14,7 +14,7 @@
 #include "render/verdict_output.hpp"
 #include "verdict/state_words.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using html::escape;
@@ -28,9 +28,9 @@ std::string utc_time(double t) {
   return buf;
 }
 
-std::string chip(GpuState s) {
+std::string chip(diagnosis::GpuState s) {
   return fmt::format("<span class=\"chip\" style=\"background:{}\" title=\"{}\">{}</span>",
-                     html::state_color(s), state_id(s), state_words(s));
+                     html::state_color(s), diagnosis::state_id(s), verdict::state_words(s));
 }
 
 std::string tile(std::string_view key, const std::string& value, const std::string& sub,
@@ -41,13 +41,14 @@ std::string tile(std::string_view key, const std::string& value, const std::stri
       cls, key, escape(value), escape(sub));
 }
 
-std::string headline(const Verdict& v) {
+std::string headline(const verdict::Verdict& v) {
   if (!v.measured && v.headline.empty()) return "Nothing was measured";
   return v.headline.empty() ? std::string() : v.headline.front().text;
 }
 
-void hero(std::string& out, const Verdict& v) {
-  const GpuState main = v.states.empty() ? GpuState::Unknown : v.states.front().state;
+void hero(std::string& out, const verdict::Verdict& v) {
+  const diagnosis::GpuState main =
+      v.states.empty() ? diagnosis::GpuState::Unknown : v.states.front().state;
   const bool alarm = !v.headline.empty() && v.headline.front().kind != "steady_state" &&
                      v.headline.front().kind != "idle";
   out += fmt::format("<section class=\"card hero\" style=\"--state:{}\">",
@@ -67,7 +68,7 @@ void hero(std::string& out, const Verdict& v) {
     out += "<code>" + escape(v.job.command) + "</code> ";
     if (v.job.signal) {
       out += fmt::format("<span class=\"exit-bad\">was killed by signal {} ({})</span>",
-                         *v.job.signal, signal_name(*v.job.signal));
+                         *v.job.signal, verdict::signal_name(*v.job.signal));
     } else if (v.job.exit_code) {
       out += fmt::format("<span class=\"{}\">exited with code {}</span>",
                          *v.job.exit_code == 0 ? "exit-ok" : "exit-bad", *v.job.exit_code);
@@ -110,14 +111,14 @@ void hero(std::string& out, const Verdict& v) {
   out += "</div></section>";
 }
 
-void fixes(std::string& out, const Verdict& v) {
+void fixes(std::string& out, const verdict::Verdict& v) {
   if (v.fixes.empty()) return;
   out += "<section class=\"card\"><h2>What to do first</h2><ol class=\"fixes\">";
   for (const auto& f : v.fixes) out += "<li>" + escape(f) + "</li>";
   out += "</ol></section>";
 }
 
-void funnel(std::string& out, const Verdict& v) {
+void funnel(std::string& out, const verdict::Verdict& v) {
   out += "<section class=\"card\"><h2>Utilization funnel</h2>";
   out +=
       "<p class=\"lead\">Each bar is a share of the GPU time paid for; the grey wedges are "
@@ -126,29 +127,29 @@ void funnel(std::string& out, const Verdict& v) {
   out += "</section>";
 }
 
-void states(std::string& out, const Verdict& v) {
+void states(std::string& out, const verdict::Verdict& v) {
   if (v.states.empty() && v.edges_share <= 0) return;
   out += "<section class=\"card\"><h2>What the GPUs were doing</h2>";
   out += html::state_bar(v);
   struct Row {
     std::string color, name, meaning;
-    GpuState state;
+    diagnosis::GpuState state;
     bool is_state;
     double share;
   };
   std::vector<Row> rows;
   for (const auto& s : v.states) {
-    rows.push_back({std::string(html::state_color(s.state)), state_words(s.state),
-                    std::string(state_meaning(s.state)), s.state, true, s.share});
+    rows.push_back({std::string(html::state_color(s.state)), verdict::state_words(s.state),
+                    std::string(diagnosis::state_meaning(s.state)), s.state, true, s.share});
   }
   rows.push_back({std::string(html::kEdgesColor), "start-up",
                   "no GPU work yet (imports, loading, compiling): "
                   "not waste of the job",
-                  GpuState::Unknown, false, v.startup_share});
+                  diagnosis::GpuState::Unknown, false, v.startup_share});
   rows.push_back({std::string(html::kEdgesColor), "tear-down",
                   "no GPU work after the last (saving, "
                   "exiting): not waste of the job",
-                  GpuState::Unknown, false, v.teardown_share});
+                  diagnosis::GpuState::Unknown, false, v.teardown_share});
   out += "<div class=\"legend\">";
   for (const auto& r : rows) {
     if (r.share < 0.005) continue;
@@ -181,7 +182,7 @@ void states(std::string& out, const Verdict& v) {
   out += "</section>";
 }
 
-void gpus(std::string& out, const Verdict& v, const Trace& trace, const HtmlOptions& o,
+void gpus(std::string& out, const verdict::Verdict& v, const Trace& trace, const HtmlOptions& o,
           nlohmann::json& hover) {
   if (!v.start || !v.end) return;
   out += "<section class=\"card\"><h2>Per GPU over time</h2>";
@@ -212,7 +213,7 @@ std::string mini_bar(std::optional<double> pct) {
                      *pct, std::clamp(*pct, 0.0, 100.0));
 }
 
-void phases(std::string& out, const Verdict& v) {
+void phases(std::string& out, const verdict::Verdict& v) {
   if (v.phases.empty()) return;
   out +=
       "<section class=\"card\"><h2>Phases</h2><div class=\"scroll\"><table><tr><th>phase</th><th "
@@ -256,7 +257,7 @@ void phases(std::string& out, const Verdict& v) {
   out += "</table></div></section>";
 }
 
-void alerts(std::string& out, const Verdict& v) {
+void alerts(std::string& out, const verdict::Verdict& v) {
   out += "<section class=\"card\"><h2>Alerts</h2>";
   if (v.alerts.empty()) out += "<p class=\"empty\">No alert fired.</p>";
   for (const auto& a : v.alerts) {
@@ -264,7 +265,7 @@ void alerts(std::string& out, const Verdict& v) {
     out += fmt::format(
         "<div class=\"alert\"><span class=\"sev {0}\">{0}</span> <b>{1}</b> on GPU "
         "{2}, from +{3:.1f} s{4}{5}<div>{6}</div>",
-        severity_id(a.severity), escape(rule_words(a.rule)), a.gpu, a.fired_at - t0,
+        severity_id(a.severity), escape(verdict::rule_words(a.rule)), a.gpu, a.fired_at - t0,
         a.resolved_at ? fmt::format(" to +{:.1f} s", *a.resolved_at - t0)
                       : std::string(", still firing at the end"),
         a.count > 1 ? fmt::format(" ({} times)", a.count) : "", escape(a.message));
@@ -278,8 +279,8 @@ void alerts(std::string& out, const Verdict& v) {
   out += "</section>";
 }
 
-void cost(std::string& out, const Verdict& v) {
-  const Cost& c = v.cost;
+void cost(std::string& out, const verdict::Verdict& v) {
+  const verdict::Cost& c = v.cost;
   out += "<section class=\"card\"><h2>Cost</h2>";
   if (!c.total) {
     out +=
@@ -311,8 +312,8 @@ void cost(std::string& out, const Verdict& v) {
   out += "</section>";
 }
 
-void mfu(std::string& out, const Verdict& v) {
-  const MfuSummary& m = v.mfu;
+void mfu(std::string& out, const verdict::Verdict& v) {
+  const verdict::MfuSummary& m = v.mfu;
   out += "<section class=\"card\"><h2>MFU</h2>";
   if (m.peak.known()) {
     out += fmt::format(
@@ -342,7 +343,7 @@ void mfu(std::string& out, const Verdict& v) {
 
 }  // namespace
 
-std::string verdict_to_html(const Verdict& v, const Trace& trace, const HtmlOptions& o) {
+std::string verdict_to_html(const verdict::Verdict& v, const Trace& trace, const HtmlOptions& o) {
   std::string title = o.title;
   if (title.empty()) title = v.job.command.empty() ? v.host : v.job.command;
   std::string out;
@@ -383,4 +384,4 @@ std::string verdict_to_html(const Verdict& v, const Trace& trace, const HtmlOpti
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -9,7 +9,7 @@
 #include "core/text_safety.hpp"
 #include "diagnosis/state_colour.hpp"
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 
 std::string escape(std::string_view raw) {
   const std::string text = terminal_safe_text(raw);
@@ -46,7 +46,7 @@ std::string num(double x) {
   return fmt::format("{:.1f}", r);
 }
 
-std::string_view state_color(GpuState s) {
+std::string_view state_color(diagnosis::GpuState s) {
   return state_colour(s).hex;  // one table for every view (diagnosis/state_colour.cpp)
 }
 
@@ -105,4 +105,4 @@ Series downsample(const Trace& trace, int gpu, double t0, double t1, std::size_t
   return s;
 }
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

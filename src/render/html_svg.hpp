@@ -13,7 +13,7 @@
 #include "diagnosis/timeline.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens::html {
+namespace gpulens::render::html {
 
 // Text for an element or an attribute value: & < > " ' as entities, and controls,
 // bidi overrides and broken UTF-8 replaced as for a terminal (core/text_safety: they
@@ -22,7 +22,7 @@ std::string escape(std::string_view text);
 // A number for an SVG attribute: at most one decimal, no trailing zeros.
 std::string num(double x);
 
-std::string_view state_color(GpuState s);
+std::string_view state_color(diagnosis::GpuState s);
 // Start-up and tear-down: grey, apart from the states' colours.
 inline constexpr const char* kEdgesColor = "#b8c0cc";
 
@@ -43,13 +43,13 @@ struct Series {
 Series downsample(const Trace& trace, int gpu, double t0, double t1, std::size_t max_points);
 
 // Charts. `id` names the chart for the hover script, whose data goes to `hover`.
-std::string funnel_chart(const Verdict& v);
-std::string state_bar(const Verdict& v);
-std::string cost_bar(const Verdict& v);
-std::string mfu_bars(const Verdict& v);
-std::string activity_chart(const Series& s, const Verdict& v, const std::string& id,
+std::string funnel_chart(const verdict::Verdict& v);
+std::string state_bar(const verdict::Verdict& v);
+std::string cost_bar(const verdict::Verdict& v);
+std::string mfu_bars(const verdict::Verdict& v);
+std::string activity_chart(const Series& s, const verdict::Verdict& v, const std::string& id,
                            nlohmann::json& hover);
 std::string memory_chart(const Series& s, const std::string& id, nlohmann::json& hover);
 std::string power_chart(const Series& s, const std::string& id, nlohmann::json& hover);
 
-}  // namespace gpulens::html
+}  // namespace gpulens::render::html

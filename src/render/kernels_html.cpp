@@ -5,7 +5,7 @@
 #include "render/html_svg.hpp"
 #include "render/kernels_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using html::escape;
@@ -172,4 +172,4 @@ std::string insert_kernels_html(std::string page, const kernels::KernelView& v) 
   return page;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

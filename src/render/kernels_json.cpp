@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "render/kernels_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 nlohmann::ordered_json idle_json(const kernels::IdleStats& st) {
@@ -109,4 +109,4 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
   return j;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -8,7 +8,7 @@
 
 #include "kernels/analysis.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 
 std::string kernels_to_text(const kernels::KernelView& v);
 inline constexpr int kKernelsJsonVersion = 1;
@@ -19,4 +19,4 @@ std::string kernels_to_html(const kernels::KernelView& v);
 // The page with the section put before its closing script.
 std::string insert_kernels_html(std::string page, const kernels::KernelView& v);
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -5,7 +5,7 @@
 #include "core/text_units.hpp"
 #include "render/kernels_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using kernels::kGapLabels;
@@ -117,4 +117,4 @@ std::string kernels_to_text(const kernels::KernelView& v) {
   return terminal_safe_text(kernels_body(v));
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -10,7 +10,7 @@
 #include "core/clock_reasons.hpp"
 #include "core/json_format.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 // name, title, unit, width, priority. The order is the display order.
@@ -261,4 +261,4 @@ std::string StreamFormatter::format(const Sample& s, const StreamAnnotation* not
   return line;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -10,7 +10,7 @@
 #include "core/result.hpp"
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 
 enum class StreamFormat { Table, Csv, Json };
 
@@ -70,4 +70,4 @@ class StreamFormatter {
   bool tenths_ = false;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -5,22 +5,22 @@
 #include "core/json_number.hpp"
 #include "render/timeline_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson shares_json(const StateShares& shares) {
+ojson shares_json(const diagnosis::StateShares& shares) {
   ojson out = ojson::object();
-  std::vector<std::pair<double, GpuState>> order;
-  for (const auto s : all_states()) {
+  std::vector<std::pair<double, diagnosis::GpuState>> order;
+  for (const auto s : diagnosis::all_states()) {
     const double share = shares.share(s);
     if (share > 0) order.emplace_back(share, s);
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [share, s] : order)
-    out[std::string(state_id(s))] = json_number(share, decimals::kRatio);
+    out[std::string(diagnosis::state_id(s))] = json_number(share, decimals::kRatio);
   return out;
 }
 
@@ -39,14 +39,16 @@ ojson strings(const std::vector<std::string>& list) {
   return out;
 }
 
-ojson limits_json(const HardwareLimits& hw) {
+ojson limits_json(const diagnosis::HardwareLimits& hw) {
   ojson j;
   j["sm_count"] = hw.sm_count ? ojson(*hw.sm_count) : ojson(nullptr);
-  j["pcie_gbytes_s"] =
-      hw.pcie_mibs ? json_number(*hw.pcie_mibs / kMibPerGb, decimals::kRate) : ojson(nullptr);
+  j["pcie_gbytes_s"] = hw.pcie_mibs
+                           ? json_number(*hw.pcie_mibs / diagnosis::kMibPerGb, decimals::kRate)
+                           : ojson(nullptr);
   if (!hw.pcie_basis.empty()) j["pcie_basis"] = hw.pcie_basis;
-  j["nvlink_gbytes_s"] =
-      hw.nvlink_mibs ? json_number(*hw.nvlink_mibs / kMibPerGb, decimals::kRate) : ojson(nullptr);
+  j["nvlink_gbytes_s"] = hw.nvlink_mibs
+                             ? json_number(*hw.nvlink_mibs / diagnosis::kMibPerGb, decimals::kRate)
+                             : ojson(nullptr);
   if (!hw.nvlink_basis.empty()) j["nvlink_basis"] = hw.nvlink_basis;
   j["dram_practical_peak_pct"] = json_number(hw.dram_practical_peak_pct, decimals::kRate);
   j["power_limit_w"] = json_number(hw.power_limit_w, decimals::kPower);
@@ -58,7 +60,7 @@ ojson limits_json(const HardwareLimits& hw) {
 
 }  // namespace
 
-nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
+nlohmann::ordered_json report_to_json(const diagnosis::DiagnosisReport& r) {
   ojson out;
   out["format"] = "gpulens-diagnosis";
   out["version"] = 1;
@@ -72,7 +74,7 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     ojson j;
     j["gpu"] = g.gpu;
     j["name"] = g.name;
-    j["state"] = state_id(g.state);
+    j["state"] = diagnosis::state_id(g.state);
     j["shares"] = shares_json(g.shares);
     j["throttled_share"] = json_number(g.throttled_share, decimals::kRatio);
     j["efficiency"] = json_number(g.efficiency, decimals::kScore);
@@ -90,7 +92,7 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     j["gpu"] = p.gpu;
     j["start"] = json_number(p.start, decimals::kTime);
     j["end"] = json_number(p.end, decimals::kTime);
-    j["state"] = state_id(p.state);
+    j["state"] = diagnosis::state_id(p.state);
     j["shares"] = shares_json(p.shares);
     j["flags"] = strings(p.flags);
     j["throttled_share"] = json_number(p.throttled_share, decimals::kRatio);
@@ -110,7 +112,7 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     j["gpu"] = run.gpu;
     j["start"] = json_number(run.start, decimals::kTime);
     j["end"] = json_number(run.end, decimals::kTime);
-    j["state"] = state_id(run.state);
+    j["state"] = diagnosis::state_id(run.state);
     j["confidence"] = json_number(run.confidence, decimals::kScore);
     j["flags"] = run.throttled_share >= 0.5 ? strings({"throttled"}) : ojson::array();
     if (!run.throttle_cause.empty()) j["throttle_cause"] = run.throttle_cause;
@@ -127,7 +129,7 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
     ojson j;
     j["rule"] = a.rule;
     j["gpu"] = a.gpu;
-    j["severity"] = severity_id(a.severity);
+    j["severity"] = diagnosis::severity_id(a.severity);
     j["since"] = json_number(a.since, decimals::kTime);
     j["fired_at"] = json_number(a.fired_at, decimals::kTime);
     j["resolved_at"] = json_number(a.resolved_at, decimals::kTime);
@@ -142,4 +144,4 @@ nlohmann::ordered_json report_to_json(const DiagnosisReport& r) {
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -7,9 +7,9 @@
 
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 
-nlohmann::ordered_json report_to_json(const DiagnosisReport& report);
-std::string report_to_text(const DiagnosisReport& report);
+nlohmann::ordered_json report_to_json(const diagnosis::DiagnosisReport& report);
+std::string report_to_text(const diagnosis::DiagnosisReport& report);
 
-}  // namespace gpulens
+}  // namespace gpulens::render

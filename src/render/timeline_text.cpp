@@ -6,16 +6,16 @@
 #include "core/text_units.hpp"
 #include "render/timeline_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
-std::string rel(double t, const DiagnosisReport& r) {
+std::string rel(double t, const diagnosis::DiagnosisReport& r) {
   return fmt::format("{:+.1f}s", t - r.start.value_or(t));
 }
 
-std::string shares_text(const StateShares& shares, std::size_t max_items = 3) {
-  std::vector<std::pair<double, GpuState>> order;
-  for (const auto s : all_states()) {
+std::string shares_text(const diagnosis::StateShares& shares, std::size_t max_items = 3) {
+  std::vector<std::pair<double, diagnosis::GpuState>> order;
+  for (const auto s : diagnosis::all_states()) {
     if (const double share = shares.share(s); share > 0) order.emplace_back(share, s);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -23,7 +23,7 @@ std::string shares_text(const StateShares& shares, std::size_t max_items = 3) {
   std::string out;
   for (std::size_t i = 0; i < order.size() && i < max_items; ++i) {
     if (!out.empty()) out += ", ";
-    out += fmt::format("{} {}", state_id(order[i].second), share_text(order[i].first));
+    out += fmt::format("{} {}", diagnosis::state_id(order[i].second), share_text(order[i].first));
   }
   return out;
 }
@@ -33,7 +33,7 @@ std::string value(const MetricValues& v, Metric m, const char* spec = "{:.1f}") 
   return x ? fmt::format(fmt::runtime(spec), *x) : std::string("-");
 }
 
-void gpus_section(std::string& out, const DiagnosisReport& r) {
+void gpus_section(std::string& out, const diagnosis::DiagnosisReport& r) {
   for (const auto& g : r.gpus) {
     out += fmt::format("GPU {}  {}", g.gpu, g.name.empty() ? "(unnamed)" : terminal_safe(g.name));
     if (g.limits.sm_count) out += fmt::format(", {} SMs", *g.limits.sm_count);
@@ -51,7 +51,7 @@ void gpus_section(std::string& out, const DiagnosisReport& r) {
   }
 }
 
-void phases_section(std::string& out, const DiagnosisReport& r) {
+void phases_section(std::string& out, const diagnosis::DiagnosisReport& r) {
   if (r.phases.empty()) return;
   out += "\nPhases\n";
   out += fmt::format("  {:<26} {:>3}  {:<20} {:>6}  {:>5} {:>5} {:>6} {:>5}  {}\n", "phase", "gpu",
@@ -60,7 +60,7 @@ void phases_section(std::string& out, const DiagnosisReport& r) {
     std::string flags;
     for (const auto& f : p.flags) flags += (flags.empty() ? "" : ",") + f;
     out += fmt::format("  {:<26} {:>3}  {:<20} {:>6}  {:>5} {:>5} {:>6} {:>5}  {}\n",
-                       terminal_safe(p.name), p.gpu, state_id(p.state),
+                       terminal_safe(p.name), p.gpu, diagnosis::state_id(p.state),
                        share_text(p.shares.share(p.state)), value(p.means, Metric::GpuUtil),
                        value(p.means, Metric::SmActive), value(p.means, Metric::TensorActive),
                        value(p.means, Metric::DramActive), flags);
@@ -74,25 +74,26 @@ void phases_section(std::string& out, const DiagnosisReport& r) {
   }
 }
 
-void timeline_section(std::string& out, const DiagnosisReport& r) {
+void timeline_section(std::string& out, const diagnosis::DiagnosisReport& r) {
   if (r.timeline.empty()) return;
   out += "\nTimeline\n";
   for (const auto& run : r.timeline) {
     out += fmt::format("  GPU {} {:>9} .. {:<9} {:<20} {:<6} {}{}\n", run.gpu, rel(run.start, r),
-                       rel(run.end, r), state_id(run.state), confidence_level(run.confidence),
-                       run.summary, run.throttled_share >= 0.5 ? " [throttled]" : "");
+                       rel(run.end, r), diagnosis::state_id(run.state),
+                       diagnosis::confidence_level(run.confidence), run.summary,
+                       run.throttled_share >= 0.5 ? " [throttled]" : "");
   }
 }
 
-void alerts_section(std::string& out, const DiagnosisReport& r) {
+void alerts_section(std::string& out, const diagnosis::DiagnosisReport& r) {
   out += "\nAlerts\n";
   if (r.alerts.empty()) {
     out += "  none\n";
     return;
   }
   for (const auto& a : r.alerts) {
-    out += fmt::format("  [{}] {} on GPU {} at {}", severity_id(a.severity), a.rule, a.gpu,
-                       rel(a.fired_at, r));
+    out += fmt::format("  [{}] {} on GPU {} at {}", diagnosis::severity_id(a.severity), a.rule,
+                       a.gpu, rel(a.fired_at, r));
     out += a.resolved_at ? fmt::format(", resolved at {}", rel(*a.resolved_at, r))
                          : std::string(", still firing");
     if (a.count > 1) out += fmt::format(" ({} times)", a.count);
@@ -106,7 +107,7 @@ void alerts_section(std::string& out, const DiagnosisReport& r) {
 // Names (host, GPUs, phases) are made one-line safe where they are formatted; the
 // whole text passes terminal_safe_text on the way out, so that no field brings a
 // control to the terminal.
-std::string report_to_text(const DiagnosisReport& r) {
+std::string report_to_text(const diagnosis::DiagnosisReport& r) {
   std::string out;
   const double span = r.start && r.end ? *r.end - *r.start : 0;
   out += fmt::format("gpulens diagnose: {}{} GPU(s), {}, window {}\n\n",
@@ -120,4 +121,4 @@ std::string report_to_text(const DiagnosisReport& r) {
   return terminal_safe_text(out);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -7,7 +7,7 @@
 #include "core/json_number.hpp"
 #include "render/verdict_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -26,7 +26,7 @@ ojson text_or_null(const std::string& s) {
   return s.empty() ? ojson(nullptr) : ojson(s);
 }
 
-ojson job_json(const Verdict& v) {
+ojson job_json(const verdict::Verdict& v) {
   if (!v.job.present) return nullptr;
   const auto& j = v.job;
   ojson o;
@@ -36,23 +36,23 @@ ojson job_json(const Verdict& v) {
   o["signal"] = j.signal ? ojson(*j.signal) : ojson(nullptr);
   o["start"] = when(j.start);
   o["end"] = when(j.end);
-  const JobOutcome& out = v.outcome;
+  const verdict::JobOutcome& out = v.outcome;
   ojson end;
-  end["end"] = job_end_id(out.end);
+  end["end"] = verdict::job_end_id(out.end);
   end["exit_code"] = out.exit_code ? ojson(*out.exit_code) : ojson(nullptr);
   end["signal"] = out.signal ? ojson(*out.signal) : ojson(nullptr);
-  end["signal_name"] = out.signal ? ojson(signal_name(*out.signal)) : ojson(nullptr);
+  end["signal_name"] = out.signal ? ojson(verdict::signal_name(*out.signal)) : ojson(nullptr);
   end["died"] = out.died();
   end["out_of_memory"] = out.out_of_memory;
   end["gpu"] = out.gpu ? ojson(*out.gpu) : ojson(nullptr);
   end["memory_peak_mib"] = out.memory_peak_mib ? ojson(*out.memory_peak_mib) : ojson(nullptr);
   end["memory_total_mib"] = out.memory_total_mib ? ojson(*out.memory_total_mib) : ojson(nullptr);
-  end["lookback_s"] = kOomLookbackS;
+  end["lookback_s"] = verdict::kOomLookbackS;
   o["outcome"] = std::move(end);
   return o;
 }
 
-ojson headline_json(const Verdict& v) {
+ojson headline_json(const verdict::Verdict& v) {
   ojson out = ojson::array();
   for (const auto& h : v.headline) {
     out.push_back(
@@ -61,8 +61,8 @@ ojson headline_json(const Verdict& v) {
   return out;
 }
 
-ojson steady_json(const Verdict& v) {
-  const SteadyState& s = v.steady;
+ojson steady_json(const verdict::Verdict& v) {
+  const verdict::SteadyState& s = v.steady;
   ojson o;
   o["start"] = when(s.start);
   o["end"] = when(s.end);
@@ -93,16 +93,18 @@ ojson steady_json(const Verdict& v) {
   return o;
 }
 
-ojson fixes_json(const Verdict& v) {
+ojson fixes_json(const verdict::Verdict& v) {
   ojson out = ojson::array();
   for (const auto& f : v.ranked_fixes) {
-    out.push_back(
-        {{"text", f.text}, {"about", f.about}, {"tier", fix_tier_id(f.tier)}, {"gpus", f.gpus}});
+    out.push_back({{"text", f.text},
+                   {"about", f.about},
+                   {"tier", verdict::fix_tier_id(f.tier)},
+                   {"gpus", f.gpus}});
   }
   return out;
 }
 
-ojson usage_funnel(const GpuUsage& u) {
+ojson usage_funnel(const verdict::GpuUsage& u) {
   ojson o;
   o["allocated"] = ratio(u.allocated.ratio());
   o["kernel_active"] = ratio(u.kernel.ratio());
@@ -112,7 +114,7 @@ ojson usage_funnel(const GpuUsage& u) {
   return o;
 }
 
-ojson funnel_json(const Verdict& v) {
+ojson funnel_json(const verdict::Verdict& v) {
   ojson o;
   o["paid_gpu_hours"] = fine(v.funnel.paid_gpu_hours);
   for (const auto& s : v.funnel.steps) o[s.id] = ratio(s.share);
@@ -129,12 +131,12 @@ ojson funnel_json(const Verdict& v) {
   return o;
 }
 
-ojson alerts_json(const Verdict& v) {
+ojson alerts_json(const verdict::Verdict& v) {
   ojson out = ojson::array();
   for (const auto& a : v.alerts) {
     out.push_back({{"rule", a.rule},
                    {"gpu", a.gpu},
-                   {"severity", severity_id(a.severity)},
+                   {"severity", diagnosis::severity_id(a.severity)},
                    {"since", when(a.since)},
                    {"fired_at", when(a.fired_at)},
                    {"resolved_at", when(a.resolved_at)},
@@ -145,7 +147,7 @@ ojson alerts_json(const Verdict& v) {
   return out;
 }
 
-ojson cost_json(const Cost& c) {
+ojson cost_json(const verdict::Cost& c) {
   ojson o;
   o["currency"] = c.currency;
   o["price_per_gpu_hour"] = fine(c.price_per_gpu_hour);
@@ -163,7 +165,7 @@ ojson cost_json(const Cost& c) {
   return o;
 }
 
-ojson work_json(const ModelWork& w, std::optional<double> mfu) {
+ojson work_json(const verdict::ModelWork& w, std::optional<double> mfu) {
   return {{"mfu", ratio(mfu)},
           {"tflops", round_to(w.flops_per_s() / 1e12, decimals::kReading)},
           {"flops", w.flops},
@@ -174,8 +176,8 @@ ojson work_json(const ModelWork& w, std::optional<double> mfu) {
           {"source", w.source}};
 }
 
-ojson mfu_json(const Verdict& v) {
-  const MfuSummary& m = v.mfu;
+ojson mfu_json(const verdict::Verdict& v) {
+  const verdict::MfuSummary& m = v.mfu;
   ojson o;
   o["dtype"] = m.peak.dtype;
   o["gpus"] = m.peak.gpus;
@@ -204,13 +206,13 @@ ojson mfu_json(const Verdict& v) {
   return o;
 }
 
-ojson phases_json(const Verdict& v) {
+ojson phases_json(const verdict::Verdict& v) {
   ojson out = ojson::array();
   for (const auto& p : v.phases) {
     ojson g = ojson::array();
     for (const auto& x : p.gpus) {
       g.push_back({{"gpu", x.gpu},
-                   {"state", state_id(x.state)},
+                   {"state", diagnosis::state_id(x.state)},
                    {"state_share", ratio(x.state_share)},
                    {"flags", x.flags},
                    {"gpu_util", fine(x.means.get(Metric::GpuUtil))},
@@ -232,7 +234,7 @@ ojson phases_json(const Verdict& v) {
 
 }  // namespace
 
-nlohmann::ordered_json verdict_to_json(const Verdict& v) {
+nlohmann::ordered_json verdict_to_json(const verdict::Verdict& v) {
   ojson o;
   o["format"] = "gpulens-report";
   o["version"] = kReportJsonVersion;
@@ -268,7 +270,7 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
   o["funnel"] = funnel_json(v);
   ojson states = ojson::array();
   for (const auto& s : v.states) {
-    states.push_back({{"state", state_id(s.state)},
+    states.push_back({{"state", diagnosis::state_id(s.state)},
                       {"share", ratio(s.share)},
                       {"gpu_hours", fine(s.gpu_hours)}});
   }
@@ -285,4 +287,4 @@ nlohmann::ordered_json verdict_to_json(const Verdict& v) {
   return o;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -9,12 +9,12 @@
 #include "core/trace_reader.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 
-std::string verdict_to_text(const Verdict& v);
+std::string verdict_to_text(const verdict::Verdict& v);
 
 inline constexpr int kReportJsonVersion = 2;  // 2: headline, job.outcome, steady_state
-nlohmann::ordered_json verdict_to_json(const Verdict& v);
+nlohmann::ordered_json verdict_to_json(const verdict::Verdict& v);
 
 struct HtmlOptions {
   // Points per time-series line: long traces are averaged into this many buckets
@@ -24,6 +24,7 @@ struct HtmlOptions {
 };
 
 // Needs the trace for the time series the verdict does not keep.
-std::string verdict_to_html(const Verdict& v, const Trace& trace, const HtmlOptions& options = {});
+std::string verdict_to_html(const verdict::Verdict& v, const Trace& trace,
+                            const HtmlOptions& options = {});
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -13,10 +13,10 @@
 #include "render/verdict_output.hpp"
 #include "verdict/state_words.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
-std::string rel(double t, const Verdict& v) {
+std::string rel(double t, const verdict::Verdict& v) {
   return fmt::format("+{:.1f}s", t - v.start.value_or(t));
 }
 
@@ -31,7 +31,7 @@ std::string bar(std::optional<double> share, int width = 30) {
   return out;
 }
 
-std::string gpus_line(const Verdict& v) {
+std::string gpus_line(const verdict::Verdict& v) {
   std::map<std::string, std::vector<int>> by_name;
   for (const auto& d : v.devices)
     by_name[d.name.empty() ? "GPU" : terminal_safe(d.name)].push_back(d.index);
@@ -48,11 +48,11 @@ std::string gpus_line(const Verdict& v) {
   return out;
 }
 
-void headline(std::string& out, const Verdict& v) {
+void headline(std::string& out, const verdict::Verdict& v) {
   const auto& job = v.job;
   if (job.present && !job.command.empty()) {
     std::string how = job.signal      ? fmt::format("was killed by signal {} ({})", *job.signal,
-                                                    signal_name(*job.signal))
+                                                    verdict::signal_name(*job.signal))
                       : job.exit_code ? fmt::format("exited with code {}", *job.exit_code)
                                       : std::string("ran");
     out += fmt::format("gpulens: `{}` {} after {}\n", terminal_safe(job.command), how,
@@ -73,7 +73,7 @@ void headline(std::string& out, const Verdict& v) {
   out += fmt::format("  time     {} GPU-hours{}\n", format_gpu_hours(v.gpu_hours), energy);
 }
 
-void funnel(std::string& out, const Verdict& v) {
+void funnel(std::string& out, const verdict::Verdict& v) {
   out += "\n  Utilization funnel (share of the GPU time paid for)\n";
   for (const auto& s : v.funnel.steps) {
     if (!s.share) {
@@ -89,7 +89,7 @@ void funnel(std::string& out, const Verdict& v) {
   }
 }
 
-void states(std::string& out, const Verdict& v) {
+void states(std::string& out, const verdict::Verdict& v) {
   if (v.states.empty() && v.edges_share <= 0) return;
   // Two columns: the share of all the time (adds up to 100 % with start-up and
   // tear-down) and the share of the steady state the headline quotes.
@@ -99,9 +99,9 @@ void states(std::string& out, const Verdict& v) {
                      apart ? "; of the steady state" : "");
   for (const auto& s : v.states) {
     if (s.share < 0.005) continue;  // rounds to 0 %: noise in a summary
-    out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", state_words(s.state), share_text(s.share, 0),
-                       apart ? share_text(s.share / steady, 0) : std::string(),
-                       state_meaning(s.state));
+    out += fmt::format(
+        "    {:<24} {:>5} {:>6}  {}\n", verdict::state_words(s.state), share_text(s.share, 0),
+        apart ? share_text(s.share / steady, 0) : std::string(), diagnosis::state_meaning(s.state));
   }
   if (v.startup_share >= 0.005) {
     out += fmt::format("    {:<24} {:>5} {:>6}  {}\n", "start-up", share_text(v.startup_share, 0),
@@ -117,18 +117,18 @@ void states(std::string& out, const Verdict& v) {
   }
 }
 
-void alerts(std::string& out, const Verdict& v) {
+void alerts(std::string& out, const verdict::Verdict& v) {
   if (v.alerts.empty()) return;
   out += "\n  Alerts\n";
   for (const auto& a : v.alerts) {
-    out += fmt::format("    [{}] {} on GPU {} at {}{}{}: {}\n", severity_id(a.severity),
-                       rule_words(a.rule), a.gpu, rel(a.fired_at, v),
+    out += fmt::format("    [{}] {} on GPU {} at {}{}{}: {}\n", diagnosis::severity_id(a.severity),
+                       verdict::rule_words(a.rule), a.gpu, rel(a.fired_at, v),
                        a.resolved_at ? ", resolved " + rel(*a.resolved_at, v) : ", still firing",
                        a.count > 1 ? fmt::format(" ({} times)", a.count) : "", a.message);
   }
 }
 
-void fixes(std::string& out, const Verdict& v) {
+void fixes(std::string& out, const verdict::Verdict& v) {
   if (v.fixes.empty()) return;
   out += "\n  Fixes that matter most\n";
   for (std::size_t i = 0; i < v.fixes.size(); ++i) {
@@ -136,8 +136,8 @@ void fixes(std::string& out, const Verdict& v) {
   }
 }
 
-void cost(std::string& out, const Verdict& v) {
-  const Cost& c = v.cost;
+void cost(std::string& out, const verdict::Verdict& v) {
+  const verdict::Cost& c = v.cost;
   if (!c.total) return;
   const auto money = [&](double x) { return format_money(x, c.currency); };
   out += fmt::format("\n  Cost at {} per GPU-hour ({}): {}\n", money(*c.price_per_gpu_hour),
@@ -159,8 +159,8 @@ void cost(std::string& out, const Verdict& v) {
   }
 }
 
-void mfu(std::string& out, const Verdict& v) {
-  const MfuSummary& m = v.mfu;
+void mfu(std::string& out, const verdict::Verdict& v) {
+  const verdict::MfuSummary& m = v.mfu;
   out += "\n  MFU";
   if (m.peak.known()) {
     out += fmt::format(" ({} dense peak {:.1f} TFLOP/s × {} GPU{})", m.peak.dtype,
@@ -195,7 +195,7 @@ void mfu(std::string& out, const Verdict& v) {
   }
 }
 
-void phases(std::string& out, const Verdict& v) {
+void phases(std::string& out, const verdict::Verdict& v) {
   if (v.phases.empty()) return;
   // One line per phase and GPU; the job's MFU goes on the phase's first line.
   const bool many = v.devices.size() > 1;
@@ -209,7 +209,7 @@ void phases(std::string& out, const Verdict& v) {
       std::string util = "-", sm = "-", tensor = "-";
       if (i < p.gpus.size()) {
         const auto& g = p.gpus[i];
-        state = (many ? fmt::format("{}: ", g.gpu) : std::string()) + state_words(g.state);
+        state = (many ? fmt::format("{}: ", g.gpu) : std::string()) + verdict::state_words(g.state);
         if (std::find(g.flags.begin(), g.flags.end(), "throttled") != g.flags.end()) {
           state += " +thr";
         }
@@ -236,7 +236,7 @@ void phases(std::string& out, const Verdict& v) {
 // Names (command, host, GPUs, phases) are made one-line safe where they are
 // formatted above; the whole text passes terminal_safe_text once more on the way
 // out, so that no field, today's or a later one, brings a control to the terminal.
-std::string verdict_to_text(const Verdict& v) {
+std::string verdict_to_text(const verdict::Verdict& v) {
   std::string out;
   headline(out, v);
   if (v.measured) {
@@ -255,4 +255,4 @@ std::string verdict_to_text(const Verdict& v) {
   return terminal_safe_text(out);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -8,7 +8,7 @@
 #include "core/result.hpp"
 #include "sources/tick_source.hpp"
 
-namespace gpulens {
+namespace gpulens::sampler {
 
 struct SourceOptions {
   std::string replay;       // trace file; empty = live
@@ -26,6 +26,6 @@ struct SourceOptions {
 };
 
 // Opens a replay source when options.replay is set, else the live NVML sampler.
-Result<std::unique_ptr<TickSource>> open_tick_source(const SourceOptions& options);
+Result<std::unique_ptr<sources::TickSource>> open_tick_source(const SourceOptions& options);
 
-}  // namespace gpulens
+}  // namespace gpulens::sampler

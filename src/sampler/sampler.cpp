@@ -11,13 +11,13 @@
 
 #include "core/value_ranges.hpp"
 
-namespace gpulens {
+namespace gpulens::sampler {
 
 // One per device. Shared with its thread so that a thread stuck in a driver call
 // can be left behind (detached) without touching freed memory.
 struct Sampler::Worker {
   std::size_t slot = 0;
-  std::shared_ptr<GpuCollector> collector;
+  std::shared_ptr<sources::GpuCollector> collector;
   std::mutex mutex;
   std::condition_variable cv;
   bool requested = false;  // a sample is wanted
@@ -25,7 +25,7 @@ struct Sampler::Worker {
   bool done = false;       // a result is waiting to be taken
   bool quit = false;
   Sample result;
-  CollectCost cost;
+  sources::CollectCost cost;
   std::thread thread;
 
   static void loop(const std::shared_ptr<Worker>& self) {
@@ -39,7 +39,7 @@ struct Sampler::Worker {
       self->requested = false;
       self->busy = true;
       Sample sample;
-      CollectCost cost;
+      sources::CollectCost cost;
       lock.unlock();
       self->collector->sample(self->slot, sample, cost);
       lock.lock();
@@ -52,7 +52,7 @@ struct Sampler::Worker {
   }
 };
 
-Sampler::Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options)
+Sampler::Sampler(std::shared_ptr<sources::GpuCollector> collector, SamplerOptions options)
     : collector_(std::move(collector)), options_(std::move(options)), host_(options_.host) {
   char hostname[256] = {};
   if (gethostname(hostname, sizeof hostname - 1) == 0) header_.host = hostname;
@@ -69,7 +69,8 @@ Sampler::Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options
     worker->thread = std::thread(&Worker::loop, worker);
     workers_.push_back(std::move(worker));
   }
-  host_.sample(HostReadings::CpuOnly);  // prime the CPU deltas: the first tick has a figure
+  host_.sample(
+      sources::HostReadings::CpuOnly);  // prime the CPU deltas: the first tick has a figure
   start_ = std::chrono::steady_clock::now();
 }
 
@@ -104,7 +105,7 @@ bool Sampler::sleep_until(std::chrono::steady_clock::time_point due) {
   return !stopped_;
 }
 
-std::optional<SamplerStats> Sampler::stats() const {
+std::optional<sources::SamplerStats> Sampler::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
 }
@@ -123,7 +124,7 @@ void Sampler::collect_devices(Tick& tick) {
   }
   const auto deadline =
       steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(timeout_s));
-  CollectCost total;
+  sources::CollectCost total;
   std::uint64_t answered = 0, timeouts = 0, out_of_range = 0;
   for (std::size_t slot = 0; slot < workers_.size(); ++slot) {
     auto& w = *workers_[slot];
@@ -166,7 +167,7 @@ std::vector<std::string> Sampler::warnings() const {
 
 void Sampler::add_host_readings(Tick& tick) {
   const double cpu0 = thread_cpu_seconds();
-  const HostSnapshot host = host_.sample(HostReadings::CpuOnly);
+  const sources::HostSnapshot host = host_.sample(sources::HostReadings::CpuOnly);
   const double cpu1 = thread_cpu_seconds();
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
@@ -185,7 +186,7 @@ void Sampler::add_events_and_marks(Tick& tick) {
     Mark mark;
     mark.t = event.t > 0 ? event.t : tick.t;
     mark.fields["gpu"] = event.gpu;
-    if (event.kind == DeviceEvent::Kind::Xid) {
+    if (event.kind == sources::DeviceEvent::Kind::Xid) {
       mark.name = "xid";
       mark.fields["xid"] = event.xid;
     } else {
@@ -231,4 +232,4 @@ Result<std::optional<Tick>> Sampler::next() {
   return std::optional<Tick>{std::move(tick)};
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sampler

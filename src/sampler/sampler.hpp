@@ -17,20 +17,20 @@
 #include "sources/host/host_collector.hpp"
 #include "sources/tick_source.hpp"
 
-namespace gpulens {
+namespace gpulens::sampler {
 
 struct SamplerOptions {
   double interval_s = 1.0;
-  HostOptions host;
+  sources::HostOptions host;
   std::string marks_path;  // empty = none
   // How long a tick waits for a GPU before reporting it unresponsive; by default
   // 90 % of the interval (at least 50 ms).
   std::optional<double> gpu_timeout_s;
 };
 
-class Sampler final : public TickSource {
+class Sampler final : public sources::TickSource {
  public:
-  Sampler(std::shared_ptr<GpuCollector> collector, SamplerOptions options);
+  Sampler(std::shared_ptr<sources::GpuCollector> collector, SamplerOptions options);
   ~Sampler() override;
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -39,7 +39,7 @@ class Sampler final : public TickSource {
   Result<std::optional<Tick>> next() override;
   void stop() override;
   bool live() const override { return true; }
-  std::optional<SamplerStats> stats() const override;
+  std::optional<sources::SamplerStats> stats() const override;
   // Says how many readings the driver gave outside their physical range (dropped).
   std::vector<std::string> warnings() const override;
 
@@ -50,10 +50,10 @@ class Sampler final : public TickSource {
   void add_host_readings(Tick& tick);
   void add_events_and_marks(Tick& tick);
 
-  std::shared_ptr<GpuCollector> collector_;
+  std::shared_ptr<sources::GpuCollector> collector_;
   SamplerOptions options_;
   TraceHeader header_;
-  HostCollector host_;
+  sources::HostCollector host_;
   std::optional<MarksTail> marks_;
   std::vector<std::shared_ptr<Worker>> workers_;
   std::chrono::steady_clock::time_point start_;
@@ -61,7 +61,7 @@ class Sampler final : public TickSource {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stopped_ = false;
-  SamplerStats stats_;
+  sources::SamplerStats stats_;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sampler

@@ -8,7 +8,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 // CPU time spent per part of one device's sample, in seconds of thread CPU time.
 // Summed by the sampler and reported by `record --stats` and the agent's self-metrics.
@@ -49,4 +49,4 @@ class GpuCollector {
   virtual std::vector<DeviceEvent> poll_events() = 0;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -10,7 +10,7 @@
 #include "core/sample.hpp"
 #include "sources/gpu_collector.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 // What sampling cost, counted by the live sampler.
 struct SamplerStats {
@@ -42,4 +42,4 @@ class TickSource {
   virtual std::optional<SamplerStats> stats() const { return std::nullopt; }
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -172,7 +172,7 @@ Status HistoryStore::seed_dirty_minutes() {
 }
 
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
-                           const std::vector<AlertEvent>& events) {
+                           const std::vector<diagnosis::AlertEvent>& events) {
   if (samples.empty() && events.empty()) return ok_status();
   if (auto s = db_.exec("BEGIN IMMEDIATE"); !s) return s;
   auto fail = [this](Status s) {
@@ -209,8 +209,8 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     insert_event_.bind(1, e.t);
     insert_event_.bind(2, std::int64_t{e.gpu});
     insert_event_.bind(3, std::string_view(e.rule));
-    insert_event_.bind(4, alert_kind_id(e.kind));
-    insert_event_.bind(5, severity_id(e.severity));
+    insert_event_.bind(4, diagnosis::alert_kind_id(e.kind));
+    insert_event_.bind(5, diagnosis::severity_id(e.severity));
     insert_event_.bind(6, e.since);
     insert_event_.bind(7, std::string_view(e.message));
     insert_event_.bind(8, std::int64_t{e.count});

@@ -47,7 +47,8 @@ class HistoryStore {
 
   // One batch, one transaction: samples (a repeated (gpu, t) replaces the old
   // row, so replaying a trace twice does not duplicate it), then alert events.
-  Status write(const std::vector<StoredSample>& samples, const std::vector<AlertEvent>& events);
+  Status write(const std::vector<StoredSample>& samples,
+               const std::vector<diagnosis::AlertEvent>& events);
   Status write_devices(const TraceHeader& header);
   // Rolls up the minutes that closed since the last call (a minute closes when a
   // sample of a later minute arrives; close_all also closes the newest one).

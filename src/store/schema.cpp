@@ -103,8 +103,8 @@ Status ensure_columns(Database& db) {
   auto add_state = db.prepare("INSERT OR IGNORE INTO state_names (code, id) VALUES (?, ?)");
   if (!add_state) return add_state.error();
   std::int64_t code = *next_code;
-  for (GpuState s : all_states()) {
-    const std::string id(state_id(s));
+  for (diagnosis::GpuState s : diagnosis::all_states()) {
+    const std::string id(diagnosis::state_id(s));
     add_state->bind(1, code++);
     add_state->bind(2, std::string_view(id));
     if (auto st = add_state->run(); !st) return st;

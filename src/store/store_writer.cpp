@@ -56,7 +56,8 @@ bool StoreWriter::try_open(double now) {
   return true;
 }
 
-void StoreWriter::push(std::vector<StoredSample> samples, std::vector<AlertEvent> events) {
+void StoreWriter::push(std::vector<StoredSample> samples,
+                       std::vector<diagnosis::AlertEvent> events) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -81,7 +82,7 @@ void StoreWriter::loop() {
                  [&] { return quit_ || pending_.size() >= kEarlyFlush; });
     const bool quitting = quit_;
     std::vector<StoredSample> samples;
-    std::vector<AlertEvent> events;
+    std::vector<diagnosis::AlertEvent> events;
     samples.swap(pending_);
     events.swap(pending_events_);
     lock.unlock();
@@ -113,8 +114,8 @@ void StoreWriter::loop() {
   }
 }
 
-void StoreWriter::write_pending(std::vector<StoredSample>& samples, std::vector<AlertEvent>& events,
-                                double now) {
+void StoreWriter::write_pending(std::vector<StoredSample>& samples,
+                                std::vector<diagnosis::AlertEvent>& events, double now) {
   if (samples.empty() && events.empty()) return;
   if (!status_.healthy && now < next_open_) return;  // wait for the retry time
   const auto t0 = std::chrono::steady_clock::now();

@@ -53,7 +53,7 @@ class StoreWriter {
 
   // Opens the file (or records why not) and starts the writing thread.
   void start(const TraceHeader& header);
-  void push(std::vector<StoredSample> samples, std::vector<AlertEvent> events);
+  void push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events);
   // Writes what is pending, closes the minute, checkpoints the WAL and stops.
   void stop();
   StoreStatus status() const;
@@ -62,7 +62,7 @@ class StoreWriter {
  private:
   void loop();
   bool try_open(double now);
-  void write_pending(std::vector<StoredSample>& samples, std::vector<AlertEvent>& events,
+  void write_pending(std::vector<StoredSample>& samples, std::vector<diagnosis::AlertEvent>& events,
                      double now);
   void maintain(double now, bool final);
   void fail(const std::string& message, double now);
@@ -77,7 +77,7 @@ class StoreWriter {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<StoredSample> pending_;
-  std::vector<AlertEvent> pending_events_;
+  std::vector<diagnosis::AlertEvent> pending_events_;
   bool quit_ = false;
   StoreStatus status_;
   std::thread thread_;

@@ -51,7 +51,7 @@ std::string short_name(const std::string& name) {
 
 Style state_style(const GpuView& g) {
   if (g.critical) return Style::Bad;
-  const auto state = state_from_id(g.state);
+  const auto state = diagnosis::state_from_id(g.state);
   if (!state) return Style::Dim;
   return state_style_of(*state);
 }

@@ -87,11 +87,13 @@ void CursesScreen::init_styles(bool color) {
   at(Style::SmBar) = A_BOLD;
   at(Style::Selected) = A_REVERSE;
   at(Style::Footer) = A_REVERSE;
-  for (const GpuState st : all_states()) {
+  for (const diagnosis::GpuState st : diagnosis::all_states()) {
     // Without colour: idle states dim, the working one plain, the held-back ones bold.
-    const bool quiet =
-        st == GpuState::Unknown || st == GpuState::Idle || st == GpuState::IdleHoldingMemory;
-    at(state_style_of(st)) = quiet ? A_DIM : st == GpuState::ComputeBound ? A_NORMAL : A_BOLD;
+    const bool quiet = st == diagnosis::GpuState::Unknown || st == diagnosis::GpuState::Idle ||
+                       st == diagnosis::GpuState::IdleHoldingMemory;
+    at(state_style_of(st)) = quiet                                     ? A_DIM
+                             : st == diagnosis::GpuState::ComputeBound ? A_NORMAL
+                                                                       : A_BOLD;
   }
   colors_ = color;
   if (!color) return;
@@ -115,8 +117,8 @@ void CursesScreen::init_styles(bool color) {
   // The states' colours: the nearest xterm-256 colour where the terminal has
   // 256, else one of the eight basic colours with or without bold.
   short pair = kDim + 1;
-  for (const GpuState st : all_states()) {
-    const StateColour& c = state_colour(st);
+  for (const diagnosis::GpuState st : diagnosis::all_states()) {
+    const diagnosis::StateColour& c = diagnosis::state_colour(st);
     const bool wide = COLORS >= 256;
     init_pair(pair, wide ? c.xterm256 : static_cast<short>(c.ansi8), -1);
     at(state_style_of(st)) =

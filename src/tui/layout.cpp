@@ -12,12 +12,12 @@
 
 namespace gpulens::tui {
 
-Style state_style_of(GpuState state) {
+Style state_style_of(diagnosis::GpuState state) {
   static_assert(static_cast<int>(Style::StateWaitingOnPeer) -
                     static_cast<int>(Style::StateUnknown) + 1 ==
-                static_cast<int>(kGpuStateCount));
+                static_cast<int>(diagnosis::kGpuStateCount));
   return static_cast<Style>(static_cast<int>(Style::StateUnknown) +
-                            static_cast<int>(state_index(state)));
+                            static_cast<int>(diagnosis::state_index(state)));
 }
 
 namespace {

@@ -49,7 +49,7 @@ enum class Style : std::uint8_t {
 };
 
 // The style that draws a state in its own colour.
-Style state_style_of(GpuState state);
+Style state_style_of(diagnosis::GpuState state);
 
 struct Span {
   std::string text;

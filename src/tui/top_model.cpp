@@ -103,7 +103,7 @@ GpuView& ModelBuilder::gpu(int index) {
   return *model_.gpus.insert(at, std::move(g));
 }
 
-void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
+void ModelBuilder::on_tick(const Tick& tick, const diagnosis::DiagnosisEngine* engine) {
   if (tick.samples.empty()) return;
   ++ticks_;
   model_.t = tick.t;
@@ -143,13 +143,13 @@ void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
   if (procs_changed) rebuild_processes();
   if (engine == nullptr) return;
   for (GpuView& g : model_.gpus) {
-    const GpuStatus& st = engine->status(g.index);
+    const diagnosis::GpuStatus& st = engine->status(g.index);
     if (!st.seen) continue;
-    const GpuBrief brief = engine->brief(g.index);
+    const diagnosis::GpuBrief brief = engine->brief(g.index);
     g.state = brief.state;
-    g.state_words = std::string(state_meaning(st.state.state));
+    g.state_words = std::string(diagnosis::state_meaning(st.state.state));
     g.confidence = brief.confidence;
-    g.confidence_level = std::string(confidence_level(brief.confidence));
+    g.confidence_level = std::string(diagnosis::confidence_level(brief.confidence));
     g.state_for_s = std::max(0.0, st.t - st.state_since);
     g.throttled = brief.throttled;
     g.throttle_cause = brief.throttle_cause;
@@ -157,14 +157,15 @@ void ModelBuilder::on_tick(const Tick& tick, const DiagnosisEngine* engine) {
     const auto fixes = engine->fixes(g.index);
     g.fix = fixes.empty() ? "" : fixes.front();
     auto firing = engine->firing(g.index);
-    std::stable_sort(firing.begin(), firing.end(), [](const ActiveAlert& a, const ActiveAlert& b) {
-      return a.severity > b.severity;
-    });
+    std::stable_sort(firing.begin(), firing.end(),
+                     [](const diagnosis::ActiveAlert& a, const diagnosis::ActiveAlert& b) {
+                       return a.severity > b.severity;
+                     });
     g.alerts.clear();
     g.critical = false;
     for (const auto& a : firing) {
       g.alerts.push_back(a.message.empty() ? a.rule : a.message);
-      if (a.severity == Severity::Critical) g.critical = true;
+      if (a.severity == diagnosis::Severity::Critical) g.critical = true;
     }
   }
 }

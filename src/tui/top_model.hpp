@@ -14,7 +14,7 @@
 
 #include "core/sample.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 class DiagnosisEngine;
 }
 
@@ -93,7 +93,7 @@ class ModelBuilder {
   void set_start_time_reader(StartTimeReader reader) { start_time_ = std::move(reader); }
   // Folds in one tick; `engine` (already fed the tick) supplies states and alerts, or
   // nullptr when diagnosis is off.
-  void on_tick(const Tick& tick, const DiagnosisEngine* engine);
+  void on_tick(const Tick& tick, const diagnosis::DiagnosisEngine* engine);
   const TopModel& model() const { return model_; }
   std::size_t ticks() const { return ticks_; }
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, double duration_s,
                   const CostShares& shares) {
@@ -37,4 +37,4 @@ Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, do
   return c;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

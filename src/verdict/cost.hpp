@@ -11,7 +11,7 @@
 
 #include "verdict/usage.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // Hours in an average month (365 x 24 / 12), for "at this rate, per month".
 inline constexpr double kHoursPerMonth = 730.0;
@@ -45,4 +45,4 @@ struct CostShares {
 Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, double duration_s,
                   const CostShares& shares);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 std::vector<std::string> data_search_dirs(const std::string& cli_dir, const char* env_dir,
                                           const std::string& system_dir) {
@@ -36,4 +36,4 @@ std::string builtin_data_origin(const std::string& file_name) {
   return "data/" + file_name;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 inline constexpr const char* kSystemDataDir = "/etc/gpulens";
 
@@ -31,4 +31,4 @@ std::optional<std::string_view> builtin_data_file(std::string_view name);
 // How the report names the built-in copy of a table, e.g. "data/prices.json".
 std::string builtin_data_origin(const std::string& file_name);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

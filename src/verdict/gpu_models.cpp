@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 Result<std::string> slurp(const std::string& path) {
@@ -120,4 +120,4 @@ std::string currency_symbol(const std::string& currency) {
   return currency + " ";
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 struct GpuModel {
   std::string model;  // "H100 SXM"
@@ -60,4 +60,4 @@ class PriceTable {
 // "$" for USD, else the code followed by a space ("EUR ").
 std::string currency_symbol(const std::string& currency);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

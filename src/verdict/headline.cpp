@@ -9,7 +9,7 @@
 #include "verdict/state_words.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 std::string gib(double mib) {
@@ -60,10 +60,10 @@ std::optional<HeadlineItem> death(const Verdict& v) {
   return item;
 }
 
-std::string alert_text(const Verdict& v, const AlertRecord& a) {
+std::string alert_text(const Verdict& v, const diagnosis::AlertRecord& a) {
   return fmt::format(
-      "{} ({}) on GPU {} from {}{}: {}", rule_words(a.rule), severity_id(a.severity), a.gpu,
-      at(v, a.fired_at),
+      "{} ({}) on GPU {} from {}{}: {}", rule_words(a.rule), diagnosis::severity_id(a.severity),
+      a.gpu, at(v, a.fired_at),
       a.resolved_at ? ", resolved " + at(v, *a.resolved_at) : ", still firing at the end",
       a.message);
 }
@@ -79,7 +79,7 @@ std::string mix(const Verdict& v) {
     const double share = s.share / steady;
     if (listed == 3 || (listed > 0 && share < 0.05)) break;
     std::optional<double> held;
-    if (s.state == GpuState::IdleHoldingMemory) held = v.steady_usage.peak_mem_mib;
+    if (s.state == diagnosis::GpuState::IdleHoldingMemory) held = v.steady_usage.peak_mem_mib;
     out += (listed == 0 ? "" : ", ") + state_words(s.state, held) + " " + share_text(share);
     ++listed;
   }
@@ -104,7 +104,8 @@ HeadlineItem steady_state(const Verdict& v) {
   if (!v.steady.any_work()) {
     // Nothing worked: the whole job is its idle time, no start-up to set apart.
     item.kind = "idle";
-    const GpuState s = v.states.empty() ? GpuState::Idle : v.states.front().state;
+    const diagnosis::GpuState s =
+        v.states.empty() ? diagnosis::GpuState::Idle : v.states.front().state;
     item.text = fmt::format("No GPU work ran in {}: {}.", duration_text(v.duration_s),
                             state_words(s, v.total.peak_mem_mib));
     return item;
@@ -131,8 +132,9 @@ HeadlineItem steady_state(const Verdict& v) {
                              tensor ? ", tensor pipes " + share_text(*tensor) : std::string());
   }
   const double steady = 1.0 - v.edges_share;
-  const bool healthy = !v.states.empty() && v.states.front().state == GpuState::ComputeBound &&
-                       steady > 0 && v.states.front().share / steady >= 0.6;
+  const bool healthy = !v.states.empty() &&
+                       v.states.front().state == diagnosis::GpuState::ComputeBound && steady > 0 &&
+                       v.states.front().share / steady >= 0.6;
   if (healthy && v.imbalance.empty()) item.text += ": healthy, the SMs do the work";
   if (!v.imbalance.empty()) item.text += "; imbalance: " + imbalance_text(v.imbalance.front());
   item.text += ".";
@@ -164,7 +166,7 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
                    a.gpu});
   }
   for (const auto& a : v.alerts) {
-    if (a.severity != Severity::Critical || a.rule == "stalled") continue;
+    if (a.severity != diagnosis::Severity::Critical || a.rule == "stalled") continue;
     if (v.outcome.out_of_memory && a.rule == "memory_growth") continue;
     out.push_back({"critical_alert", alert_text(v, a), a.gpu});
   }
@@ -192,4 +194,4 @@ std::vector<HeadlineItem> build_headline(const Verdict& v) {
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 struct Verdict;
 
@@ -22,4 +22,4 @@ struct HeadlineItem {
 // Fills nothing: reads the verdict's outcome, alerts, steady state and usage.
 std::vector<HeadlineItem> build_headline(const Verdict& v);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 std::optional<double> number(const nlohmann::json& fields, const char* key) {
@@ -123,4 +123,4 @@ std::optional<double> mfu_of(const ModelWork& work, const PeakBasis& peak) {
   return work.flops_per_s() / (peak.total_tflops * 1e12);
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -10,7 +10,7 @@
 #include "core/sample.hpp"
 #include "verdict/gpu_models.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // Model FLOPs done over a span of time.
 struct ModelWork {
@@ -60,4 +60,4 @@ PeakBasis resolve_peak(const std::vector<DeviceInfo>& devices, const GpuModelTab
 // MFU of `work` against `peak` (0..1); nullopt when the peak is unknown.
 std::optional<double> mfu_of(const ModelWork& work, const PeakBasis& peak);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -7,7 +7,7 @@
 #include <csignal>
 #include <map>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 std::string_view job_end_id(JobEnd end) {
   switch (end) {
@@ -77,4 +77,4 @@ JobOutcome job_outcome(const Trace& trace, const JobRecord& job, const std::vect
   return o;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

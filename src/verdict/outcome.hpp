@@ -11,7 +11,7 @@
 #include "core/job_marks.hpp"
 #include "core/trace_reader.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // Memory "at the ceiling": within this share of the device's total, or within
 // this many MiB, whichever is more lenient. A failed allocation leaves the last
@@ -47,4 +47,4 @@ JobOutcome job_outcome(const Trace& trace, const JobRecord& job, const std::vect
 // "SIGKILL" for 9; "signal 70" for one without a name here.
 std::string signal_name(int signal);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

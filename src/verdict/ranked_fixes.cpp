@@ -9,29 +9,29 @@
 #include <set>
 #include <utility>
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 // How much a second in a state asks for a change. compute_bound is the healthy
 // case: its fixes (fusing, less work per step) are the next step, not a repair.
-double state_weight(GpuState s) {
+double state_weight(diagnosis::GpuState s) {
   switch (s) {
-    case GpuState::Unknown:
+    case diagnosis::GpuState::Unknown:
       return 0.0;
-    case GpuState::ComputeBound:
+    case diagnosis::GpuState::ComputeBound:
       return 0.25;
     default:
       return 1.0;
   }
 }
 
-double severity_weight(Severity s) {
+double severity_weight(diagnosis::Severity s) {
   switch (s) {
-    case Severity::Critical:
+    case diagnosis::Severity::Critical:
       return 2.0;
-    case Severity::Warning:
+    case diagnosis::Severity::Warning:
       return 1.0;
-    case Severity::Info:
+    case diagnosis::Severity::Info:
       return 0.5;
   }
   return 1.0;
@@ -133,7 +133,7 @@ namespace {
 
 // Every finding of the job with its fixes: the out-of-memory death, the state
 // runs outside the steady state's edges, the alerts.
-Findings collect_findings(const DiagnosisReport& report, const FixInputs& in) {
+Findings collect_findings(const diagnosis::DiagnosisReport& report, const FixInputs& in) {
   const bool oom = in.outcome != nullptr && in.outcome->out_of_memory;
   Findings findings;
   if (oom) {
@@ -145,13 +145,14 @@ Findings collect_findings(const DiagnosisReport& report, const FixInputs& in) {
   for (const auto& run : report.timeline) {
     if (in.steady != nullptr && in.steady->in_edges(run.gpu, run.start, run.end)) continue;
     const FixTier tier =
-        run.state == GpuState::WaitingOnPeer ? FixTier::Imbalance : FixTier::Steady;
-    findings.add("state:" + std::string(state_id(run.state)), tier, run.gpu, run.end - run.start,
-                 state_weight(run.state), run.fixes);
+        run.state == diagnosis::GpuState::WaitingOnPeer ? FixTier::Imbalance : FixTier::Steady;
+    findings.add("state:" + std::string(diagnosis::state_id(run.state)), tier, run.gpu,
+                 run.end - run.start, state_weight(run.state), run.fixes);
   }
   for (const auto& a : report.alerts) {
     const double until = a.resolved_at.value_or(std::max(in.end, a.fired_at));
-    FixTier tier = a.severity == Severity::Critical ? FixTier::Critical : FixTier::Steady;
+    FixTier tier =
+        a.severity == diagnosis::Severity::Critical ? FixTier::Critical : FixTier::Steady;
     if (a.rule == "stalled") tier = FixTier::Hang;
     // The alert that forecast the out-of-memory death explains it.
     if (oom && a.rule == "memory_growth") tier = FixTier::OutOfMemory;
@@ -246,7 +247,7 @@ class Seating {
 
 }  // namespace
 
-std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in) {
+std::vector<RankedFix> rank_fixes(const diagnosis::DiagnosisReport& report, const FixInputs& in) {
   const Findings findings = collect_findings(report, in);
   Seating seating(findings.ordered(), in);
   seating.seat_leads();
@@ -254,4 +255,4 @@ std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs
   return seating.take();
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

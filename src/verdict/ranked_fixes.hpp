@@ -13,7 +13,7 @@
 #include "verdict/outcome.hpp"
 #include "verdict/steady_state.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // Tensor pipes busy at least this share of the steady state (%): the job's math
 // already runs on tensor cores, so mixed precision or TF32 is not advice for it.
@@ -43,7 +43,7 @@ std::string_view fix_tier_id(FixTier tier);  // "out_of_memory", "hang", ...
 // Within a tier, fixes are ranked by the GPU-seconds of the findings behind
 // them (a healthy compute_bound run counts for less than a bottleneck; a
 // critical alert for more than a warning).
-std::vector<RankedFix> rank_fixes(const DiagnosisReport& report, const FixInputs& in);
+std::vector<RankedFix> rank_fixes(const diagnosis::DiagnosisReport& report, const FixInputs& in);
 
 // The fix of a job that died out of memory, before any alert's.
 std::string out_of_memory_fix(const JobOutcome& outcome);
@@ -51,4 +51,4 @@ std::string out_of_memory_fix(const JobOutcome& outcome);
 // The fix advises lower precision (mixed precision, bf16/fp16, TF32).
 bool advises_precision(const std::string& fix);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -7,39 +7,39 @@
 
 #include "core/text_units.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
-std::string state_words(GpuState state) {
+std::string state_words(diagnosis::GpuState state) {
   switch (state) {
-    case GpuState::Idle:
+    case diagnosis::GpuState::Idle:
       return "idle";
-    case GpuState::IdleHoldingMemory:
+    case diagnosis::GpuState::IdleHoldingMemory:
       return "idle while holding memory";
-    case GpuState::ComputeBound:
+    case diagnosis::GpuState::ComputeBound:
       return "compute-bound";
-    case GpuState::MemoryBound:
+    case diagnosis::GpuState::MemoryBound:
       return "memory-bound";
-    case GpuState::InterconnectBound:
+    case diagnosis::GpuState::InterconnectBound:
       return "interconnect-bound";
-    case GpuState::PcieBound:
+    case diagnosis::GpuState::PcieBound:
       return "PCIe-bound";
-    case GpuState::HostBound:
+    case diagnosis::GpuState::HostBound:
       return "host-bound";
-    case GpuState::LaunchBound:
+    case diagnosis::GpuState::LaunchBound:
       return "launch-bound";
-    case GpuState::SmUnderused:
+    case diagnosis::GpuState::SmUnderused:
       return "few SMs busy";
-    case GpuState::WaitingOnPeer:
+    case diagnosis::GpuState::WaitingOnPeer:
       return "waiting on another GPU";
-    case GpuState::Unknown:
-    case GpuState::Count:
+    case diagnosis::GpuState::Unknown:
+    case diagnosis::GpuState::Count:
       break;
   }
   return "not known";
 }
 
-std::string state_words(GpuState state, std::optional<double> held_mib) {
-  if (state == GpuState::IdleHoldingMemory && held_mib && *held_mib > 0) {
+std::string state_words(diagnosis::GpuState state, std::optional<double> held_mib) {
+  if (state == diagnosis::GpuState::IdleHoldingMemory && held_mib && *held_mib > 0) {
     return "idle while holding " + gib_text(*held_mib);
   }
   return state_words(state);
@@ -51,4 +51,4 @@ std::string rule_words(const std::string& rule) {
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

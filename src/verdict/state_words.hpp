@@ -8,13 +8,13 @@
 
 #include "diagnosis/state.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // "compute-bound", "waiting on another GPU", "idle while holding memory".
-std::string state_words(GpuState state);
+std::string state_words(diagnosis::GpuState state);
 // With the memory held, where known: "idle while holding 33.4 GiB".
-std::string state_words(GpuState state, std::optional<double> held_mib);
+std::string state_words(diagnosis::GpuState state, std::optional<double> held_mib);
 // "memory_growth" -> "memory growth".
 std::string rule_words(const std::string& rule);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

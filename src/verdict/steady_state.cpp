@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <map>
 
-namespace gpulens {
+namespace gpulens::verdict {
 
-bool is_work_state(GpuState state) {
-  return state != GpuState::Idle && state != GpuState::IdleHoldingMemory &&
-         state != GpuState::Unknown && state != GpuState::Count;
+bool is_work_state(diagnosis::GpuState state) {
+  return state != diagnosis::GpuState::Idle && state != diagnosis::GpuState::IdleHoldingMemory &&
+         state != diagnosis::GpuState::Unknown && state != diagnosis::GpuState::Count;
 }
 
 bool SteadyState::in_edges(int gpu, double from, double to) const {
@@ -25,15 +25,16 @@ const GpuSpan* SteadyState::span(int gpu) const {
   return nullptr;
 }
 
-SteadyState find_steady_state(const DiagnosisReport& report, bool edges_apart) {
+SteadyState find_steady_state(const diagnosis::DiagnosisReport& report, bool edges_apart) {
   SteadyState out;
   out.edges_apart = edges_apart;
-  std::map<int, std::vector<const TimelineRun*>> by_gpu;
+  std::map<int, std::vector<const diagnosis::TimelineRun*>> by_gpu;
   for (const auto& run : report.timeline) by_gpu[run.gpu].push_back(&run);
   for (auto& [gpu, runs] : by_gpu) {
-    std::stable_sort(runs.begin(), runs.end(), [](const TimelineRun* a, const TimelineRun* b) {
-      return a->start < b->start;
-    });
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const diagnosis::TimelineRun* a, const diagnosis::TimelineRun* b) {
+                       return a->start < b->start;
+                     });
     GpuSpan span;
     span.gpu = gpu;
     span.start = runs.front()->start;
@@ -72,4 +73,4 @@ SteadyState find_steady_state(const DiagnosisReport& report, bool edges_apart) {
   return out;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

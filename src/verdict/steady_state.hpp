@@ -11,10 +11,10 @@
 
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // A state in which the GPU does work (not idle, not unknown).
-bool is_work_state(GpuState state);
+bool is_work_state(diagnosis::GpuState state);
 
 // Work that starts the steady state lasts at least this long: a second of
 // kernels while a job loads (a CUDA context's first kernels, the previous job's
@@ -34,13 +34,13 @@ struct GpuSpan {
 struct SteadyState {
   std::vector<GpuSpan> gpus;
   bool edges_apart = true;
-  double total_s = 0;           // GPU-seconds on the timeline
-  double startup_s = 0;         // GPU-seconds of start-up, all GPUs
-  double teardown_s = 0;        // ... of tear-down
-  StateShares all;              // GPU-seconds per state, the whole timeline
-  StateShares steady;           // ... between each GPU's first and last work
-  std::optional<double> start;  // the first work of any GPU
-  std::optional<double> end;    // the last work of any GPU
+  double total_s = 0;             // GPU-seconds on the timeline
+  double startup_s = 0;           // GPU-seconds of start-up, all GPUs
+  double teardown_s = 0;          // ... of tear-down
+  diagnosis::StateShares all;     // GPU-seconds per state, the whole timeline
+  diagnosis::StateShares steady;  // ... between each GPU's first and last work
+  std::optional<double> start;    // the first work of any GPU
+  std::optional<double> end;      // the last work of any GPU
 
   bool any_work() const { return start.has_value(); }
   double steady_s() const { return steady.total(); }
@@ -52,6 +52,6 @@ struct SteadyState {
 
 // `edges_apart` false (a range of the agent's history, which has no start-up):
 // every second is the steady state's.
-SteadyState find_steady_state(const DiagnosisReport& report, bool edges_apart = true);
+SteadyState find_steady_state(const diagnosis::DiagnosisReport& report, bool edges_apart = true);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 // The same time accounting as the diagnosis report (diagnosis/timeline.cpp), so that
@@ -233,4 +233,4 @@ Funnel build_funnel(const GpuUsage& total, double paid_gpu_hours) {
   return f;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

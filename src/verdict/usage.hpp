@@ -11,7 +11,7 @@
 
 #include "core/trace_reader.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 // A time-weighted mean built as GPU-seconds of activity over measured seconds, so
 // that GPUs and windows combine by adding, and a metric measured on part of the
@@ -86,4 +86,4 @@ struct Funnel {
 
 Funnel build_funnel(const GpuUsage& total, double paid_gpu_hours);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

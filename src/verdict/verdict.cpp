@@ -12,7 +12,7 @@
 #include "core/phase.hpp"
 #include "verdict/ranked_fixes.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 std::vector<int> gpus_in(const Trace& trace) {
@@ -115,8 +115,8 @@ void collect_states(Verdict& v) {
   v.startup_share = v.steady.startup_s / total;
   v.teardown_share = v.steady.teardown_s / total;
   v.edges_share = v.startup_share + v.teardown_share;
-  for (const auto s : all_states()) {
-    const double secs = v.steady.steady.seconds[state_index(s)];
+  for (const auto s : diagnosis::all_states()) {
+    const double secs = v.steady.steady.seconds[diagnosis::state_index(s)];
     if (secs <= 0) continue;
     // Diagnosed seconds stand for the paid hours in the same proportion.
     v.states.push_back({s, secs / total, secs / total * v.gpu_hours});
@@ -126,7 +126,7 @@ void collect_states(Verdict& v) {
 }
 
 // "... while GPU 0 of the same job is busy": the peer the diagnosis named.
-std::optional<int> peer_of(const TimelineRun& run) {
+std::optional<int> peer_of(const diagnosis::TimelineRun& run) {
   static const std::string kKey = " of the same job";
   for (const std::string* text : {&run.summary}) {
     const auto at = text->find(kKey);
@@ -164,7 +164,8 @@ void find_imbalance(Verdict& v) {
   if (v.devices.size() < 2) return;
   std::map<int, Imbalance> by_gpu;
   for (const auto& run : v.diagnosis.timeline) {
-    if (run.state != GpuState::WaitingOnPeer || v.steady.in_edges(run.gpu, run.start, run.end))
+    if (run.state != diagnosis::GpuState::WaitingOnPeer ||
+        v.steady.in_edges(run.gpu, run.start, run.end))
       continue;
     Imbalance& im = by_gpu[run.gpu];
     im.gpu = run.gpu;
@@ -225,7 +226,7 @@ void build_phases(const Trace& trace, const std::vector<int>& gpus, const UsageO
   for (const auto& m : trace.marks) {
     if (m.name == kStepMark) steps.push_back(m);
   }
-  std::multimap<std::string_view, const PhaseSummary*> diagnosed;
+  std::multimap<std::string_view, const diagnosis::PhaseSummary*> diagnosed;
   for (const auto& d : v.diagnosis.phases) diagnosed.emplace(d.name, &d);
   for (const auto& p : phases) {
     PhaseRow row;
@@ -234,7 +235,7 @@ void build_phases(const Trace& trace, const std::vector<int>& gpus, const UsageO
     row.end = p.end;
     const auto [from, to] = diagnosed.equal_range(p.name);
     for (auto it = from; it != to; ++it) {
-      const PhaseSummary& d = *it->second;
+      const diagnosis::PhaseSummary& d = *it->second;
       if (std::abs(d.start - p.start) > 1e-6) continue;
       PhaseGpu g{d.gpu, d.state, d.shares.share(d.state), d.flags, d.means, d.summary, d.fixes};
       row.gpus.push_back(std::move(g));
@@ -292,9 +293,9 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   choose_gpus(trace, o, v, gpus);
   resolve_price(o, v);
 
-  DiagnosisConfig config = o.diagnosis;
+  diagnosis::DiagnosisConfig config = o.diagnosis;
   if (!config.price_per_gpu_hour) config.price_per_gpu_hour = v.cost.price_per_gpu_hour;
-  v.diagnosis = diagnose_trace(job_trace(trace, gpus, v), config, {gpus});
+  v.diagnosis = diagnosis::diagnose_trace(job_trace(trace, gpus, v), config, {gpus});
 
   UsageOptions uo;
   if (o.models != nullptr) {
@@ -350,7 +351,8 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   if (v.steady.total_s > 0) {
     shares.idle = 0;
     for (const auto& st : v.states) {
-      if (!is_work_state(st.state) && st.state != GpuState::Unknown) *shares.idle += st.share;
+      if (!is_work_state(st.state) && st.state != diagnosis::GpuState::Unknown)
+        *shares.idle += st.share;
     }
   }
   if (sm) shares.sm_active = sm->share;
@@ -382,4 +384,4 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   return v;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -20,7 +20,7 @@
 #include "verdict/steady_state.hpp"
 #include "verdict/usage.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 
 struct VerdictOptions {
   std::optional<double> price_per_gpu_hour;  // --price, or the config's; else prices.json
@@ -30,7 +30,7 @@ struct VerdictOptions {
   std::string dtype = "bf16";
   std::optional<double> flops_per_step;  // for step marks that carry no "flops"
   std::vector<int> gpus;                 // empty: the job's GPUs, else all in the trace
-  DiagnosisConfig diagnosis = DiagnosisConfig::defaults();
+  diagnosis::DiagnosisConfig diagnosis = diagnosis::DiagnosisConfig::defaults();
   const GpuModelTable* models = nullptr;  // nullptr: no peak table
   const PriceTable* prices = nullptr;     // nullptr: no price table
   std::size_t max_fixes = 3;
@@ -45,7 +45,7 @@ inline constexpr double kImbalanceMinS = 2.0;
 inline constexpr double kImbalanceMinShare = 0.05;
 
 struct StateShare {
-  GpuState state = GpuState::Unknown;
+  diagnosis::GpuState state = diagnosis::GpuState::Unknown;
   double share = 0;  // of the time the GPUs were diagnosed
   double gpu_hours = 0;
 };
@@ -72,7 +72,7 @@ struct MfuSummary {
 
 struct PhaseGpu {
   int gpu = 0;
-  GpuState state = GpuState::Unknown;
+  diagnosis::GpuState state = diagnosis::GpuState::Unknown;
   double state_share = 0;
   std::vector<std::string> flags;
   MetricValues means;
@@ -119,16 +119,16 @@ struct Verdict {
   double startup_share = 0;
   double teardown_share = 0;
   double throttled_share = 0;
-  std::vector<AlertRecord> alerts;
+  std::vector<diagnosis::AlertRecord> alerts;
   std::vector<RankedFix> ranked_fixes;
   std::vector<std::string> fixes;  // the few that matter most: ranked_fixes' texts
   Cost cost;
   MfuSummary mfu;
   std::vector<PhaseRow> phases;
-  DiagnosisReport diagnosis;
+  diagnosis::DiagnosisReport diagnosis;
   std::vector<std::string> notes;
 };
 
 Verdict build_verdict(const Trace& trace, const VerdictOptions& options);
 
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -6,7 +6,7 @@
 
 #include "sources/host/text_scan.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 using text_scan::is_hex;
@@ -105,4 +105,4 @@ Result<CgroupInfo> parse_pid_cgroup(std::string_view text) {
   return first_pod ? std::move(*first_pod) : CgroupInfo{};
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

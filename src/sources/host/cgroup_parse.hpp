@@ -7,7 +7,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 struct CgroupInfo {
   std::string container;  // full 64-hex container ID; empty when not in a container
@@ -23,4 +23,4 @@ CgroupInfo parse_cgroup_path(std::string_view path);
 // naming a container wins, so v1 files whose controllers disagree still resolve.
 Result<CgroupInfo> parse_pid_cgroup(std::string_view text);
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

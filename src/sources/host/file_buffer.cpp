@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace gpulens {
+namespace gpulens::sources {
 
 int FileBuffer::read(const char* path, std::size_t max_bytes) {
   size_ = 0;
@@ -57,4 +57,4 @@ int KeptOpenFile::read(const char* path, FileBuffer& into) {
   return err;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::sources {
 
 class FileBuffer {
  public:
@@ -47,4 +47,4 @@ class KeptOpenFile {
   int fd_ = -1;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

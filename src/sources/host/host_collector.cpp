@@ -14,7 +14,7 @@
 
 #include "sources/host/cgroup_parse.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 // The initial PID namespace has had this fixed inode since Linux 3.8 (PROC_PID_INIT_INO).
@@ -235,4 +235,4 @@ bool HostCollector::detect_foreign_pid_namespace() {
   return status && status->nspid_depth == 1;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -13,7 +13,7 @@
 #include "sources/host/file_buffer.hpp"
 #include "sources/host/procfs_parse.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 struct HostSnapshot {
   std::optional<double> cpu_pct;     // whole host busy over the interval, 100 = all cores
@@ -83,4 +83,4 @@ class HostCollector {
   bool foreign_pid_ns_ = false;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

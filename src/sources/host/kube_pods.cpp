@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 bool lower_alnum(char c) {
@@ -149,4 +149,4 @@ std::optional<KubeRef> KubePodResolver::by_pod(std::string_view pod_uid) const {
   return std::nullopt;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

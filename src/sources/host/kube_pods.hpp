@@ -15,7 +15,7 @@
 #include <string_view>
 #include <utility>
 
-namespace gpulens {
+namespace gpulens::sources {
 
 struct KubeRef {
   std::string namespace_name;
@@ -76,4 +76,4 @@ class KubePodResolver {
   std::uint64_t listings_ = 0;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

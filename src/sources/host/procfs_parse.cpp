@@ -6,7 +6,7 @@
 
 #include "sources/host/text_scan.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 using text_scan::next_line;
@@ -189,4 +189,4 @@ std::optional<std::uint64_t> parse_ns_inode(std::string_view link) {
   return to_unsigned(link.substr(open + 2, link.size() - open - 3));
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

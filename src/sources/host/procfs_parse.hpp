@@ -11,7 +11,7 @@
 
 #include "core/result.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 // One cpu line of /proc/stat in jiffies, folded into busy and idle.
 struct CpuTimes {
@@ -61,4 +61,4 @@ std::string parse_cmdline(std::string_view raw);
 // The inode of a namespace link's target ("pid:[4026531836]").
 std::optional<std::uint64_t> parse_ns_inode(std::string_view link);
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

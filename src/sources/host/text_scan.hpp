@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-namespace gpulens::text_scan {
+namespace gpulens::sources::text_scan {
 
 // Cuts the next '\n'-terminated line off the front of `rest` (without the '\n').
 inline std::string_view next_line(std::string_view& rest) {
@@ -45,4 +45,4 @@ inline bool is_hex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-}  // namespace gpulens::text_scan
+}  // namespace gpulens::sources::text_scan

@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 // Stores a dlsym address into one member. Casting an object pointer to a function
@@ -219,4 +219,4 @@ const char* nvml_error_name(int code) {
   return e != nullptr ? e->name : "NVML_ERROR_UNKNOWN";
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -14,7 +14,7 @@
 #include "core/result.hpp"
 #include "sources/nvml/nvml_types.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 struct NvmlApi {
   using R = nvml::Return;
@@ -129,4 +129,4 @@ inline const char* nvml_error_name(nvml::Return r) {
   return nvml_error_name(nvml::code(r));
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

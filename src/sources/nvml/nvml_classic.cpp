@@ -6,7 +6,7 @@
 
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 namespace {
 
 using nvml::Return;
@@ -240,4 +240,4 @@ void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {
   slot.probing = false;
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

@@ -10,7 +10,7 @@
 
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 using nvml::Return;
@@ -254,4 +254,4 @@ Result<std::unique_ptr<GpuCollector>> open_nvml_collector(const NvmlOptions& opt
   return std::unique_ptr<GpuCollector>(std::move(collector));
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -10,7 +10,7 @@
 #include "sources/gpu_collector.hpp"
 #include "sources/nvml/nvml_api.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 // Time as the collector sees it; injectable so tests drive intervals without sleeping.
 // Empty members mean the real clocks.
@@ -44,4 +44,4 @@ struct NvmlOptions {
 // when destroyed. An injected api must outlive the collector.
 Result<std::unique_ptr<GpuCollector>> open_nvml_collector(const NvmlOptions& options);
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

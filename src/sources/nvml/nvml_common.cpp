@@ -8,7 +8,7 @@
 #include "core/clock.hpp"
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 
 Clocks resolve_clocks(const NvmlClock& clock) {
   Clocks c{clock.monotonic_s, clock.unix_s, clock.sleep_s};
@@ -47,4 +47,4 @@ void add_unsupported(DeviceInfo& info, Metric m, const std::string& reason) {
   if (info.unsupported_reason(m) == nullptr) info.unsupported.push_back({m, reason});
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

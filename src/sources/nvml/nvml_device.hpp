@@ -19,7 +19,7 @@
 #include "sources/nvml/nvml_api.hpp"
 #include "sources/nvml/nvml_collector.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 
 // Per-tick NVML calls a device may support. Each is tried once at open (the probe);
 // one that answers NOT_SUPPORTED, NO_PERMISSION or FUNCTION_NOT_FOUND is switched off
@@ -183,4 +183,4 @@ class XidWatcher {
   nvml::EventSet set_ = nullptr;
 };
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

@@ -5,7 +5,7 @@
 
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 namespace {
 
 using nvml::Return;
@@ -186,4 +186,4 @@ void probe_static(const NvmlApi& api, DeviceSlot& slot) {
   info.nvlink_count = count_nvlinks(api, slot);
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

@@ -7,7 +7,7 @@
 #include "core/xid.hpp"
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 namespace {
 
 using nvml::Return;
@@ -66,4 +66,4 @@ void XidWatcher::close(const NvmlApi& api) {
   set_ = nullptr;
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

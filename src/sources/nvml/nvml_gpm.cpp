@@ -7,7 +7,7 @@
 
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 namespace {
 
 using nvml::Return;
@@ -284,4 +284,4 @@ void release_gpm(const NvmlApi& api, DeviceSlot& slot) {
   slot.gpm_on = false;
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

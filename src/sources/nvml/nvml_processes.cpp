@@ -5,7 +5,7 @@
 
 #include "sources/nvml/nvml_device.hpp"
 
-namespace gpulens::nvml_detail {
+namespace gpulens::sources::nvml_detail {
 namespace {
 
 using nvml::Return;
@@ -154,4 +154,4 @@ void probe_processes(const NvmlApi& api, DeviceSlot& slot, double now, double un
   if (!why.empty()) slot.info.extra["x_processes"] = why;
 }
 
-}  // namespace gpulens::nvml_detail
+}  // namespace gpulens::sources::nvml_detail

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace gpulens::nvml {
+namespace gpulens::sources::nvml {
 
 // nvmlReturn_t. A C enum is int-sized, so a fixed int underlying type is ABI-equal.
 enum class Return : int {
@@ -278,4 +278,4 @@ static_assert(offsetof(GpmMetricsGet, sample1) == 8);
 static_assert(offsetof(GpmMetricsGet, metrics) == 24);
 static_assert(sizeof(GpmMetricsGet) == 24 + 40 * kGpmMetricMax);
 
-}  // namespace gpulens::nvml
+}  // namespace gpulens::sources::nvml

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace gpulens {
+namespace gpulens::sources {
 ReplaySource::ReplaySource(TraceReader reader, double speed, std::vector<int> gpus)
     : reader_(std::move(reader)), header_(reader_.header()), speed_(speed), gpus_(std::move(gpus)) {
   if (!gpus_.empty()) {
@@ -65,4 +65,4 @@ Result<std::optional<Tick>> ReplaySource::next() {
   return tick;
 }
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

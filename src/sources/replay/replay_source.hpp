@@ -8,7 +8,7 @@
 #include "core/trace_reader.hpp"
 #include "sources/tick_source.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 
 class ReplaySource final : public TickSource {
  public:
@@ -42,4 +42,4 @@ class ReplaySource final : public TickSource {
   bool stopped_ = false;
 };
 
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -7,7 +7,7 @@
 
 #include "cli/report_setup.hpp"
 
-namespace gpulens {
+namespace gpulens::cli {
 namespace {
 
 GpuPriceBook built_in_book() {
@@ -59,4 +59,4 @@ TEST(GpuPriceBook, CurrencyCodes) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::cli

@@ -99,7 +99,7 @@ class TempProc {
 };
 
 // A live stand-in: make_process_signaller() only asks whether the source is live.
-class LiveSource final : public TickSource {
+class LiveSource final : public sources::TickSource {
  public:
   const TraceHeader& header() const override { return header_; }
   Result<std::optional<Tick>> next() override { return std::optional<Tick>{}; }
@@ -132,10 +132,10 @@ std::unique_ptr<tui::ProcessSignaller> live(const std::string& root,
 }
 
 TEST(TopSignals, AReplayHasNoSignallerAndItsKeysNeverReachTheKernel) {
-  SourceOptions so;
+  sampler::SourceOptions so;
   so.replay = kMultiGpu;
   so.speed = 0;
-  auto source = open_tick_source(so);
+  auto source = sampler::open_tick_source(so);
   ASSERT_TRUE(source) << source.error().message;
   auto kernel = std::make_shared<FakeKernel>();
   auto signaller = make_process_signaller(**source, "/proc", kernel);

@@ -14,7 +14,7 @@
 
 #include "cli/report_setup.hpp"
 
-namespace gpulens {
+namespace gpulens::cli {
 namespace {
 
 std::string temp_path(const std::string& name) {
@@ -50,4 +50,4 @@ TEST(ReportWrite, APipeIsWrittenInPlaceNotReplaced) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::cli

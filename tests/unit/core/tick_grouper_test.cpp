@@ -67,8 +67,8 @@ TEST(TickGrouper, ReplayAndReportGroupARecordingAlike) {
     const std::string path = std::string(GPULENS_FIXTURES) + "/traces/" + name;
     auto trace = read_trace(path, TraceReadOptions{.lenient = true});
     ASSERT_TRUE(trace) << trace.error().message;
-    const auto from_report = ticks_from_trace(*trace);
-    auto source = ReplaySource::open(path, 0, true);
+    const auto from_report = diagnosis::ticks_from_trace(*trace);
+    auto source = sources::ReplaySource::open(path, 0, true);
     ASSERT_TRUE(source) << source.error().message;
     std::vector<Tick> from_replay;
     while (true) {

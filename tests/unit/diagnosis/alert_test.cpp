@@ -9,7 +9,7 @@
 #include "diagnosis/engine.hpp"
 #include "diagnosis_support.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 using testing::proc;
@@ -356,4 +356,4 @@ TEST(AlertTracker, TextIsBuiltOnlyOnTransitions) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

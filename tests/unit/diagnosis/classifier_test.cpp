@@ -17,7 +17,7 @@
 #include "diagnosis/timeline.hpp"
 #include "diagnosis_support.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 using testing::proc;
@@ -526,4 +526,4 @@ TEST(Fixes, InsideRunIdleMemoryIsTheJobsOwn) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 std::string error_of(const std::string& toml) {
@@ -129,4 +129,4 @@ TEST(Config, MissingFileIsAClearError) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

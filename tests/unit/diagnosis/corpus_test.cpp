@@ -20,7 +20,7 @@
 #include "core/trace_reader.hpp"
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 const std::string kCorpus = std::string(GPULENS_FIXTURES) + "/corpus/";
@@ -169,4 +169,4 @@ TEST(Corpus, TheRecordingsAreThereAndLabelled) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -5,7 +5,7 @@
 
 #include "diagnosis/state.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 TEST(Efficiency, RatioOfSmActivityToUtilization) {
@@ -64,4 +64,4 @@ TEST(StateVocabulary, Severities) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <functional>
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 MemoryTrend run(const std::function<double(double)>& mib, double seconds,
@@ -89,4 +89,4 @@ TEST(MemoryTrend, FarAwayOutOfMemoryIsNotUrgent) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -20,7 +20,7 @@
 #include "core/trace_reader.hpp"
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 namespace fs = std::filesystem;
@@ -186,4 +186,4 @@ TEST(MultiGpuLive, LinkRatesMatchWhatTheProgramMoved) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

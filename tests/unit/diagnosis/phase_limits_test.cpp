@@ -11,7 +11,7 @@
 #include "core/trace_reader.hpp"
 #include "render/timeline_output.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 Mark mark(double t, std::string name) {
@@ -78,7 +78,7 @@ TEST(PhaseLimits, ThePhasesPastTheLimitAreCountedAndStillPaired) {
                                  "are summarised",
                                  n, kMaxPhases);
   }
-  EXPECT_TRUE(noted) << report_to_text(report);
+  EXPECT_TRUE(noted) << render::report_to_text(report);
 }
 
 TEST(PhaseLimits, NoNoteUpToTheLimit) {
@@ -98,4 +98,4 @@ TEST(PhaseLimits, NoNoteUpToTheLimit) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

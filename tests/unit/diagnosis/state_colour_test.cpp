@@ -15,7 +15,7 @@
 
 #include "render/html_svg.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 TEST(StateColour, EachStateHasItsOwnColourInEveryPalette) {
@@ -34,7 +34,8 @@ TEST(StateColour, EachStateHasItsOwnColourInEveryPalette) {
 }
 
 TEST(StateColour, TheHtmlReportUsesTheTable) {
-  for (const GpuState s : all_states()) EXPECT_EQ(html::state_color(s), state_colour(s).hex);
+  for (const GpuState s : all_states())
+    EXPECT_EQ(render::html::state_color(s), state_colour(s).hex);
 }
 
 TEST(StateColour, TheDashboardUsesTheSameColours) {
@@ -52,4 +53,4 @@ TEST(StateColour, TheDashboardUsesTheSameColours) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

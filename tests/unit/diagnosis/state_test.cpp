@@ -11,7 +11,7 @@
 #include "diagnosis/fixes.hpp"
 #include "diagnosis_support.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 using testing::proc;
@@ -350,4 +350,4 @@ TEST(Engine, UnseenGpuIsUnknown) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -13,7 +13,7 @@
 #include "core/trace_reader.hpp"
 #include "diagnosis/timeline.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 const std::string kFixtures = GPULENS_FIXTURES;
@@ -153,4 +153,4 @@ TEST(ReferenceWithoutMarks, LevelShiftsAloneFollowThePhases) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

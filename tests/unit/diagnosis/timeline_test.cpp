@@ -9,7 +9,7 @@
 #include "core/trace_reader.hpp"
 #include "render/timeline_output.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 const std::string kTraces = std::string(GPULENS_FIXTURES) + "/traces/";
@@ -51,7 +51,7 @@ TEST(Report, TicksFromTraceKeepMarksBeforeTheirSamples) {
 }
 
 TEST(Report, JsonHasTheDocumentedShape) {
-  const auto j = report_to_json(calibration());
+  const auto j = render::report_to_json(calibration());
   EXPECT_EQ(j.at("format"), "gpulens-diagnosis");
   EXPECT_EQ(j.at("version"), 1);
   ASSERT_EQ(j.at("gpus").size(), 1u);
@@ -106,7 +106,7 @@ TEST(Report, AlertsOnTheCalibrationRecording) {
 }
 
 TEST(Report, TextNamesStatesPhasesAndFixes) {
-  const auto text = report_to_text(calibration());
+  const auto text = render::report_to_text(calibration());
   EXPECT_NE(text.find("Phases"), std::string::npos);
   EXPECT_NE(text.find("sm_underused"), std::string::npos);
   EXPECT_NE(text.find("fix: "), std::string::npos);
@@ -155,4 +155,4 @@ TEST(DiagnoseCli, BadConfigIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

@@ -8,7 +8,7 @@
 #include "diagnosis/job_groups.hpp"
 #include "diagnosis_support.hpp"
 
-namespace gpulens {
+namespace gpulens::diagnosis {
 namespace {
 
 using testing::proc;
@@ -120,4 +120,4 @@ TEST(JobGroups, ModeIds) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::diagnosis

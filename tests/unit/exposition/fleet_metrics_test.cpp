@@ -64,8 +64,8 @@ TEST(FleetMetrics, PriceGaugePerGpuOnlyWhereAPriceIsKnown) {
 TEST(FleetMetrics, PodLabelsOnlyWhenOnePodHoldsTheGpu) {
   auto snap = gpulens::testing::fixed_snapshot();
   snap.kube.kubernetes = true;
-  snap.kube.by_pod["uid-a"] = KubeRef{"team-a", "train-0", ""};
-  snap.kube.by_pod["uid-b"] = KubeRef{"team-b", "serve-0", ""};
+  snap.kube.by_pod["uid-a"] = sources::KubeRef{"team-a", "train-0", ""};
+  snap.kube.by_pod["uid-b"] = sources::KubeRef{"team-b", "serve-0", ""};
   auto& procs = *snap.gpus[0].sample->procs;
   procs = {in_pod(1, "uid-a", 1000), in_pod(2, "uid-a", 10), in_pod(3, "", 5)};
   EXPECT_NE(gpu_labels(snap, snap.gpus[0]).find(",namespace=\"team-a\",pod=\"train-0\""),

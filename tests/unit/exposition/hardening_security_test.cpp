@@ -31,7 +31,7 @@ namespace {
 using gpulens::testing::scratch_dir;
 
 std::string config_error(const std::string& text) {
-  auto c = parse_diagnosis_config(text, "a.toml");
+  auto c = diagnosis::parse_diagnosis_config(text, "a.toml");
   return c ? std::string("accepted") : c.error().message;
 }
 
@@ -97,7 +97,7 @@ TEST(HardenedMarks, AMarkWhoseTimeIsNotANumberTakesTheTimeItWasRead) {
 
 TEST(HardenedConfig, CustomRulesAreBoundedAndDuplicatesFound) {
   std::string text;
-  for (std::size_t i = 0; i <= kMaxCustomRules; ++i) {
+  for (std::size_t i = 0; i <= diagnosis::kMaxCustomRules; ++i) {
     text += "[[alerts.custom]]\nname = \"r" + std::to_string(i) +
             "\"\nmetric = \"gpu_util\"\nvalue = 1\n";
   }
@@ -283,9 +283,9 @@ char process_state(pid_t pid) {
 TEST(HardenedRun, SignalsReachTheWholeJob) {
   const auto dir = scratch_dir("pgroup");
   const std::string pid_file = dir + "/sleep.pid";
-  ChildOptions o;
+  jobs::ChildOptions o;
   o.argv = {"sh", "-c", "sleep 300 & echo $! > " + pid_file + "; wait"};
-  auto child = ChildProcess::spawn(o);
+  auto child = jobs::ChildProcess::spawn(o);
   ASSERT_TRUE(child) << child.error().message;
   pid_t sleeper = 0;
   for (int i = 0; i < 500 && sleeper == 0; ++i) {

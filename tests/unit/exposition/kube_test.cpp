@@ -82,11 +82,11 @@ Tick tick() {
   return t;
 }
 
-agent::SnapshotPtr build(KubePodResolver* resolver) {
+agent::SnapshotPtr build(sources::KubePodResolver* resolver) {
   const auto h = header();
   agent::SnapshotBuilder builder(h, "", false);
   if (resolver != nullptr) builder.use_kube(resolver);
-  DiagnosisEngine engine(h, DiagnosisConfig::defaults());
+  diagnosis::DiagnosisEngine engine(h, diagnosis::DiagnosisConfig::defaults());
   const Tick t = tick();
   engine.on_tick(t);
   return builder.build(t, engine, {}, agent::SourceHealth{});
@@ -105,19 +105,20 @@ std::string processes(const agent::LiveSnapshot& snap) {
 }
 
 TEST(KubeExposition, SnapshotNamesThePodsOfTheProcesses) {
-  KubePodResolver resolver(kRoot);
+  sources::KubePodResolver resolver(kRoot);
   const auto snap = build(&resolver);
   EXPECT_TRUE(snap->kube.kubernetes);
   EXPECT_EQ(snap->kube.by_container.size(), 2u);  // the unknown container is not there
   EXPECT_EQ(snap->kube.by_pod.size(), 2u);
   ASSERT_EQ(snap->gpus.size(), 2u);
   EXPECT_EQ(agent::kube_of_gpu(*snap, snap->gpus[0]),
-            (KubeRef{"ml-team", "trainer-7d9f5c-abcde", "trainer"}));
-  EXPECT_EQ(agent::kube_of_gpu(*snap, snap->gpus[1]), (KubeRef{"kube-system", "etcd-node-1", ""}));
+            (sources::KubeRef{"ml-team", "trainer-7d9f5c-abcde", "trainer"}));
+  EXPECT_EQ(agent::kube_of_gpu(*snap, snap->gpus[1]),
+            (sources::KubeRef{"kube-system", "etcd-node-1", ""}));
 }
 
 TEST(KubeExposition, DcgmGpuSeriesCarryThePodLabels) {
-  KubePodResolver resolver(kRoot);
+  sources::KubePodResolver resolver(kRoot);
   const auto text = dcgm(*build(&resolver));
   EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",device=\"nvidia0\","
                       "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-17\","
@@ -134,7 +135,7 @@ TEST(KubeExposition, DcgmGpuSeriesCarryThePodLabels) {
 }
 
 TEST(KubeExposition, ProcessSeriesCarryNamesNextToIds) {
-  KubePodResolver resolver(kRoot);
+  sources::KubePodResolver resolver(kRoot);
   const auto text = processes(*build(&resolver));
   EXPECT_NE(text.find("pid=\"101\",process=\"python\",container_id=\"" + id("a1") +
                       "\",pod_uid=\"" + kUid +
@@ -153,7 +154,7 @@ TEST(KubeExposition, ProcessSeriesCarryNamesNextToIds) {
 }
 
 TEST(KubeExposition, LatestApiNamesThePodsOfProcesses) {
-  KubePodResolver resolver(kRoot);
+  sources::KubePodResolver resolver(kRoot);
   const auto latest = latest_json(*build(&resolver), /*show_cmdline=*/false);
   const auto& procs = latest["gpus"][0]["processes"];
   ASSERT_TRUE(procs.is_array()) << latest.dump(2);
@@ -180,7 +181,7 @@ TEST(KubeExposition, LatestApiNamesThePodsOfProcesses) {
 TEST(KubeExposition, NoPodLabelsOffKubernetes) {
   // No kubelet logs under the root: dcgm-exporter without its kubelet socket
   // adds no pod labels either. Per-process series keep their label set, empty.
-  KubePodResolver missing(::testing::TempDir() + "/gpulens-no-kubelet-logs");
+  sources::KubePodResolver missing(::testing::TempDir() + "/gpulens-no-kubelet-logs");
   for (const auto& snap : {build(&missing), build(nullptr)}) {
     EXPECT_FALSE(snap->kube.kubernetes);
     const auto text = dcgm(*snap);
@@ -207,20 +208,20 @@ TEST(KubeExposition, AGpuWithoutPodsGetsEmptyLabels) {
 TEST(KubeExposition, SeveralPodsOnOneGpuNameTheLargest) {
   auto snap = gpulens::testing::fixed_snapshot();
   snap.kube.kubernetes = true;
-  snap.kube.by_pod["uid-small"] = KubeRef{"team-a", "small", ""};
-  snap.kube.by_pod["uid-big"] = KubeRef{"team-b", "big", ""};
-  snap.kube.by_container["c-big-1"] = KubeRef{"team-b", "big", "worker"};
+  snap.kube.by_pod["uid-small"] = sources::KubeRef{"team-a", "small", ""};
+  snap.kube.by_pod["uid-big"] = sources::KubeRef{"team-b", "big", ""};
+  snap.kube.by_container["c-big-1"] = sources::KubeRef{"team-b", "big", "worker"};
   auto& procs = *snap.gpus[0].sample->procs;
   procs = {proc(1, "", "uid-small", 30000), proc(2, "c-big-1", "uid-big", 20000),
            proc(3, "", "uid-big", 15000)};
   // 35,000 MiB for big (two processes) against 30,000 for small.
-  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-b", "big", "worker"}));
+  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (sources::KubeRef{"team-b", "big", "worker"}));
   procs[0].used_mib = 40000;
-  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (KubeRef{"team-a", "small", ""}));
+  EXPECT_EQ(agent::kube_of_gpu(snap, snap.gpus[0]), (sources::KubeRef{"team-a", "small", ""}));
 }
 
 TEST(KubeExposition, PromtoolAcceptsTheLabels) {
-  KubePodResolver resolver(kRoot);
+  sources::KubePodResolver resolver(kRoot);
   ExpositionOptions o;
   o.dcgm = true;
   o.process_metrics = true;

@@ -59,7 +59,7 @@ class SnapshotProcesses : public ::testing::Test {
   }
   TraceHeader h_ = header();
   agent::SnapshotBuilder builder_{h_, "", false};
-  DiagnosisEngine engine_{h_, DiagnosisConfig::defaults()};
+  diagnosis::DiagnosisEngine engine_{h_, diagnosis::DiagnosisConfig::defaults()};
 };
 
 TEST_F(SnapshotProcesses, TicksWithoutAProcessReadKeepTheLastList) {

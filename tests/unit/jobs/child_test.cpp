@@ -12,7 +12,7 @@
 #include "jobs/child_process.hpp"
 #include "jobs/process_tree.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 namespace {
 
 ProcessSample proc(std::uint32_t pid) {
@@ -134,4 +134,4 @@ TEST(RunJobMarks, RoundTripThroughMarks) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -9,7 +9,7 @@
 
 #include "verdict/mfu.hpp"
 
-namespace gpulens {
+namespace gpulens::jobs {
 namespace {
 
 TraceHeader one_gpu() {
@@ -50,7 +50,7 @@ TEST(LiveStatus, ModelFlopsUtilizationInTheSameStyle) {
   LiveStatus status(one_gpu(), 1000.0);  // TFLOP/s peak of all GPUs
   status.on_tick(tick_at(0, 90, 50, 40));
   Mark step;
-  step.name = kStepMark;
+  step.name = verdict::kStepMark;
   step.fields = {{"flops", 4.5e14}, {"steps", 1}};
   status.on_mark(step);
   const std::string line = status.take_line(10, {});
@@ -59,4 +59,4 @@ TEST(LiveStatus, ModelFlopsUtilizationInTheSameStyle) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::jobs

@@ -173,8 +173,8 @@ TEST(KernelsAnalysis, ARecordWithoutActivitySaysWhy) {
   EXPECT_EQ(v->status, "no_cupti");
   ASSERT_EQ(v->notes.size(), 1u);
   EXPECT_NE(v->notes[0].find("libcupti was not found"), std::string::npos);
-  EXPECT_NE(kernels_to_text(*v).find("no kernel view"), std::string::npos);
-  EXPECT_FALSE(kernels_to_json(*v)["available"].get<bool>());
+  EXPECT_NE(render::kernels_to_text(*v).find("no kernel view"), std::string::npos);
+  EXPECT_FALSE(render::kernels_to_json(*v)["available"].get<bool>());
 }
 
 TEST(KernelsAnalysis, TheJobsProfilerTakingOverIsSaid) {

@@ -112,8 +112,8 @@ TEST(HardenedKernels, AGarbledRecordIsSkippedWithTheFieldNamedAndTheOthersStillC
     // The good record alone, as if the garbled one were not there.
     EXPECT_EQ(v->launches, reference->launches);
     EXPECT_EQ(v->syncs, reference->syncs);
-    EXPECT_NO_THROW((void)kernels_to_text(*v));
-    EXPECT_NO_THROW((void)kernels_to_json(*v).dump());
+    EXPECT_NO_THROW((void)render::kernels_to_text(*v));
+    EXPECT_NO_THROW((void)render::kernels_to_json(*v).dump());
   }
 }
 
@@ -143,7 +143,7 @@ TEST(HardenedKernels, ANegativeCountIsRefusedNotPrintedAsTwoToTheSixtyFour) {
   EXPECT_TRUE(has_note(*v,
                        "kernel record of process 7 skipped: field `kernels[0].count` is "
                        "negative"));
-  EXPECT_EQ(kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
+  EXPECT_EQ(render::kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
 }
 
 // The record's version is a count too: -1 is refused, never 2^64 - 1 (issue 31).
@@ -162,7 +162,7 @@ TEST(HardenedKernels, ANegativeRecordVersionIsRefused) {
     std::string expected = "kernel record of process 7 skipped: field `x_kernels` ";
     expected += why;
     EXPECT_TRUE(has_note(*v, expected)) << version.dump();
-    EXPECT_EQ(kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
+    EXPECT_EQ(render::kernels_to_text(*v).find("18446744073709551615"), std::string::npos);
   }
 }
 

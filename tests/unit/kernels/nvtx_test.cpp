@@ -171,16 +171,16 @@ TEST(KernelsNvtx, AStarvedJobsDataRangeHoldsTheGpusIdleTime) {
   EXPECT_NE(v->headline.find("100 % of it inside the NVTX range `data`"), std::string::npos)
       << v->headline;
 
-  const std::string text = kernels_to_text(*v);
+  const std::string text = render::kernels_to_text(*v);
   EXPECT_NE(text.find("NVTX ranges"), std::string::npos) << text;
   EXPECT_NE(text.find("       10    2.50 s 250.00 ms    0.0 %      2.50 s      100.0 %  data"),
             std::string::npos)
       << text;
-  const auto j = kernels_to_json(*v);
+  const auto j = render::kernels_to_json(*v);
   ASSERT_TRUE(j.contains("nvtx"));
   EXPECT_EQ(j["nvtx"]["ranges"][0]["name"], "step");
   EXPECT_NEAR(j["nvtx"]["window_idle_s"].get<double>(), 2.5, 1e-6);
-  const std::string html = kernels_to_html(*v);
+  const std::string html = render::kernels_to_html(*v);
   EXPECT_NE(html.find("<h3>NVTX ranges</h3>"), std::string::npos);
   EXPECT_NE(html.find("<td><code>data</code></td><td>10</td>"), std::string::npos);
 }
@@ -193,9 +193,9 @@ TEST(KernelsNvtx, NoRangesNoTable) {
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_FALSE(v->nvtx.has_value());
-  EXPECT_EQ(kernels_to_text(*v).find("NVTX"), std::string::npos);
-  EXPECT_FALSE(kernels_to_json(*v).contains("nvtx"));
-  EXPECT_EQ(kernels_to_html(*v).find("NVTX"), std::string::npos);
+  EXPECT_EQ(render::kernels_to_text(*v).find("NVTX"), std::string::npos);
+  EXPECT_FALSE(render::kernels_to_json(*v).contains("nvtx"));
+  EXPECT_EQ(render::kernels_to_html(*v).find("NVTX"), std::string::npos);
 }
 
 TEST(KernelsNvtx, RangesMergeByNameAcrossProcessesWithTheirDomain) {
@@ -236,8 +236,9 @@ TEST(KernelsNvtx, AnNvtxToolOfTheJobsOwnIsSaidOnceInTheNotes) {
   std::size_t lines = 0;
   for (const auto& n : v->notes) lines += n.starts_with("NVTX ranges not recorded: ") ? 1 : 0;
   EXPECT_EQ(lines, 1u);
-  EXPECT_NE(kernels_to_text(*v).find("note: NVTX ranges not recorded: NVTX_INJECTION64_PATH names "
-                                     "another tool (/opt/nsight/libToolsInjection64.so)"),
+  EXPECT_NE(render::kernels_to_text(*v).find(
+                "note: NVTX ranges not recorded: NVTX_INJECTION64_PATH names "
+                "another tool (/opt/nsight/libToolsInjection64.so)"),
             std::string::npos);
 }
 

@@ -162,12 +162,12 @@ TEST(KernelsWindowsAnalysis, AStarvedJobReadsHostBoundFromItsWindowsAlone) {
   EXPECT_NE(v->headline.find("The GPU was busy 17 % of the marked steps inside the trace windows"),
             std::string::npos)
       << v->headline;
-  const std::string text = kernels_to_text(*v);
+  const std::string text = render::kernels_to_text(*v);
   EXPECT_NE(text.find("Traced in 2 windows of 2.1 s, one every 6 s (4.20 s in all"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("of the 4.20 s of trace windows"), std::string::npos) << text;
-  const auto j = kernels_to_json(*v);
+  const auto j = render::kernels_to_json(*v);
   EXPECT_EQ(j["sampling"]["windows"], 2);
 }
 

@@ -6,7 +6,7 @@
 #include "core/job_marks.hpp"
 #include "render/verdict_output.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 const std::string kFixtures = GPULENS_FIXTURES;
@@ -28,10 +28,10 @@ void expect_self_contained(const std::string& html) {
 
 TEST(ReportHtml, AllSectionsOfATrainingRun) {
   const Trace trace = training();
-  VerdictOptions o;
+  verdict::VerdictOptions o;
   o.peak_tflops = 989.4;
   o.price_per_gpu_hour = 2.5;
-  const std::string html = verdict_to_html(build_verdict(trace, o), trace);
+  const std::string html = verdict_to_html(verdict::build_verdict(trace, o), trace);
   expect_self_contained(html);
   for (const char* part :
        {"Verdict", "What to do first", "Utilization funnel", "What the GPUs were doing",
@@ -47,7 +47,8 @@ TEST(ReportHtml, TextFromTheTraceIsEscaped) {
   Trace trace = training();
   trace.marks.insert(trace.marks.begin(),
                      job_start_mark(trace.samples.front().t, "evil </script><b>x</b> & 'q'", 1));
-  const std::string html = verdict_to_html(build_verdict(trace, VerdictOptions{}), trace);
+  const std::string html =
+      verdict_to_html(verdict::build_verdict(trace, verdict::VerdictOptions{}), trace);
   EXPECT_EQ(html.find("<b>x</b>"), std::string::npos);
   EXPECT_NE(html.find("evil &lt;/script&gt;&lt;b&gt;x&lt;/b&gt; &amp; &#39;q&#39;"),
             std::string::npos);
@@ -85,7 +86,7 @@ TEST(ReportHtml, LongTracesAreDownsampledToAFewHundredKilobytes) {
       t.samples.push_back(s);
     }
   }
-  const std::string html = verdict_to_html(build_verdict(t, VerdictOptions{}), t);
+  const std::string html = verdict_to_html(verdict::build_verdict(t, verdict::VerdictOptions{}), t);
   expect_self_contained(html);
   EXPECT_LT(html.size(), 600u * 1024) << "the page grows with the trace";
 }
@@ -97,7 +98,7 @@ TEST(ReportHtml, NothingMeasuredSaysSo) {
   job.exit_code = 0;
   job.not_measured = "cannot load NVML";
   t.marks.push_back(job_end_mark(160, job));
-  const Verdict v = build_verdict(t, VerdictOptions{});
+  const verdict::Verdict v = verdict::build_verdict(t, verdict::VerdictOptions{});
   EXPECT_FALSE(v.measured);
   EXPECT_DOUBLE_EQ(v.duration_s, 60);
   const std::string html = verdict_to_html(v, t);
@@ -109,4 +110,4 @@ TEST(ReportHtml, NothingMeasuredSaysSo) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::render

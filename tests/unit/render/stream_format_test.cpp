@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 // dmon's habit: the column names come back once a screenful of rows has gone by,
@@ -35,4 +35,4 @@ TEST(StreamHeaderRepeat, EveryScreenfulWithTicksKeptWhole) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -9,7 +9,7 @@
 #include "cli_support.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::render {
 namespace {
 
 using testing::expect_golden;
@@ -57,13 +57,13 @@ TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
   auto trace = read_trace(std::string(GPULENS_SOURCE_DIR) + "/" + reference_trace(GetParam()),
                           TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace) << trace.error().message;
-  auto models = GpuModelTable::load(kData + "/gpu_peaks.json");
-  auto prices = PriceTable::load(kData + "/prices.json");
+  auto models = verdict::GpuModelTable::load(kData + "/gpu_peaks.json");
+  auto prices = verdict::PriceTable::load(kData + "/prices.json");
   ASSERT_TRUE(models && prices);
-  VerdictOptions o;
+  verdict::VerdictOptions o;
   o.models = &*models;
   o.prices = &*prices;
-  const Verdict v = build_verdict(*trace, o);
+  const verdict::Verdict v = verdict::build_verdict(*trace, o);
   ASSERT_TRUE(v.measured);
   EXPECT_NEAR(v.gpu_hours, v.duration_s * static_cast<double>(v.devices.size()) / 3600, 1e-12);
   // Each step of the funnel is a subset of the one before (up to counter noise).
@@ -75,7 +75,7 @@ TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
     previous = s.share;
   }
   // The bill adds up, at the table's price for the model.
-  const Cost& c = v.cost;
+  const verdict::Cost& c = v.cost;
   ASSERT_TRUE(c.total && c.edges && c.idle && c.inefficiency && c.useful);
   EXPECT_NEAR(*c.total, v.gpu_hours * *c.price_per_gpu_hour, 1e-12);
   EXPECT_NEAR(*c.edges + *c.idle + *c.inefficiency + *c.useful, *c.total, 1e-12);
@@ -86,7 +86,8 @@ TEST_P(ReportArithmetic, FunnelCostAndSharesAreConsistent) {
   double idle = 0;
   for (const auto& s : v.states) {
     shares += s.share;
-    if (s.state == GpuState::Idle || s.state == GpuState::IdleHoldingMemory) idle += s.share;
+    if (s.state == diagnosis::GpuState::Idle || s.state == diagnosis::GpuState::IdleHoldingMemory)
+      idle += s.share;
   }
   EXPECT_NEAR(shares, 1.0, 1e-9);
   EXPECT_NEAR(*c.idle, *c.total * idle, 1e-12);
@@ -105,14 +106,15 @@ TEST(ReportVerdict, TrainingRecordingNamesTheStarvedPhaseAndItsFix) {
   auto trace = read_trace(kFixtures + "/traces/training-h100.trace.jsonl",
                           TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace);
-  const Verdict v = build_verdict(*trace, VerdictOptions{});
+  const verdict::Verdict v = verdict::build_verdict(*trace, verdict::VerdictOptions{});
   EXPECT_FALSE(v.cost.total);  // no price table, no --price: no money figures
   bool host_bound = false;
-  for (const auto& s : v.states) host_bound = host_bound || s.state == GpuState::HostBound;
+  for (const auto& s : v.states)
+    host_bound = host_bound || s.state == diagnosis::GpuState::HostBound;
   EXPECT_TRUE(host_bound);
   ASSERT_EQ(v.phases.size(), 3u);
   ASSERT_FALSE(v.phases[1].gpus.empty());
-  EXPECT_EQ(v.phases[1].gpus[0].state, GpuState::HostBound);
+  EXPECT_EQ(v.phases[1].gpus[0].state, diagnosis::GpuState::HostBound);
   // The dominant bottleneck's fix leads: the input pipeline.
   ASSERT_FALSE(v.fixes.empty());
   EXPECT_NE(v.fixes[0].find("DataLoader"), std::string::npos) << v.fixes[0];
@@ -121,10 +123,10 @@ TEST(ReportVerdict, TrainingRecordingNamesTheStarvedPhaseAndItsFix) {
 TEST(ReportVerdict, GpuSelectionAndPrice) {
   auto trace = read_trace(kFixtures + "/traces/multi-gpu-h200x2.trace.jsonl");
   ASSERT_TRUE(trace);
-  VerdictOptions o;
+  verdict::VerdictOptions o;
   o.gpus = {1};
   o.price_per_gpu_hour = 10;
-  const Verdict v = build_verdict(*trace, o);
+  const verdict::Verdict v = verdict::build_verdict(*trace, o);
   ASSERT_EQ(v.devices.size(), 1u);
   EXPECT_EQ(v.devices[0].index, 1);
   EXPECT_EQ(v.gpus_basis, "--gpus");
@@ -134,4 +136,4 @@ TEST(ReportVerdict, GpuSelectionAndPrice) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::render

@@ -7,11 +7,11 @@
 #include <chrono>
 #include <thread>
 
-namespace gpulens {
+namespace gpulens::sampler {
 namespace {
 
 // A collector whose device 1 can be made to hang inside sample(), as a driver call can.
-class FakeCollector final : public GpuCollector {
+class FakeCollector final : public sources::GpuCollector {
  public:
   FakeCollector() {
     devices_.resize(2);
@@ -20,7 +20,7 @@ class FakeCollector final : public GpuCollector {
   }
   std::string driver_version() const override { return "fake"; }
   const std::vector<DeviceInfo>& devices() const override { return devices_; }
-  void sample(std::size_t slot, Sample& out, CollectCost& cost) override {
+  void sample(std::size_t slot, Sample& out, sources::CollectCost& cost) override {
     if (slot == 1 && hang.load()) {
       while (hang.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -30,9 +30,9 @@ class FakeCollector final : public GpuCollector {
     cost.classic_s += 1e-6;
     ++calls[slot];
   }
-  std::vector<DeviceEvent> poll_events() override {
-    std::vector<DeviceEvent> events;
-    if (!xid_sent.exchange(true)) events.push_back({DeviceEvent::Kind::Xid, 0, 1, 79, ""});
+  std::vector<sources::DeviceEvent> poll_events() override {
+    std::vector<sources::DeviceEvent> events;
+    if (!xid_sent.exchange(true)) events.push_back({sources::DeviceEvent::Kind::Xid, 0, 1, 79, ""});
     return events;
   }
   std::atomic<bool> hang{false};
@@ -147,4 +147,4 @@ TEST(Sampler, StopEndsABlockedNext) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sampler

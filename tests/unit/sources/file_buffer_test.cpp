@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,4 +99,4 @@ TEST_F(KeptOpenFileTest, MissingFileIsReportedAndFoundOnceItAppears) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

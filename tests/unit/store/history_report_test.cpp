@@ -300,10 +300,10 @@ TEST_F(HistoryTraceTest, VerdictFromMinutesMatchesTheVerdictFromRawSamples) {
   ASSERT_EQ(minutes->source, "rollup_1m");
   ASSERT_EQ(minutes->trace.samples.size(), 2u * 60);
 
-  VerdictOptions options;
+  verdict::VerdictOptions options;
   options.edges_apart = false;  // as `gpulens report --from` does: history has no start-up
-  const Verdict a = build_verdict(raw->trace, options);
-  const Verdict b = build_verdict(minutes->trace, options);
+  const verdict::Verdict a = verdict::build_verdict(raw->trace, options);
+  const verdict::Verdict b = verdict::build_verdict(minutes->trace, options);
   ASSERT_TRUE(a.measured && b.measured);
   EXPECT_NEAR(a.duration_s, 3600, 1.0);
   EXPECT_NEAR(b.duration_s, 3600, 1.0);
@@ -315,15 +315,16 @@ TEST_F(HistoryTraceTest, VerdictFromMinutesMatchesTheVerdictFromRawSamples) {
   ASSERT_TRUE(a.energy_kwh && b.energy_kwh);
   EXPECT_NEAR(*b.energy_kwh, *a.energy_kwh, *a.energy_kwh * 0.02);
   // GPU 0 busy half the time, GPU 1 idle: three quarters idle, a quarter at work.
-  auto share = [](const Verdict& v, GpuState s) {
+  auto share = [](const verdict::Verdict& v, diagnosis::GpuState s) {
     for (const auto& st : v.states) {
       if (st.state == s) return st.share;
     }
     return 0.0;
   };
-  EXPECT_NEAR(share(b, GpuState::Idle), 0.75, 0.02);
-  EXPECT_NEAR(share(b, GpuState::ComputeBound), 0.25, 0.02);
-  EXPECT_NEAR(share(a, GpuState::ComputeBound), share(b, GpuState::ComputeBound), 0.02);
+  EXPECT_NEAR(share(b, diagnosis::GpuState::Idle), 0.75, 0.02);
+  EXPECT_NEAR(share(b, diagnosis::GpuState::ComputeBound), 0.25, 0.02);
+  EXPECT_NEAR(share(a, diagnosis::GpuState::ComputeBound),
+              share(b, diagnosis::GpuState::ComputeBound), 0.02);
   EXPECT_NEAR(b.throttled_share, 0.25, 0.02);
 }
 

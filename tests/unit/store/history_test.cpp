@@ -216,7 +216,7 @@ TEST_F(StoreTest, SizeBoundDropsTheOldestDataFirst) {
 
 TEST_F(StoreTest, AlertEventsAreKept) {
   auto store = open();
-  AlertEvent e;
+  diagnosis::AlertEvent e;
   e.rule = "stalled";
   e.gpu = 1;
   e.t = 500;

@@ -20,7 +20,7 @@
 
 namespace gpulens::test {
 
-using nvml::Return;
+using sources::nvml::Return;
 inline constexpr Return kOk = Return::Success;
 
 struct FakeGpmMetric {
@@ -31,7 +31,7 @@ struct FakeGpmMetric {
 struct FakeGpu {
   std::string name = "NVIDIA H100 80GB HBM3";
   std::string uuid = "GPU-fake-0";
-  unsigned arch = nvml::kArchHopper;
+  unsigned arch = sources::nvml::kArchHopper;
   int cc_major = 9, cc_minor = 0;
   unsigned cuda_cores = 16896;
   Return attributes_ret = Return::NotSupported;  // as on whole (non-MIG) GPUs
@@ -57,9 +57,9 @@ struct FakeGpu {
   Return gpm_query_ret = Return::Success;
   Return gpm_sample_ret = Return::Success;
   std::map<unsigned, FakeGpmMetric> gpm;  // by metric id; absent ids: NOT_SUPPORTED
-  std::vector<nvml::ProcessInfo_v3> compute, graphics;
+  std::vector<sources::nvml::ProcessInfo_v3> compute, graphics;
   Return proc_util_ret = Return::Success;
-  std::vector<nvml::ProcessUtilizationSample> util_samples;
+  std::vector<sources::nvml::ProcessUtilizationSample> util_samples;
   bool lost = false;
 };
 
@@ -91,7 +91,7 @@ class FakeNvml {
   double mono = 1000.0;
   double wall = 1.8e9;
   std::map<std::string, int> calls;  // "function#gpu" (or "function") -> count
-  std::deque<nvml::EventData> events;
+  std::deque<sources::nvml::EventData> events;
   int live_gpm_samples = 0;
   double min_gpm_interval = 1e9;  // shortest sample1 -> sample2 span computed
   int shutdowns = 0;
@@ -104,9 +104,11 @@ class FakeNvml {
     auto it = calls.find(function);
     return it == calls.end() ? 0 : it->second;
   }
-  nvml::Device handle(std::size_t i) { return reinterpret_cast<nvml::Device>(&gpus[i]); }
+  sources::nvml::Device handle(std::size_t i) {
+    return reinterpret_cast<sources::nvml::Device>(&gpus[i]);
+  }
 
-  NvmlSymbolLookup lookup() {
+  sources::NvmlSymbolLookup lookup() {
     return [this](const char* symbol) -> void* {
       if (hidden.count(symbol) != 0) return nullptr;
       const auto& table = functions();
@@ -114,7 +116,7 @@ class FakeNvml {
       return it == table.end() ? nullptr : it->second;
     };
   }
-  NvmlClock clock() {
+  sources::NvmlClock clock() {
     return {[this] { return mono; }, [this] { return wall; },
             [this](double s) {
               mono += s;
@@ -152,25 +154,25 @@ class NvmlCollectorTest : public ::testing::Test {
     FakeGpu& a100 = fake.gpus.emplace_back();
     a100.name = "NVIDIA A100-SXM4-80GB";
     a100.uuid = "GPU-fake-1";
-    a100.arch = nvml::kArchAmpere;
+    a100.arch = sources::nvml::kArchAmpere;
     a100.cc_major = 8;
     a100.cuda_cores = 6912;
     a100.gpm_supported = false;
     a100.mem_temp_field_ret = Return::NotSupported;
     a100.ecc_mode = 0;
     a100.nvlinks_active = 12;
-    api = std::move(load_nvml_api(fake.lookup())).value();
+    api = std::move(sources::load_nvml_api(fake.lookup())).value();
   }
 
-  std::unique_ptr<GpuCollector> open(NvmlOptions options = {}) {
+  std::unique_ptr<sources::GpuCollector> open(sources::NvmlOptions options = {}) {
     options.api = &api;
     options.clock = fake.clock();
-    auto collector = open_nvml_collector(options);
+    auto collector = sources::open_nvml_collector(options);
     EXPECT_TRUE(collector.ok()) << collector.error().message;
     return collector.ok() ? std::move(collector).value() : nullptr;
   }
 
-  Sample tick(GpuCollector& c, std::size_t slot, double advance_s = 0) {
+  Sample tick(sources::GpuCollector& c, std::size_t slot, double advance_s = 0) {
     fake.advance(advance_s);
     Sample s;
     c.sample(slot, s, cost);
@@ -178,14 +180,14 @@ class NvmlCollectorTest : public ::testing::Test {
   }
 
   FakeNvml fake;
-  NvmlApi api;
-  CollectCost cost;
+  sources::NvmlApi api;
+  sources::CollectCost cost;
 };
 
 // Helpers for the fake's entry points (nvml_fake.cpp, nvml_fake_gpm.cpp).
 namespace fake_detail {
 
-using Dev = nvml::Device;
+using Dev = sources::nvml::Device;
 
 inline FakeNvml& fake() {
   return *FakeNvml::active;
@@ -222,7 +224,7 @@ inline Return copy_string(const std::string& s, char* out, unsigned size) {
 
 template <auto Member, typename F>
 void put(std::map<std::string, void*>& table, const char* symbol, F f) {
-  using Fn = std::remove_reference_t<decltype(std::declval<NvmlApi&>().*Member)>;
+  using Fn = std::remove_reference_t<decltype(std::declval<sources::NvmlApi&>().*Member)>;
   Fn fn = f;  // checks the fake's signature against the loader's
   table[symbol] = reinterpret_cast<void*>(fn);
 }

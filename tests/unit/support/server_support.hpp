@@ -97,7 +97,7 @@ inline agent::LiveSnapshot fixed_snapshot() {
   agent::FiringAlert a;
   a.alert.rule = "high_util_low_activity";
   a.alert.gpu = 0;
-  a.alert.severity = Severity::Warning;
+  a.alert.severity = diagnosis::Severity::Warning;
   a.alert.since = snap.t - 60;
   a.alert.fired_at = snap.t - 30;
   a.alert.message = "Your GPU shows high utilization but low compute activity.";

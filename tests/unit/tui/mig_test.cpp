@@ -16,10 +16,10 @@ const std::string kMig = std::string(GPULENS_FIXTURES) + "/traces/mig-synthetic-
 
 // The model after `ticks` ticks (0: all of them).
 TopModel fed(std::size_t ticks) {
-  SourceOptions so;
+  sampler::SourceOptions so;
   so.replay = kMig;
   so.speed = 0;
-  auto source = open_tick_source(so);
+  auto source = sampler::open_tick_source(so);
   EXPECT_TRUE(source) << (source ? "" : source.error().message);
   ModelBuilder builder((*source)->header(), 10);
   while (ticks == 0 || builder.ticks() < ticks) {

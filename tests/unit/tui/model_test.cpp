@@ -17,12 +17,12 @@ struct Fed {
 };
 
 Fed feed(const std::string& trace, std::size_t ticks, std::size_t history, bool diagnose = true) {
-  SourceOptions so;
+  sampler::SourceOptions so;
   so.replay = std::string(GPULENS_FIXTURES) + "/traces/" + trace;
   so.speed = 0;
-  auto source = open_tick_source(so);
+  auto source = sampler::open_tick_source(so);
   if (!source) ADD_FAILURE() << source.error().message;
-  DiagnosisEngine engine((*source)->header(), DiagnosisConfig{});
+  diagnosis::DiagnosisEngine engine((*source)->header(), diagnosis::DiagnosisConfig{});
   ModelBuilder builder((*source)->header(), history);
   while (builder.ticks() < ticks) {
     auto tick = (*source)->next();

@@ -13,7 +13,7 @@
 #include "cli/report_setup.hpp"
 #include "cli_support.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 namespace fs = std::filesystem;
@@ -62,7 +62,7 @@ TEST(DataFiles, SearchOrderIsCliThenEnvironmentThenSystem) {
 }
 
 TEST_F(DataDirs, WithNoFilesTheBuiltInTablesAreUsed) {
-  const ReportTables t = load_report_tables(dirs());
+  const cli::ReportTables t = cli::load_report_tables(dirs());
   EXPECT_TRUE(t.warnings.empty());
   ASSERT_TRUE(t.models && t.prices);
   EXPECT_EQ(t.models->origin(), "data/gpu_peaks.json");
@@ -75,21 +75,21 @@ TEST_F(DataDirs, EachFileComesFromTheFirstDirectoryThatHasIt) {
   write("etc", "prices.json", prices(3));
   write("env", "prices.json", prices(2));
   write("cli", "prices.json", prices(1));
-  auto t = load_report_tables(dirs());
+  auto t = cli::load_report_tables(dirs());
   EXPECT_EQ(*t.prices->price("H100 SXM"), 1);
   EXPECT_EQ(t.prices->origin(), fs::canonical(dir("cli") + "/prices.json").string());
   // gpu_peaks.json is in none of them: the built-in one, independently.
   EXPECT_EQ(t.models->origin(), "data/gpu_peaks.json");
 
   fs::remove(dir("cli") + "/prices.json");
-  t = load_report_tables(dirs());
+  t = cli::load_report_tables(dirs());
   EXPECT_EQ(*t.prices->price("H100 SXM"), 2);
   fs::remove(dir("env") + "/prices.json");
-  t = load_report_tables(dirs());
+  t = cli::load_report_tables(dirs());
   EXPECT_EQ(*t.prices->price("H100 SXM"), 3);
   EXPECT_EQ(t.prices->currency(), "EUR");
   fs::remove(dir("etc") + "/prices.json");
-  t = load_report_tables(dirs());
+  t = cli::load_report_tables(dirs());
   EXPECT_EQ(t.prices->origin(), "data/prices.json");
   EXPECT_EQ(t.prices->currency(), "USD");
 }
@@ -97,7 +97,7 @@ TEST_F(DataDirs, EachFileComesFromTheFirstDirectoryThatHasIt) {
 TEST_F(DataDirs, ABrokenFileIsReportedAndTheBuiltInTableUsed) {
   write("cli", "gpu_peaks.json", "{not json");
   write("env", "gpu_peaks.json", read_file(kData + "/gpu_peaks.json"));
-  const ReportTables t = load_report_tables(dirs());
+  const cli::ReportTables t = cli::load_report_tables(dirs());
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_NE(t.warnings[0].find("not a JSON object; using the built-in gpu_peaks.json"),
             std::string::npos)
@@ -111,9 +111,9 @@ TEST_F(DataDirs, DataDirOptionBeatsTheEnvironment) {
   write("cli", "prices.json", prices(1));
   write("env", "prices.json", prices(2));
   ::setenv("GPULENS_DATA_DIR", dir("env").c_str(), 1);
-  const auto from_env = load_report_tables(std::string{});
-  const auto from_cli = load_report_tables(dir("cli"));
-  const auto missing = load_report_tables(dir("none"));
+  const auto from_env = cli::load_report_tables(std::string{});
+  const auto from_cli = cli::load_report_tables(dir("cli"));
+  const auto missing = cli::load_report_tables(dir("none"));
   ::unsetenv("GPULENS_DATA_DIR");
   EXPECT_EQ(*from_env.prices->price("H100 SXM"), 2);
   EXPECT_EQ(*from_cli.prices->price("H100 SXM"), 1);
@@ -142,4 +142,4 @@ TEST_F(DataDirs, ReportFromAnotherDirectoryHasPriceAndMfu) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::verdict

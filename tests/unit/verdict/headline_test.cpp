@@ -12,7 +12,7 @@
 #include "render/verdict_output.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 constexpr double kTotalMib = 81559;  // an H100 80GB
@@ -69,7 +69,7 @@ TEST(VerdictOutcome, AJobThatExitsOneWithMemoryAtTheCeilingDiedOutOfMemory) {
   ASSERT_FALSE(v.ranked_fixes.empty());
   EXPECT_EQ(v.ranked_fixes.front().tier, FixTier::OutOfMemory);
   // The JSON the corpus scorer reads.
-  const auto j = verdict_to_json(v);
+  const auto j = render::verdict_to_json(v);
   EXPECT_EQ(j["job"]["exit_code"], 1);
   EXPECT_EQ(j["job"]["outcome"]["out_of_memory"], true);
   EXPECT_EQ(j["job"]["outcome"]["end"], "failed");
@@ -105,7 +105,7 @@ TEST(VerdictOutcome, AJobKilledByASignalIsHeadlinedAsSuch) {
   EXPECT_EQ(v.headline.front().kind, "died");
   EXPECT_NE(v.headline.front().text.find("killed by SIGKILL after 30.5 s"), std::string::npos)
       << v.headline.front().text;
-  const auto j = verdict_to_json(v);
+  const auto j = render::verdict_to_json(v);
   EXPECT_EQ(j["job"]["outcome"]["signal_name"], "SIGKILL");
   EXPECT_EQ(j["job"]["outcome"]["died"], true);
 }
@@ -127,13 +127,14 @@ TEST(VerdictOutcome, ARecordingWithoutJobMarksHasNoOutcome) {
   const Verdict v = build_verdict(t, VerdictOptions{});
   EXPECT_EQ(v.outcome.end, JobEnd::Unknown);
   EXPECT_FALSE(v.outcome.out_of_memory);
-  EXPECT_TRUE(verdict_to_json(v)["job"].is_null());
+  EXPECT_TRUE(render::verdict_to_json(v)["job"].is_null());
 }
 
 // --- the order of the headline, on hand-made verdicts -----------------------
 
-TimelineRun run(int gpu, double start, double end, GpuState state, std::string fix) {
-  TimelineRun r;
+diagnosis::TimelineRun run(int gpu, double start, double end, diagnosis::GpuState state,
+                           std::string fix) {
+  diagnosis::TimelineRun r;
   r.gpu = gpu;
   r.start = start;
   r.end = end;
@@ -142,8 +143,9 @@ TimelineRun run(int gpu, double start, double end, GpuState state, std::string f
   return r;
 }
 
-AlertRecord alert(std::string rule, Severity sev, double at, std::string fix) {
-  AlertRecord a;
+diagnosis::AlertRecord alert(std::string rule, diagnosis::Severity sev, double at,
+                             std::string fix) {
+  diagnosis::AlertRecord a;
   a.rule = std::move(rule);
   a.severity = sev;
   a.since = at;
@@ -166,22 +168,23 @@ Verdict two_gpu_verdict(bool with_hang, bool with_critical) {
   b.index = 1;
   v.devices = {a, b};
   auto& tl = v.diagnosis.timeline;
-  tl.push_back(run(0, 0, 10, GpuState::Idle, "Nothing runs: release it."));
-  tl.push_back(run(0, 10, 95, GpuState::ComputeBound, "Fuse kernels."));
-  tl.push_back(run(0, 95, 100, GpuState::Idle, "Nothing runs: release it."));
-  tl.push_back(run(1, 0, 10, GpuState::Idle, "Nothing runs: release it."));
-  tl.push_back(run(1, 10, 40, GpuState::WaitingOnPeer, "Balance the work."));
-  tl.push_back(run(1, 40, 60, GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(0, 0, 10, diagnosis::GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(0, 10, 95, diagnosis::GpuState::ComputeBound, "Fuse kernels."));
+  tl.push_back(run(0, 95, 100, diagnosis::GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(1, 0, 10, diagnosis::GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(1, 10, 40, diagnosis::GpuState::WaitingOnPeer, "Balance the work."));
+  tl.push_back(run(1, 40, 60, diagnosis::GpuState::Idle, "Nothing runs: release it."));
   tl.back().summary = "";
-  tl.push_back(run(1, 60, 95, GpuState::ComputeBound, "Fuse kernels."));
-  tl.push_back(run(1, 95, 100, GpuState::Idle, "Nothing runs: release it."));
+  tl.push_back(run(1, 60, 95, diagnosis::GpuState::ComputeBound, "Fuse kernels."));
+  tl.push_back(run(1, 95, 100, diagnosis::GpuState::Idle, "Nothing runs: release it."));
   tl[4].summary = "A kernel is \"running\" while GPU 0 of the same job is busy (95 %).";
   if (with_critical) {
     v.diagnosis.alerts.push_back(
-        alert("memory_growth", Severity::Critical, 30, "Find what each step keeps."));
+        alert("memory_growth", diagnosis::Severity::Critical, 30, "Find what each step keeps."));
   }
   if (with_hang) {
-    v.diagnosis.alerts.push_back(alert("stalled", Severity::Warning, 50, "Confirm the hang."));
+    v.diagnosis.alerts.push_back(
+        alert("stalled", diagnosis::Severity::Warning, 50, "Confirm the hang."));
   }
   v.alerts = v.diagnosis.alerts;
   v.steady = find_steady_state(v.diagnosis);
@@ -189,8 +192,8 @@ Verdict two_gpu_verdict(bool with_hang, bool with_critical) {
   v.startup_share = v.steady.startup_s / total;
   v.teardown_share = v.steady.teardown_s / total;
   v.edges_share = v.startup_share + v.teardown_share;
-  for (const auto s : all_states()) {
-    const double secs = v.steady.steady.seconds[state_index(s)];
+  for (const auto s : diagnosis::all_states()) {
+    const double secs = v.steady.steady.seconds[diagnosis::state_index(s)];
     if (secs > 0) v.states.push_back({s, secs / total, 0});
   }
   std::stable_sort(v.states.begin(), v.states.end(),
@@ -297,11 +300,11 @@ TEST(VerdictFixes, FollowTheHeadlineAndNameTheirGpus) {
 }
 
 TEST(VerdictFixes, TheSameAdviceFromTwoFindingsIsGivenOnce) {
-  DiagnosisReport r;
-  auto hung = run(0, 0, 100, GpuState::SmUnderused, "Confirm the hang.");
+  diagnosis::DiagnosisReport r;
+  auto hung = run(0, 0, 100, diagnosis::GpuState::SmUnderused, "Confirm the hang.");
   hung.fixes.push_back("Launch more blocks.");
   r.timeline.push_back(hung);
-  r.alerts.push_back(alert("stalled", Severity::Critical, 10, "Confirm the hang."));
+  r.alerts.push_back(alert("stalled", diagnosis::Severity::Critical, 10, "Confirm the hang."));
   FixInputs in;
   in.end = 100;
   const auto fixes = rank_fixes(r, in);
@@ -312,10 +315,10 @@ TEST(VerdictFixes, TheSameAdviceFromTwoFindingsIsGivenOnce) {
 }
 
 TEST(VerdictFixes, StartUpAndTearDownAreNoFindings) {
-  DiagnosisReport r;
-  r.timeline.push_back(run(0, 0, 15, GpuState::Idle, "Nothing runs: release it."));
-  r.timeline.push_back(run(0, 15, 56, GpuState::ComputeBound, "Fuse kernels."));
-  r.timeline.push_back(run(0, 56, 58, GpuState::Idle, "Nothing runs: release it."));
+  diagnosis::DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 15, diagnosis::GpuState::Idle, "Nothing runs: release it."));
+  r.timeline.push_back(run(0, 15, 56, diagnosis::GpuState::ComputeBound, "Fuse kernels."));
+  r.timeline.push_back(run(0, 56, 58, diagnosis::GpuState::Idle, "Nothing runs: release it."));
   const SteadyState steady = find_steady_state(r);
   EXPECT_DOUBLE_EQ(steady.startup_s, 15);
   EXPECT_DOUBLE_EQ(steady.teardown_s, 2);
@@ -327,20 +330,21 @@ TEST(VerdictFixes, StartUpAndTearDownAreNoFindings) {
 }
 
 TEST(VerdictFixes, ASecondOfKernelsWhileTheJobLoadsIsStartUp) {
-  DiagnosisReport r;
-  r.timeline.push_back(run(0, 0, 1.1, GpuState::HostBound, "Feed the GPU."));
-  r.timeline.push_back(run(0, 1.1, 10, GpuState::Idle, "Nothing runs: release it."));
-  r.timeline.push_back(run(0, 10, 50, GpuState::HostBound, "Feed the GPU."));
+  diagnosis::DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 1.1, diagnosis::GpuState::HostBound, "Feed the GPU."));
+  r.timeline.push_back(run(0, 1.1, 10, diagnosis::GpuState::Idle, "Nothing runs: release it."));
+  r.timeline.push_back(run(0, 10, 50, diagnosis::GpuState::HostBound, "Feed the GPU."));
   const SteadyState steady = find_steady_state(r);
   ASSERT_TRUE(steady.any_work());
   EXPECT_DOUBLE_EQ(*steady.start, 10);
   EXPECT_DOUBLE_EQ(steady.startup_s, 10);
-  EXPECT_DOUBLE_EQ(steady.steady.seconds[state_index(GpuState::HostBound)], 40);
+  EXPECT_DOUBLE_EQ(steady.steady.seconds[diagnosis::state_index(diagnosis::GpuState::HostBound)],
+                   40);
 }
 
 TEST(VerdictFixes, AGpuThatNeverWorkedHasNoStartUp) {
-  DiagnosisReport r;
-  r.timeline.push_back(run(0, 0, 60, GpuState::IdleHoldingMemory, "Free the memory."));
+  diagnosis::DiagnosisReport r;
+  r.timeline.push_back(run(0, 0, 60, diagnosis::GpuState::IdleHoldingMemory, "Free the memory."));
   const SteadyState steady = find_steady_state(r);
   EXPECT_FALSE(steady.any_work());
   EXPECT_DOUBLE_EQ(steady.startup_s, 0);
@@ -352,8 +356,8 @@ TEST(VerdictFixes, AGpuThatNeverWorkedHasNoStartUp) {
 }
 
 TEST(VerdictFixes, NoPrecisionAdviceWhenTheTensorPipesAreBusy) {
-  DiagnosisReport r;
-  auto busy = run(0, 0, 60, GpuState::ComputeBound,
+  diagnosis::DiagnosisReport r;
+  auto busy = run(0, 0, 60, diagnosis::GpuState::ComputeBound,
                   "The SMs are busy. Next: mixed precision (bf16/fp16) so the tensor cores do "
                   "the math.");
   busy.fixes.push_back("Fuse kernels (torch.compile).");
@@ -370,4 +374,4 @@ TEST(VerdictFixes, NoPrecisionAdviceWhenTheTensorPipesAreBusy) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::verdict

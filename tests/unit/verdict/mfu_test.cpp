@@ -8,7 +8,7 @@
 #include "jobs/step_matcher.hpp"
 #include "verdict/verdict.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 const std::string kFixtures = GPULENS_FIXTURES;
@@ -94,7 +94,7 @@ TEST(ReportMfu, PeakOverrideAndUnknownPeak) {
 }
 
 TEST(StepMatcher, EveryMatchIsAStepAndACounterCountsSteps) {
-  auto plain = StepMatcher::create("^step ", 1e12);
+  auto plain = jobs::StepMatcher::create("^step ", 1e12);
   ASSERT_TRUE(plain);
   EXPECT_FALSE(plain->match("loss 2.3", 1));
   const auto m = plain->match("step 7 loss 2.3", 5);
@@ -103,14 +103,14 @@ TEST(StepMatcher, EveryMatchIsAStepAndACounterCountsSteps) {
   EXPECT_DOUBLE_EQ(m->t, 5);
   EXPECT_DOUBLE_EQ(m->fields["flops"].get<double>(), 1e12);
 
-  auto counted = StepMatcher::create(R"(step (\d+))", 1e12);
+  auto counted = jobs::StepMatcher::create(R"(step (\d+))", 1e12);
   ASSERT_TRUE(counted);
   EXPECT_DOUBLE_EQ(counted->match("step 10", 1)->fields["flops"].get<double>(), 1e13);
   EXPECT_DOUBLE_EQ(counted->match("step 30", 2)->fields["flops"].get<double>(), 2e13);
   EXPECT_EQ(counted->match("step 40", 3)->fields["steps"].get<long>(), 10);
   EXPECT_EQ(counted->match("step 1", 4)->fields["steps"].get<long>(), 1);  // a new epoch
-  EXPECT_FALSE(StepMatcher::create("(", 1));
+  EXPECT_FALSE(jobs::StepMatcher::create("(", 1));
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -6,7 +6,7 @@
 #include "verdict/gpu_models.hpp"
 #include "verdict/mfu.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
@@ -101,4 +101,4 @@ TEST(ReportModels, PeakOfAJobSumsItsGpusAndTheOverrideWins) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -6,7 +6,7 @@
 
 #include "verdict/cost.hpp"
 
-namespace gpulens {
+namespace gpulens::verdict {
 namespace {
 
 ProcessSample proc(std::uint32_t pid) {
@@ -138,4 +138,4 @@ TEST(ReportCost, NoPriceNoMoneyAndNoSmActivityNoInefficiency) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::verdict

@@ -9,7 +9,7 @@
 
 #include "sources/host/cgroup_parse.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 const std::string kId = "d548c5b83fa61d8e3bd86ad42a7ffea9b7c86e3f9d8095c1577d3e1270bb9420";
@@ -138,4 +138,4 @@ TEST(CgroupParse, PathAlone) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

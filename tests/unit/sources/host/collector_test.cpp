@@ -20,7 +20,7 @@
 
 #include "sources/host/host_collector.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 namespace fs = std::filesystem;
@@ -332,4 +332,4 @@ TEST(HostCollector, LiveProcfsSmoke) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

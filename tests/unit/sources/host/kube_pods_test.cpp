@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,4 +178,4 @@ TEST(KubePods, ListsAgainOnlyWhenADirectoryChanged) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

@@ -12,7 +12,7 @@
 #include "sources/host/cgroup_parse.hpp"
 #include "sources/host/procfs_parse.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 std::string fixture(const std::string& rel) {
@@ -284,4 +284,4 @@ TEST(ProcfsParseFuzz, CorruptedFixturesNeverCrash) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

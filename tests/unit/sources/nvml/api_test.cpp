@@ -7,7 +7,7 @@
 #include "nvml_fake.hpp"
 #include "sources/nvml/nvml_api.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 using test::FakeNvml;
@@ -89,4 +89,4 @@ TEST(NvmlApi, ErrorStringsPreferTheLibrary) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources

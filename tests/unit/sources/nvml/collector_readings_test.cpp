@@ -4,8 +4,10 @@
 
 #include "nvml_fake.hpp"
 
-namespace gpulens::test {
+namespace gpulens::sources {
 namespace {
+
+using namespace gpulens::test;  // the NVML fake
 
 TEST_F(NvmlCollectorTest, ProcessesParseAndMerge) {
   constexpr unsigned long long kMiB = 1024 * 1024;
@@ -144,4 +146,4 @@ TEST_F(NvmlCollectorTest, EccCountsThatFailedToReadAreAbsentAndTriedNextTick) {
 }
 
 }  // namespace
-}  // namespace gpulens::test
+}  // namespace gpulens::sources

@@ -9,8 +9,10 @@
 #include "nvml_fake.hpp"
 #include "sources/nvml/nvml_collector.hpp"
 
-namespace gpulens::test {
+namespace gpulens::sources {
 namespace {
+
+using namespace gpulens::test;  // the NVML fake
 
 TEST_F(NvmlCollectorTest, ProbesStaticFactsOnce) {
   auto c = open();
@@ -287,10 +289,12 @@ TEST_F(NvmlCollectorTest, DriverWithoutGpmSaysSo) {
 }
 
 }  // namespace
-}  // namespace gpulens::test
+}  // namespace gpulens::sources
 
-namespace gpulens::test {
+namespace gpulens::sources {
 namespace {
+
+using namespace gpulens::test;
 
 // An interval the driver had no GPM data for (every metric 0, DRAM missing)
 // is not emitted as zeros: the older baseline is kept and the next interval
@@ -319,4 +323,4 @@ TEST_F(NvmlCollectorTest, EmptyGpmIntervalKeepsTheBaseline) {
 }
 
 }  // namespace
-}  // namespace gpulens::test
+}  // namespace gpulens::sources

@@ -9,7 +9,7 @@
 #include "core/marks_tail.hpp"
 #include "core/phase.hpp"
 
-namespace gpulens {
+namespace gpulens::sources {
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -122,4 +122,4 @@ TEST(MarksTail, ReadsOnlyCompleteNewLines) {
 }
 
 }  // namespace
-}  // namespace gpulens
+}  // namespace gpulens::sources
