@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)gpulens::parse_diagnosis_config(text, "fuzz.toml");
+  (void)gpulens::diagnosis::parse_diagnosis_config(text, "fuzz.toml");
   (void)gpulens::parse_duration(text);
   return 0;
 }

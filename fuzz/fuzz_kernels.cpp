@@ -157,8 +157,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The same process twice: merged names, devices and NVTX ranges.
   trace.kernel_records.push_back(std::move(*record));
   if (const auto view = gpulens::kernels::analyze_kernels(trace)) {
-    (void)gpulens::kernels_to_text(*view);
-    (void)gpulens::kernels_to_json(*view).dump();
+    (void)gpulens::render::kernels_to_text(*view);
+    (void)gpulens::render::kernels_to_json(*view).dump();
   }
   return 0;
 }

@@ -10,15 +10,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)gpulens::parse_proc_stat(text);
-  (void)gpulens::parse_meminfo(text);
-  (void)gpulens::parse_pid_stat(text);
-  (void)gpulens::parse_pid_status(text);
-  (void)gpulens::parse_cmdline(text);
-  (void)gpulens::parse_ns_inode(text);
-  (void)gpulens::parse_pid_cgroup(text);
-  (void)gpulens::parse_cgroup_path(text);
-  (void)gpulens::parse_container_log_name(text);
-  (void)gpulens::parse_pod_log_dir_name(text);
+  (void)gpulens::sources::parse_proc_stat(text);
+  (void)gpulens::sources::parse_meminfo(text);
+  (void)gpulens::sources::parse_pid_stat(text);
+  (void)gpulens::sources::parse_pid_status(text);
+  (void)gpulens::sources::parse_cmdline(text);
+  (void)gpulens::sources::parse_ns_inode(text);
+  (void)gpulens::sources::parse_pid_cgroup(text);
+  (void)gpulens::sources::parse_cgroup_path(text);
+  (void)gpulens::sources::parse_container_log_name(text);
+  (void)gpulens::sources::parse_pod_log_dir_name(text);
   return 0;
 }
