@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "contrib"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import gpulens_marks as gm  # noqa: E402
+import advice  # noqa: E402  (calibration/corpus/advice.py)
 
 SCALE = 1.0
 
@@ -646,6 +647,9 @@ WORKLOADS = {
     "holdout_hang": holdout_hang,
     "holdout_blips": holdout_blips,
 }
+# The advice set (issue 28) lives in its own module; each takes this module.
+WORKLOADS.update({name: (lambda f: lambda: f(sys.modules[__name__]))(f)
+                  for name, f in advice.WORKLOADS.items()})
 
 
 def main(argv):

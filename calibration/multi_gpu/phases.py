@@ -268,13 +268,79 @@ def holdout_main(rank, world, out, scale):
         json.dump(record, f, indent=1)
 
 
+def advice_main(rank, world, out, scale):
+    """The advice plan (expected-advice.json, issue 28): a real DDP model whose
+    rank 0 does 40 ms of host work every step (logging, evaluation), then an
+    all-gather that the last rank joins only after the phase."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dev = join_group(rank, world)
+    secs = lambda s: max(2.0, s * scale)  # noqa: E731
+    record = {"rank": rank, "world": world, "plan": "advice"}
+    model = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(12)]).to(dev, torch.bfloat16)
+    ddp = DDP(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+    x = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+
+    def step():
+        loss = ddp(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    time.sleep(3)
+    with Phase(rank, "ddp_slow_rank", record, slow_rank=0, host_ms=40):
+        end = time.time() + secs(40)
+        n = 0
+        while True:
+            loss = step()
+            if rank == 0:
+                loss.item()
+                busy = time.perf_counter() + 0.040  # rank 0's logging and metrics
+                while time.perf_counter() < busy:
+                    pass
+            n += 1
+            stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+            dist.broadcast(stop, 0)
+            if stop.item():
+                break
+    record["ddp_slow_rank"]["steps"] = n
+    log(rank, f"ddp_slow_rank: {n} steps")
+    time.sleep(2)
+
+    late = world - 1
+    chunk = torch.ones(8 * 1024 * 1024, dtype=torch.bfloat16, device=dev)
+    gathered = [torch.empty_like(chunk) for _ in range(world)]
+    dist.all_gather(gathered, chunk)
+    torch.cuda.synchronize()
+    with Phase(rank, "hang_allgather", record, late_rank=late):
+        if rank == late:
+            time.sleep(secs(90))
+        dist.all_gather(gathered, chunk)
+        torch.cuda.synchronize()
+    record["hang_allgather"]["late_rank"] = late
+    log(rank, "hang_allgather: released")
+    dist.barrier()
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, default=0, help="ranks (default: every visible GPU)")
     parser.add_argument("--out", required=True, help="folder for rank<R>.json")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length")
-    parser.add_argument("--plan", choices=["main", "holdout"], default="main",
-                        help="main: expected.json's phases; holdout: expected-holdout.json's")
+    parser.add_argument("--plan", choices=["main", "holdout", "advice"], default="main",
+                        help="main: expected.json's phases; holdout: expected-holdout.json's; "
+                             "advice: expected-advice.json's")
     args = parser.parse_args(argv)
     import torch
     import torch.multiprocessing as mp
@@ -286,7 +352,7 @@ def main(argv):
     os.makedirs(args.out, exist_ok=True)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
-    target = rank_main if args.plan == "main" else holdout_main
+    target = {"main": rank_main, "holdout": holdout_main, "advice": advice_main}[args.plan]
     mp.spawn(target, args=(world, args.out, args.scale), nprocs=world, join=True)
     return 0
 
