@@ -109,7 +109,7 @@ def advice_host(c):
     layers = [nn.Linear(4096, 4096).cuda().to(torch.bfloat16) for _ in range(8)]
     params = [p for layer in layers for p in layer.parameters()]
     opt = torch.optim.SGD(params, lr=1e-4)
-    x = torch.randn(2048, 4096, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16)
 
     def train_step():
         h = x
@@ -126,7 +126,7 @@ def advice_host(c):
     for _ in range(3):
         train_step()
     torch.cuda.synchronize()
-    with c.gm.phase("item_every_layer", layers=8, batch=2048, width=4096):
+    with c.gm.phase("item_every_layer", layers=8, batch=512, width=4096):
         n = c.run_for(c.seconds(30), train_step)
     c.log(f"item_every_layer: {n} steps")
     time.sleep(2)
