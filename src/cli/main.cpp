@@ -5,15 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <exception>
 #include <functional>
 #include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
+#include "cli/entry_point.hpp"
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
-#include "cli/terminal_output.hpp"
 #include "cli/unknown_command.hpp"
 
 int main(int argc, char** argv) {
@@ -75,22 +74,12 @@ int main(int argc, char** argv) {
       app.parse(argc, argv);
     }
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    // CLI11 returns 0 for --help/--version; everything else is a usage error.
-    return code == 0 ? kExitOk : kExitUsage;
+    return exit_for_parse_error(app, e);
   }
   if (!run && bare) {
     // Help for the reader, a usage exit code for the script that forgot a command.
     std::fputs(app.help().c_str(), stdout);
     return kExitUsage;
   }
-  if (!run) return kExitUsage;
-  // The last line of defence: a reader that throws on input it should have
-  // refused gives a message and exit 1, never an abort (134) and a core file.
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    eprint("gpulens: internal error: {}\n", e.what());
-    return kExitFailure;
-  }
+  return run_guarded(run);
 }

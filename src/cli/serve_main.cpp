@@ -4,7 +4,6 @@
 // so that help and errors read "gpulens serve" either way.
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -12,8 +11,8 @@
 
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
+#include "cli/entry_point.hpp"
 #include "cli/signals.hpp"
-#include "cli/terminal_output.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpulens::cli;
@@ -38,16 +37,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    return exit_for_parse_error(app, e);
   }
-  if (!run) return kExitUsage;
-  // The last line of defence: a reader that throws on input it should have
-  // refused gives a message and exit 1, never an abort (134) and a core file.
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    eprint("gpulens: internal error: {}\n", e.what());
-    return kExitFailure;
-  }
+  return run_guarded(run);
 }

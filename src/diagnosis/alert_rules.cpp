@@ -19,6 +19,12 @@ Evidence ev(std::string key, std::optional<double> value, std::string op = {},
                   threshold,      std::move(unit), std::move(note)};
 }
 
+// The hysteresis every rule shares: firing wins, then clearing, else hold.
+RuleVerdict verdict(bool fire, bool clear) {
+  if (fire) return RuleVerdict::Fire;
+  return clear ? RuleVerdict::Clear : RuleVerdict::Hold;
+}
+
 std::vector<std::string> state_fixes(const RuleInput& in, std::string_view rule) {
   return fixes_for_alert(rule, in.state, in.window, in.hw, in.fix);
 }
@@ -30,11 +36,8 @@ class HighUtilLowActivity final : public AlertRule {
     const auto u = in.window.get(Metric::GpuUtil);
     const auto s = in.window.get(Metric::SmActive);
     if (!u || !s) return RuleVerdict::Hold;
-    if (*u >= settings_.param("util_min") && *s < settings_.param("sm_active_max"))
-      return RuleVerdict::Fire;
-    if (*u < settings_.param("util_clear") || *s >= settings_.param("sm_active_clear"))
-      return RuleVerdict::Clear;
-    return RuleVerdict::Hold;
+    return verdict(*u >= settings_.param("util_min") && *s < settings_.param("sm_active_max"),
+                   *u < settings_.param("util_clear") || *s >= settings_.param("sm_active_clear"));
   }
   AlertText describe(const RuleInput& in) const override {
     return {kHighUtilLowActivityMessage,
@@ -53,11 +56,8 @@ class LowEfficiency final : public AlertRule {
     const auto s = in.window.get(Metric::SmActive);
     if (!u || !s) return RuleVerdict::Hold;
     const double ratio = *u > 0 ? *s / *u : 0.0;
-    if (*u >= settings_.param("util_min") && ratio < settings_.param("ratio_max"))
-      return RuleVerdict::Fire;
-    if (*u < settings_.param("util_clear") || ratio >= settings_.param("ratio_clear"))
-      return RuleVerdict::Clear;
-    return RuleVerdict::Hold;
+    return verdict(*u >= settings_.param("util_min") && ratio < settings_.param("ratio_max"),
+                   *u < settings_.param("util_clear") || ratio >= settings_.param("ratio_clear"));
   }
   AlertText describe(const RuleInput& in) const override {
     return {kLowEfficiencyMessage,
@@ -270,9 +270,7 @@ class Throttled final : public AlertRule {
  public:
   using AlertRule::AlertRule;
   RuleVerdict check(const RuleInput& in) const override {
-    if (in.throttle.throttled) return RuleVerdict::Fire;
-    if (in.throttle.share < in.thresholds.throttle_share_min / 2) return RuleVerdict::Clear;
-    return RuleVerdict::Hold;
+    return verdict(in.throttle.throttled, in.throttle.share < in.thresholds.throttle_share_min / 2);
   }
   AlertText describe(const RuleInput& in) const override {
     return {fmt::format("GPU {} is throttled: {}.", in.gpu, describe_throttle(in.throttle)),
@@ -291,9 +289,8 @@ class GpuImbalance final : public AlertRule {
     // An idle GPU is not lagging: it may not belong to the job at all.
     const bool working = !u || *u >= in.thresholds.idle_util_max;
     const double gap = *peer->sm_active - *s;
-    if (working && gap > settings_.param("points")) return RuleVerdict::Fire;
-    if (!working || gap < settings_.param("clear_points")) return RuleVerdict::Clear;
-    return RuleVerdict::Hold;
+    return verdict(working && gap > settings_.param("points"),
+                   !working || gap < settings_.param("clear_points"));
   }
   AlertText describe(const RuleInput& in) const override {
     const auto* peer = busiest(in);
@@ -322,9 +319,8 @@ class ThresholdRule final : public AlertRule {
   RuleVerdict check(const RuleInput& in) const override {
     const auto v = rule_metric_value(rule_.metric, in.window, in.hw);
     if (!v) return RuleVerdict::Hold;
-    if (compare(*v, rule_.op, rule_.value)) return RuleVerdict::Fire;
-    if (!compare(*v, rule_.op, rule_.clear.value_or(rule_.value))) return RuleVerdict::Clear;
-    return RuleVerdict::Hold;
+    return verdict(compare(*v, rule_.op, rule_.value),
+                   !compare(*v, rule_.op, rule_.clear.value_or(rule_.value)));
   }
   AlertText describe(const RuleInput& in) const override {
     return {rule_.message,

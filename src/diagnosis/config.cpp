@@ -143,12 +143,19 @@ class ConfigReader {
     return v;
   }
 
+  // One word of a fixed set: `parse` gives its value, or the error lists the `known` words.
+  template <typename T>
+  std::optional<T> choice(const toml::node& node, std::string_view key,
+                          std::optional<T> (*parse)(std::string_view), std::string_view known) {
+    const auto word = text(node, key);
+    if (!word) return std::nullopt;
+    auto value = parse(*word);
+    if (!value) fail(node, fmt::format("{} \"{}\" unknown (known: {})", key, *word, known));
+    return value;
+  }
+
   std::optional<Severity> severity(const toml::node& node) {
-    const auto t = text(node, "severity");
-    if (!t) return std::nullopt;
-    const auto s = severity_from_id(*t);
-    if (!s) fail(node, fmt::format("severity \"{}\" unknown (known: info, warning, critical)", *t));
-    return s;
+    return choice(node, "severity", severity_from_id, "info, warning, critical");
   }
 
   void unknown_key(const toml::node& node, const std::string& key, std::string_view where,
@@ -173,13 +180,8 @@ class ConfigReader {
       } else if (k == "reset_on_phase_marks") {
         if (auto b = boolean(v, k)) cfg.reset_on_phase_marks = *b;
       } else if (k == "job_grouping") {
-        const auto s = text(v, k);
-        if (!s) continue;
-        if (auto mode = job_grouping_from_id(*s)) {
+        if (auto mode = choice(v, k, job_grouping_from_id, "auto, all, process"))
           cfg.job_grouping = *mode;
-        } else {
-          fail(v, fmt::format("job_grouping \"{}\" unknown (known: auto, all, process)", *s));
-        }
       } else if (k == "price_per_gpu_hour") {
         if (auto d = number(v, k, 0)) cfg.price_per_gpu_hour = *d;
       } else if (k == "currency") {
@@ -328,13 +330,7 @@ class ConfigReader {
                                 "pcie_link_pct, nvlink_link_pct",
                                 rule.metric));
         } else if (k == "op") {
-          const auto s = text(v, k);
-          if (!s) continue;
-          if (auto op = compare_op_from_text(*s)) {
-            rule.op = *op;
-          } else {
-            fail(v, fmt::format("op \"{}\" unknown (known: >, >=, <, <=, ==, !=)", *s));
-          }
+          if (auto op = choice(v, k, compare_op_from_text, ">, >=, <, <=, ==, !=")) rule.op = *op;
         } else if (k == "value") {
           if (auto d = number(v, k)) rule.value = *d;
           has_value = true;

@@ -153,19 +153,6 @@ Json firing_json(const agent::LiveSnapshot& snap) {
   return out;
 }
 
-Json event_json(const diagnosis::AlertEvent& e) {
-  Json j;
-  j["t"] = e.t;
-  j["kind"] = diagnosis::alert_kind_id(e.kind);
-  j["rule"] = e.rule;
-  j["gpu"] = e.gpu;
-  j["severity"] = diagnosis::severity_id(e.severity);
-  j["since"] = e.since;
-  j["message"] = e.message;
-  j["count"] = e.count;
-  return j;
-}
-
 Json stored_event_json(const store::StoredAlertEvent& e) {
   Json j;
   j["t"] = e.t;
@@ -179,6 +166,13 @@ Json stored_event_json(const store::StoredAlertEvent& e) {
   return j;
 }
 
+// A live event is written as the history stores it, so that /api/v1/alerts
+// reads the same from memory and from the database.
+Json event_json(const diagnosis::AlertEvent& e) {
+  return stored_event_json({e.t, e.gpu, e.rule, std::string(diagnosis::alert_kind_id(e.kind)),
+                            std::string(diagnosis::severity_id(e.severity)), e.since, e.message,
+                            e.count});
+}
 std::string health_status(const agent::LiveSnapshot& snap,
                           const std::optional<store::StoreStatus>& store, double now) {
   if (!snap.source.error.empty()) return "failing";

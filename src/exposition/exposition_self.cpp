@@ -33,23 +33,29 @@ void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap) {
       rows.push_back({std::move(l), &p});
     }
   }
-  bool any = false;
-  for (const auto& r : rows) {
-    if (!r.p->used_mib) continue;
-    if (!any)
-      w.family("gpulens_process_memory_used_bytes", "gauge",
-               "Device memory held by a process on this GPU");
-    any = true;
-    w.sample("gpulens_process_memory_used_bytes", r.labels, *r.p->used_mib * kMib);
-  }
-  any = false;
-  for (const auto& r : rows) {
-    if (!r.p->sm_util) continue;
-    if (!any)
-      w.family("gpulens_process_sm_utilization_ratio", "gauge",
-               "Share of the GPU's SM time used by a process (NVML per-process utilization)");
-    any = true;
-    w.sample("gpulens_process_sm_utilization_ratio", r.labels, *r.p->sm_util / 100.0);
+  struct Family {
+    const char* name;
+    const char* help;
+    std::optional<double> ProcessSample::*reading;
+    // From the reading's unit to the family's: reading / divisor (1 / kMib is a
+    // power of two, so MiB to bytes stays exact).
+    double divisor;
+  };
+  static constexpr Family kFamilies[] = {
+      {"gpulens_process_memory_used_bytes", "Device memory held by a process on this GPU",
+       &ProcessSample::used_mib, 1 / kMib},
+      {"gpulens_process_sm_utilization_ratio",
+       "Share of the GPU's SM time used by a process (NVML per-process utilization)",
+       &ProcessSample::sm_util, 100.0}};
+  for (const auto& f : kFamilies) {
+    bool any = false;
+    for (const auto& r : rows) {
+      const auto& reading = r.p->*f.reading;
+      if (!reading) continue;
+      if (!any) w.family(f.name, "gauge", f.help);
+      any = true;
+      w.sample(f.name, r.labels, *reading / f.divisor);
+    }
   }
 }
 

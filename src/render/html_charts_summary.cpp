@@ -22,6 +22,35 @@ std::string text(double x, double y, std::string_view content, std::string_view 
                      num(y), cls, anchor, escape(content));
 }
 
+// One part of a stacked bar: its share of the width, colour and tooltip (HTML).
+struct BarPart {
+  double share;
+  std::string_view color;
+  std::string title;
+};
+
+// A bar across the full width cut into parts, left to right; a part of no width
+// is left out. The state mix and the cost share it.
+std::string stacked_bar(std::string_view cls, std::string_view label, double height,
+                        const std::vector<BarPart>& parts) {
+  constexpr double kW = 1000;
+  std::string out = fmt::format(
+      "<svg class=\"chart {}\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" "
+      "role=\"img\" aria-label=\"{}\">",
+      cls, num(kW), num(height), label);
+  double x = 0;
+  for (const auto& p : parts) {
+    const double w = p.share * kW;
+    if (w <= 0) continue;
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+        num(x), num(w + 0.5), num(height), p.color, p.title);
+    x += w;
+  }
+  out += "</svg>";
+  return out;
+}
+
 }  // namespace
 
 std::string funnel_chart(const verdict::Verdict& v) {
@@ -82,27 +111,15 @@ std::string funnel_chart(const verdict::Verdict& v) {
 }
 
 std::string state_bar(const verdict::Verdict& v) {
-  constexpr double kW = 1000, kH = 30;
-  std::string out = fmt::format(
-      "<svg class=\"chart statebar\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" "
-      "role=\"img\" aria-label=\"Share of time per state\">",
-      num(kW), num(kH));
-  double x = 0;
-  const auto rect = [&](double share, std::string_view color, const std::string& name) {
-    const double w = share * kW;
-    if (w <= 0) return;
-    out += fmt::format(
-        "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: "
-        "{}</title></rect>",
-        num(x), num(w + 0.5), num(kH), color, escape(name), share_text(share, 1));
-    x += w;
+  std::vector<BarPart> parts;
+  const auto part = [&](double share, std::string_view color, const std::string& name) {
+    parts.push_back({share, color, fmt::format("{}: {}", escape(name), share_text(share, 1))});
   };
   // Start-up first and tear-down last, where they happened.
-  rect(v.startup_share, kEdgesColor, "start-up");
-  for (const auto& s : v.states) rect(s.share, state_color(s.state), verdict::state_words(s.state));
-  rect(v.teardown_share, kEdgesColor, "tear-down");
-  out += "</svg>";
-  return out;
+  part(v.startup_share, kEdgesColor, "start-up");
+  for (const auto& s : v.states) part(s.share, state_color(s.state), verdict::state_words(s.state));
+  part(v.teardown_share, kEdgesColor, "tear-down");
+  return stacked_bar("statebar", "Share of time per state", 30, parts);
 }
 
 std::string cost_bar(const verdict::Verdict& v) {
@@ -117,23 +134,13 @@ std::string cost_bar(const verdict::Verdict& v) {
                         {"inefficiency: working, SMs idle", c.inefficiency, "#e09b2d"},
                         {"idle in the steady state", c.idle, "#e5533c"},
                         {"start-up and tear-down", c.edges, kEdgesColor}};
-  constexpr double kW = 1000, kH = 34;
-  std::string out = fmt::format(
-      "<svg class=\"chart costbar\" viewBox=\"0 0 {} {}\" preserveAspectRatio=\"none\" "
-      "role=\"img\" aria-label=\"Where the money went\">",
-      num(kW), num(kH));
-  double x = 0;
+  std::vector<BarPart> bar;
   for (const auto& p : parts) {
     if (!p.amount || *p.amount <= 0) continue;
-    const double w = *p.amount / *c.total * kW;
-    out += fmt::format(
-        "<rect x=\"{}\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: "
-        "{}</title></rect>",
-        num(x), num(w + 0.5), num(kH), p.color, p.label, format_money(*p.amount, c.currency));
-    x += w;
+    bar.push_back({*p.amount / *c.total, p.color,
+                   fmt::format("{}: {}", p.label, format_money(*p.amount, c.currency))});
   }
-  out += "</svg>";
-  return out;
+  return stacked_bar("costbar", "Where the money went", 34, bar);
 }
 
 std::string mfu_bars(const verdict::Verdict& v) {

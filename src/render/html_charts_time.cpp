@@ -139,6 +139,52 @@ std::string cursor(const Frame& f) {
       num(f.top), num(f.bottom));
 }
 
+// A hover column: its name, colour, unit and the decimals its values keep.
+struct HoverColumn {
+  const char* name;
+  const char* color;
+  const char* unit;
+  int decimals;
+};
+
+// A chart of one series under its limit (memory under the device's total, power
+// under the board's limit): what tells the two apart.
+struct LimitChart {
+  const char* cls;              // the chart's class
+  const char* label;            // its accessible name
+  const char* css;              // the class of its line and area
+  const char* axis_unit;        // after the value axis' numbers
+  double vmax;                  // the top of the value axis
+  std::optional<double> limit;  // in the series' unit; no line when unknown
+  std::string limit_title;      // the limit line's tooltip; none when empty
+  HoverColumn column;
+};
+
+std::string limit_chart(const Series& s, const std::string& id, nlohmann::json& hover,
+                        const std::vector<std::optional<double>>& values, const LimitChart& c) {
+  const Frame f{490, 170, 52, 478, 10, 140};
+  std::string out = open_svg(f, id, c.cls, c.label);
+  out += value_axis(f, c.vmax, 4, c.axis_unit);
+  out += time_axis(f, s.span, f.bottom + 18);
+  if (c.limit) {
+    const double y = f.y(*c.limit, c.vmax);
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"limit\"", num(f.left),
+                       num(y), num(f.right), num(y));
+    out += c.limit_title.empty() ? std::string("/>")
+                                 : fmt::format("><title>{}</title></line>", c.limit_title);
+  }
+  out += fmt::format("<path d=\"{}\" class=\"area-{}\"/>", area(s.t, values, f, s.span, c.vmax),
+                     c.css);
+  out += fmt::format("<path d=\"{}\" class=\"line {}\"/>", path(s.t, values, f, s.span, c.vmax),
+                     c.css);
+  out += cursor(f);
+  out += "</svg>";
+  nlohmann::json h = hover_frame(s, f);
+  h["cols"] = {column(c.column.name, c.column.color, c.column.unit, values, c.column.decimals)};
+  hover[id] = std::move(h);
+  return out;
+}
+
 }  // namespace
 
 std::string activity_chart(const Series& s, const verdict::Verdict& v, const std::string& id,
@@ -229,56 +275,37 @@ std::string activity_chart(const Series& s, const verdict::Verdict& v, const std
 }
 
 std::string memory_chart(const Series& s, const std::string& id, nlohmann::json& hover) {
-  const Frame f{490, 170, 52, 478, 10, 140};
   double vmax = s.mem_total_mib.value_or(0);
   for (const auto& m : s.mem_mib) vmax = std::max(vmax, m.value_or(0));
-  vmax = nice_max(std::max(1.0, vmax / 1024.0));
   std::vector<std::optional<double>> gib;
   for (const auto& m : s.mem_mib)
     gib.push_back(m ? std::optional<double>(*m / 1024.0) : std::nullopt);
-  std::string out = open_svg(f, id, "memory", "Device memory over time");
-  out += value_axis(f, vmax, 4, "G");
-  out += time_axis(f, s.span, f.bottom + 18);
-  if (s.mem_total_mib) {
-    const double y = f.y(*s.mem_total_mib / 1024.0, vmax);
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"limit\"/>",
-                       num(f.left), num(y), num(f.right), num(y));
-  }
-  out += fmt::format("<path d=\"{}\" class=\"area-mem\"/>", area(s.t, gib, f, s.span, vmax));
-  out += fmt::format("<path d=\"{}\" class=\"line mem\"/>", path(s.t, gib, f, s.span, vmax));
-  out += cursor(f);
-  out += "</svg>";
-  nlohmann::json h = hover_frame(s, f);
-  h["cols"] = {column("memory used", "#0e9f9a", " GiB", gib, 2)};
-  hover[id] = std::move(h);
-  return out;
+  return limit_chart(
+      s, id, hover, gib,
+      {.cls = "memory",
+       .label = "Device memory over time",
+       .css = "mem",
+       .axis_unit = "G",
+       .vmax = nice_max(std::max(1.0, vmax / 1024.0)),
+       .limit = s.mem_total_mib ? std::optional<double>(*s.mem_total_mib / 1024.0) : std::nullopt,
+       .limit_title = {},
+       .column = {"memory used", "#0e9f9a", " GiB", 2}});
 }
 
 std::string power_chart(const Series& s, const std::string& id, nlohmann::json& hover) {
-  const Frame f{490, 170, 52, 478, 10, 140};
   double vmax = s.power_limit_w.value_or(0);
   for (const auto& p : s.power_w) vmax = std::max(vmax, p.value_or(0));
-  vmax = nice_max(std::max(100.0, vmax * 1.02));
-  std::string out = open_svg(f, id, "power", "Board power over time");
-  out += value_axis(f, vmax, 4, "W");
-  out += time_axis(f, s.span, f.bottom + 18);
-  if (s.power_limit_w) {
-    const double y = f.y(*s.power_limit_w, vmax);
-    out += fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"limit\"><title>power "
-        "limit {} W</title></line>",
-        num(f.left), num(y), num(f.right), num(y), num(*s.power_limit_w));
-  }
-  out +=
-      fmt::format("<path d=\"{}\" class=\"area-power\"/>", area(s.t, s.power_w, f, s.span, vmax));
-  out +=
-      fmt::format("<path d=\"{}\" class=\"line power\"/>", path(s.t, s.power_w, f, s.span, vmax));
-  out += cursor(f);
-  out += "</svg>";
-  nlohmann::json h = hover_frame(s, f);
-  h["cols"] = {column("power", "#dc2626", " W", s.power_w, 0)};
-  hover[id] = std::move(h);
-  return out;
+  return limit_chart(
+      s, id, hover, s.power_w,
+      {.cls = "power",
+       .label = "Board power over time",
+       .css = "power",
+       .axis_unit = "W",
+       .vmax = nice_max(std::max(100.0, vmax * 1.02)),
+       .limit = s.power_limit_w,
+       .limit_title =
+           s.power_limit_w ? fmt::format("power limit {} W", num(*s.power_limit_w)) : std::string(),
+       .column = {"power", "#dc2626", " W", 0}});
 }
 
 }  // namespace gpulens::render::html

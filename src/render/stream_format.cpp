@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string_view>
 
 #include "core/clock_reasons.hpp"
 #include "core/json_format.hpp"
@@ -143,6 +144,28 @@ std::string StreamFormatter::header_text() const {
   return titles + "\n" + units + "\n";
 }
 
+namespace {
+
+// The columns that show one metric as a number, and the decimals each keeps.
+struct OneMetricCell {
+  std::string_view column;
+  Metric metric;
+  int decimals;
+};
+constexpr OneMetricCell kOneMetricCells[] = {
+    {"util", Metric::GpuUtil, 0},    {"sm", Metric::SmActive, 1},
+    {"occ", Metric::SmOccupancy, 1}, {"tensor", Metric::TensorActive, 1},
+    {"dram", Metric::DramActive, 1}, {"power", Metric::PowerW, 0},
+    {"temp", Metric::TempC, 0},      {"memtemp", Metric::MemTempC, 0},
+    {"mem", Metric::MemUsedMib, 0},  {"memutil", Metric::MemUtil, 0},
+    {"pstate", Metric::Pstate, 0},   {"host", Metric::HostCpuPct, 1},
+    {"hmma", Metric::HmmaActive, 1}, {"imma", Metric::ImmaActive, 1},
+    {"dfma", Metric::DfmaActive, 1}, {"fp64", Metric::Fp64Active, 1},
+    {"fp32", Metric::Fp32Active, 1}, {"fp16", Metric::Fp16Active, 1},
+};
+
+}  // namespace
+
 std::string StreamFormatter::cell(const StreamColumn& c, const Sample& s,
                                   const StreamAnnotation* note) const {
   const DeviceInfo* device = header_.device(s.gpu);
@@ -167,26 +190,11 @@ std::string StreamFormatter::cell(const StreamColumn& c, const Sample& s,
     return fmt::format("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec);
   }
   if (c.name == "gpu") return std::to_string(s.gpu);
-  if (c.name == "util") return metric(Metric::GpuUtil, 0);
-  if (c.name == "sm") return metric(Metric::SmActive, 1);
-  if (c.name == "occ") return metric(Metric::SmOccupancy, 1);
-  if (c.name == "tensor") return metric(Metric::TensorActive, 1);
-  if (c.name == "dram") return metric(Metric::DramActive, 1);
+  for (const auto& one : kOneMetricCells) {
+    if (c.name == one.column) return metric(one.metric, one.decimals);
+  }
   if (c.name == "pcie") return pair(Metric::PcieRxMibs, Metric::PcieTxMibs);
   if (c.name == "nvlink") return pair(Metric::NvlinkRxMibs, Metric::NvlinkTxMibs);
-  if (c.name == "power") return metric(Metric::PowerW, 0);
-  if (c.name == "temp") return metric(Metric::TempC, 0);
-  if (c.name == "memtemp") return metric(Metric::MemTempC, 0);
-  if (c.name == "mem") return metric(Metric::MemUsedMib, 0);
-  if (c.name == "memutil") return metric(Metric::MemUtil, 0);
-  if (c.name == "pstate") return metric(Metric::Pstate, 0);
-  if (c.name == "host") return metric(Metric::HostCpuPct, 1);
-  if (c.name == "hmma") return metric(Metric::HmmaActive, 1);
-  if (c.name == "imma") return metric(Metric::ImmaActive, 1);
-  if (c.name == "dfma") return metric(Metric::DfmaActive, 1);
-  if (c.name == "fp64") return metric(Metric::Fp64Active, 1);
-  if (c.name == "fp32") return metric(Metric::Fp32Active, 1);
-  if (c.name == "fp16") return metric(Metric::Fp16Active, 1);
   if (c.name == "clock") {
     std::string text = metric(Metric::SmClockMhz, 0);
     if (const auto r = s.values.get(Metric::ClockEventReasons)) {

@@ -92,6 +92,22 @@ TEST(Config, ErrorsNameFileLineAndWhatWouldWork) {
   EXPECT_NE(error_of("[diagnosis\nwindow = 5\n").find("alerts.toml:1:"), std::string::npos);
 }
 
+// A word outside its set names the word and every word that would work.
+TEST(Config, UnknownWordsListTheKnownOnes) {
+  EXPECT_NE(error_of("[alerts.throttled]\nseverity = \"fatal\"\n")
+                .find("severity \"fatal\" unknown (known: info, warning, critical)"),
+            std::string::npos);
+  EXPECT_NE(error_of("[diagnosis]\njob_grouping = \"node\"\n")
+                .find("job_grouping \"node\" unknown (known: auto, all, process)"),
+            std::string::npos);
+  EXPECT_NE(error_of("[[alerts.custom]]\nname = \"x\"\nmetric = \"temp_c\"\nop = \"=>\"\n"
+                     "value = 1\n")
+                .find("op \"=>\" unknown (known: >, >=, <, <=, ==, !=)"),
+            std::string::npos);
+  EXPECT_NE(error_of("[diagnosis]\njob_grouping = 3\n").find("job_grouping must be a string"),
+            std::string::npos);
+}
+
 TEST(Config, CustomRuleErrors) {
   EXPECT_NE(error_of("[[alerts.custom]]\nname = \"x\"\nmetric = \"tempc\"\nvalue = 1\n")
                 .find("metric \"tempc\" unknown"),

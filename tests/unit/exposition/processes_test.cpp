@@ -3,6 +3,7 @@
 // processes (recordings and slow process reads list them every few seconds), so
 // /api/v1/latest, /metrics and the dashboard agree with the memory in use
 // instead of flashing "no process" in between; an empty read replaces it.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -90,6 +91,44 @@ TEST_F(SnapshotProcesses, AnEmptyReadReplacesTheHeldList) {
 TEST_F(SnapshotProcesses, NoListBeforeTheFirstRead) {
   const auto snap = feed(tick(100, std::nullopt));
   EXPECT_FALSE(snap->gpus.at(0).sample->procs.has_value());
+}
+
+TEST_F(SnapshotProcesses, ProcessSeriesScaleTheirReadingsAndSkipMissingOnes) {
+  ProcessSample loader;
+  loader.pid = 77;
+  loader.name = "loader";
+  loader.used_mib = 512;
+  ProcessSample busy = trainer();
+  busy.sm_util = 37;
+  const auto snap = feed(tick(100, std::vector<ProcessSample>{loader, busy}));
+  std::string out;
+  render_process_metrics(out, *snap);
+  const auto count = [&](std::string_view needle) {
+    std::size_t n = 0;
+    for (auto at = out.find(needle); at != std::string::npos; at = out.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("# TYPE gpulens_process_memory_used_bytes gauge"), 1u) << out;
+  EXPECT_EQ(count("# TYPE gpulens_process_sm_utilization_ratio gauge"), 1u) << out;
+  const std::string no_kube = R"(,container_id="",pod_uid="",namespace="",pod="",container=""})";
+  const std::string loader_labels = fmt::format(R"(pid="77",process="loader"{})", no_kube);
+  const std::string trainer_labels = fmt::format(R"(pid="4242",process="python"{})", no_kube);
+  EXPECT_NE(out.find(fmt::format("{} 536870912\n", loader_labels)), std::string::npos) << out;
+  EXPECT_NE(out.find(fmt::format("{} 30408704000\n", trainer_labels)), std::string::npos) << out;
+  // The loader read no SM share: one series, the trainer's.
+  EXPECT_EQ(count("gpulens_process_sm_utilization_ratio{"), 1u) << out;
+  EXPECT_NE(out.find("gpulens_process_sm_utilization_ratio{gpu=\"0\""), std::string::npos) << out;
+  EXPECT_NE(out.find(fmt::format("{} 0.37\n", trainer_labels)), std::string::npos) << out;
+}
+
+TEST_F(SnapshotProcesses, NoProcessSeriesFamilyWithoutAReading) {
+  ProcessSample bare;
+  bare.pid = 9;
+  bare.name = "idle";
+  const auto snap = feed(tick(100, std::vector<ProcessSample>{bare}));
+  std::string out;
+  render_process_metrics(out, *snap);
+  EXPECT_EQ(out, "");
 }
 
 }  // namespace
