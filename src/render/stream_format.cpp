@@ -34,6 +34,7 @@ const std::vector<StreamColumn> kColumns{
     {"fp64", "fp64", "%", 5, 8},
     {"fp32", "fp32", "%", 5, 8},
     {"fp16", "fp16", "%", 5, 8},
+    {"int", "int", "%", 5, 8},
     {"memutil", "memutil", "%", 7, 7},
     {"memtemp", "hbm", "C", 4, 7},
     {"pstate", "pst", "P", 3, 8},
@@ -187,6 +188,7 @@ std::string StreamFormatter::cell(const StreamColumn& c, const Sample& s,
   if (c.name == "fp64") return metric(Metric::Fp64Active, 1);
   if (c.name == "fp32") return metric(Metric::Fp32Active, 1);
   if (c.name == "fp16") return metric(Metric::Fp16Active, 1);
+  if (c.name == "int") return metric(Metric::IntActive, 1);
   if (c.name == "clock") {
     std::string text = metric(Metric::SmClockMhz, 0);
     if (const auto r = s.values.get(Metric::ClockEventReasons)) {
