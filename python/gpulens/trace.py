@@ -32,10 +32,10 @@ __all__ = [
 METRICS = (
     "gpu_util", "mem_util", "sm_active", "sm_occupancy", "tensor_active", "hmma_active",
     "imma_active", "dfma_active", "dram_active", "fp64_active", "fp32_active", "fp16_active",
-    "graphics_active", "pcie_tx_mibs", "pcie_rx_mibs", "nvlink_tx_mibs", "nvlink_rx_mibs",
-    "power_w", "energy_mj", "temp_c", "mem_temp_c", "sm_clock_mhz", "mem_clock_mhz",
-    "clock_event_reasons", "pstate", "mem_used_mib", "host_cpu_pct", "x_ecc_corrected",
-    "x_ecc_uncorrected",
+    "int_active", "graphics_active", "pcie_tx_mibs", "pcie_rx_mibs", "nvlink_tx_mibs",
+    "nvlink_rx_mibs", "power_w", "energy_mj", "temp_c", "mem_temp_c", "sm_clock_mhz",
+    "mem_clock_mhz", "clock_event_reasons", "pstate", "mem_used_mib", "host_cpu_pct",
+    "x_ecc_corrected", "x_ecc_uncorrected",
 )
 _METRIC_SET = frozenset(METRICS)
 

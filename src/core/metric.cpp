@@ -18,6 +18,7 @@ constexpr std::array<MetricInfo, kMetricCount> kMetrics{{
     {Metric::Fp64Active, "fp64_active", "%", "fp64", S::Gpm, false},
     {Metric::Fp32Active, "fp32_active", "%", "fp32", S::Gpm, false},
     {Metric::Fp16Active, "fp16_active", "%", "fp16", S::Gpm, false},
+    {Metric::IntActive, "int_active", "%", "int", S::Gpm, false},
     {Metric::GraphicsActive, "graphics_active", "%", "gr", S::Gpm, false},
     {Metric::PcieTxMibs, "pcie_tx_mibs", "MiB/s", "pcie_tx", S::Gpm, false},
     {Metric::PcieRxMibs, "pcie_rx_mibs", "MiB/s", "pcie_rx", S::Gpm, false},

@@ -23,6 +23,7 @@ enum class Metric : std::uint8_t {
   Fp64Active,
   Fp32Active,
   Fp16Active,
+  IntActive,  // integer pipe (GPM id 4); with the pipes: traces and history key by name
   GraphicsActive,
   PcieTxMibs,
   PcieRxMibs,

@@ -74,6 +74,11 @@ const std::vector<Family>& sample_families() {
        {{Metric::Fp64Active, kPercent, "precision", "fp64"},
         {Metric::Fp32Active, kPercent, "precision", "fp32"},
         {Metric::Fp16Active, kPercent, "precision", "fp16"}}},
+      {"gpulens_int_pipe_active_ratio",
+       "gauge",
+       "Share of cycles the non-tensor integer pipe was active (GPM): integer-only kernels "
+       "(hashing, indexing) show here while every floating-point and tensor pipe reads 0",
+       {{Metric::IntActive, kPercent}}},
       {"gpulens_graphics_active_ratio",
        "gauge",
        "Share of time the graphics/compute engine was "

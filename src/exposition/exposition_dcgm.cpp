@@ -64,6 +64,8 @@ constexpr DcgmField kFields[] = {
      Metric::Fp32Active, 0.01},
     {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge", "Ratio of cycles the fp16 pipes are active.",
      Metric::Fp16Active, 0.01},
+    {"DCGM_FI_PROF_PIPE_INT_ACTIVE", "gauge", "Ratio of cycles the integer pipe is active.",
+     Metric::IntActive, 0.01},
     {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
      "The rate of data transmitted over the PCIe bus - including both protocol headers and "
      "data payloads - in bytes per second.",

@@ -35,6 +35,7 @@ const std::vector<StreamColumn> kColumns{
     {"fp64", "fp64", "%", 5, 8},
     {"fp32", "fp32", "%", 5, 8},
     {"fp16", "fp16", "%", 5, 8},
+    {"int", "int", "%", 5, 8},
     {"memutil", "memutil", "%", 7, 7},
     {"memtemp", "hbm", "C", 4, 7},
     {"pstate", "pst", "P", 3, 8},
@@ -162,6 +163,7 @@ constexpr OneMetricCell kOneMetricCells[] = {
     {"hmma", Metric::HmmaActive, 1}, {"imma", Metric::ImmaActive, 1},
     {"dfma", Metric::DfmaActive, 1}, {"fp64", Metric::Fp64Active, 1},
     {"fp32", Metric::Fp32Active, 1}, {"fp16", Metric::Fp16Active, 1},
+    {"int", Metric::IntActive, 1},
 };
 
 }  // namespace

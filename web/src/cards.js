@@ -27,6 +27,7 @@ function advanced(g) {
     ["Tensor DFMA", fmt.pct(m.dfma_active), "dfma_active"],
     ["DRAM bandwidth", fmt.pct(m.dram_active), "dram_active"],
     ["FP64 / FP32 / FP16", `${fmt.pct(m.fp64_active)} / ${fmt.pct(m.fp32_active)} / ${fmt.pct(m.fp16_active)}`, "fp_active"],
+    ["Integer pipe", fmt.pct(m.int_active), "int_active"],
     ["PCIe tx / rx", `${fmt.rate(m.pcie_tx_mibs)} / ${fmt.rate(m.pcie_rx_mibs)}`, "pcie"],
     ["NVLink tx / rx", `${fmt.rate(m.nvlink_tx_mibs)} / ${fmt.rate(m.nvlink_rx_mibs)}`, "nvlink"],
     ["Memory controller", fmt.pct(m.mem_util), "mem_util"],

@@ -29,6 +29,7 @@ constexpr std::array kWanted{
     GpmWanted{nvml::kGpmFp64Util, Metric::Fp64Active},
     GpmWanted{nvml::kGpmFp32Util, Metric::Fp32Active},
     GpmWanted{nvml::kGpmFp16Util, Metric::Fp16Active},
+    GpmWanted{nvml::kGpmIntegerUtil, Metric::IntActive},
     GpmWanted{nvml::kGpmPcieTxPerSec, Metric::PcieTxMibs},
     GpmWanted{nvml::kGpmPcieRxPerSec, Metric::PcieRxMibs},
     GpmWanted{nvml::kGpmNvlinkTotalRxPerSec, Metric::NvlinkRxMibs},

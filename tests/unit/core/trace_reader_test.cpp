@@ -200,3 +200,49 @@ TEST(TraceReader, ProcessNamesThatAreNotUtf8AreReadBack) {
 
 }  // namespace
 }  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+// Recordings made before gpulens read the integer pipe have no int_active key:
+// they read as they did, the integer pipe absent (not measured), never 0.
+TEST(TraceReader, RecordingsFromBeforeTheIntegerPipeReadWithItAbsent) {
+  auto trace =
+      read_trace(std::string(GPULENS_SOURCE_DIR) + "/examples/calibration-h100.trace.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_FALSE(trace->samples.empty());
+  std::size_t with_fp16 = 0;
+  for (const auto& s : trace->samples) {
+    if (s.values.has(Metric::Fp16Active)) ++with_fp16;
+    EXPECT_FALSE(s.values.has(Metric::IntActive)) << "t=" << s.t;
+    EXPECT_FALSE(s.extra.contains("int_active"));
+  }
+  EXPECT_GT(with_fp16, 0u) << "the old recording has the other pipes";
+  EXPECT_TRUE(trace->warnings.empty());
+}
+
+TEST(TraceReader, IntegerPipeIsAPercentLikeTheOtherPipes) {
+  const std::string text =
+      kHeader + "\n" +
+      R"({"t": 1, "gpu": 0, "sm_active": 92, "int_active": 63.5, "fp32_active": 0, "tensor_active": 0})"
+      "\n" +
+      R"({"t": 2, "gpu": 0, "sm_active": 92, "int_active": 250})"
+      "\n";
+  auto trace = read_trace_string(text, "int.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->samples.size(), 2u);
+  EXPECT_EQ(trace->samples[0].get(Metric::IntActive), 63.5);
+  EXPECT_FALSE(trace->samples[0].extra.contains("int_active")) << "a metric, not an extra key";
+  std::string line;
+  append_sample_json(line, trace->samples[0]);
+  EXPECT_NE(line.find("\"int_active\": 63.5"), std::string::npos) << line;
+  // Beyond 100 % it is dropped like any other pipe reading.
+  EXPECT_FALSE(trace->samples[1].get(Metric::IntActive).has_value());
+  EXPECT_EQ(trace->samples[1].get(Metric::SmActive), 92.0);
+  ASSERT_FALSE(trace->warnings.empty());
+  EXPECT_NE(trace->warnings.back().find("int_active 250"), std::string::npos)
+      << trace->warnings.back();
+}
+
+}  // namespace
+}  // namespace gpulens

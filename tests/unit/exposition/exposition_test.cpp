@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exposition/exposition.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -146,6 +147,49 @@ TEST(Exposition, PromtoolSeesOnlyDcgmExportersOwnNamingInCompatMode) {
   const auto result = promtool(render(true, true));
   if (!result) GTEST_SKIP() << "promtool not installed (Debian: prometheus)";
   gpulens::testing::expect_only_dcgm_naming_flagged(result->second);
+}
+
+}  // namespace
+}  // namespace gpulens::exposition
+
+namespace gpulens::exposition {
+namespace {
+
+// The integer pipe has a family of its own (it is not a floating-point
+// precision), the DCGM field DCGM_FI_PROF_PIPE_INT_ACTIVE under --compat dcgm,
+// and a MIG family like every GPM family; a GPU that did not measure it has no series.
+TEST(Exposition, IntegerPipeIsItsOwnFamily) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  snap.gpus[0].sample->values.set(Metric::IntActive, 63.5);
+  snap.gpus[0].sample->extra["x_mig"] =
+      nlohmann::json::parse(R"([{"gpu_instance": 3, "int_active": 40}])");
+  const std::string gpu0 =
+      R"(gpu="0",uuid="GPU-00000000",model="NVIDIA H100 80GB HBM3",hostname="node-17")";
+  std::string native;
+  render_gpu_metrics(native, snap);
+  EXPECT_NE(native.find("# HELP gpulens_int_pipe_active_ratio Share of cycles the non-tensor "
+                        "integer pipe was active (GPM)"),
+            std::string::npos)
+      << native;
+  EXPECT_NE(native.find("# TYPE gpulens_int_pipe_active_ratio gauge\n"), std::string::npos);
+  EXPECT_NE(native.find(fmt::format("gpulens_int_pipe_active_ratio{{{}}} 0.635\n", gpu0)),
+            std::string::npos)
+      << native;
+  EXPECT_EQ(native.find("gpulens_int_pipe_active_ratio{gpu=\"1\""), std::string::npos);
+  EXPECT_EQ(native.find("precision=\"int"), std::string::npos) << "not a floating-point pipe";
+  EXPECT_NE(native.find(fmt::format(
+                "gpulens_mig_int_pipe_active_ratio{{{},gpu_instance=\"3\"}} 0.4\n", gpu0)),
+            std::string::npos)
+      << native;
+
+  std::string dcgm;
+  render_dcgm_metrics(dcgm, snap);
+  EXPECT_NE(dcgm.find("# TYPE DCGM_FI_PROF_PIPE_INT_ACTIVE gauge\n"), std::string::npos) << dcgm;
+  const auto at = dcgm.find("DCGM_FI_PROF_PIPE_INT_ACTIVE{gpu=\"0\"");
+  ASSERT_NE(at, std::string::npos) << dcgm;
+  const std::string line = dcgm.substr(at, dcgm.find('\n', at) - at);
+  EXPECT_TRUE(line.ends_with("} 0.635")) << line;  // a ratio, as DCGM's PROF fields are
+  EXPECT_EQ(dcgm.find("DCGM_FI_PROF_PIPE_INT_ACTIVE{gpu=\"1\""), std::string::npos);
 }
 
 }  // namespace

@@ -240,3 +240,63 @@ TEST_F(StoreTest, ReaderReportsAMissingFile) {
 
 }  // namespace
 }  // namespace gpulens::store
+
+namespace gpulens::store {
+namespace {
+
+// A history file written before gpulens knew the integer pipe has no int_active
+// columns. Read as it is, it answers without it; opened for writing, it gains
+// the columns, its old rows read int_active as not measured (null, never 0) and
+// new rows keep it.
+TEST_F(StoreTest, AFileFromBeforeTheIntegerPipeGainsItsColumns) {
+  {
+    auto store = open();
+    ASSERT_TRUE(store.write({sample(0, 1000, 50, 20, "idle")}, {}).ok());
+    // Take the file back to what an older gpulens wrote.
+    for (const char* sql : {"DROP VIEW samples_view", "ALTER TABLE samples DROP COLUMN int_active",
+                            "ALTER TABLE rollup_1m DROP COLUMN int_active_mean",
+                            "ALTER TABLE rollup_1m DROP COLUMN int_active_min",
+                            "ALTER TABLE rollup_1m DROP COLUMN int_active_max",
+                            "DELETE FROM metric_columns WHERE key = 'int_active'"}) {
+      const Status s = store.db().exec(sql);
+      ASSERT_TRUE(s.ok()) << sql << ": " << s.error().message;
+    }
+  }
+  HistoryQuery q;
+  q.from = 1000;
+  q.to = 1002;
+  q.step = 1;
+  q.metrics = {Metric::GpuUtil, Metric::IntActive};
+  {
+    auto old = HistoryReader(options_.path).history(q);
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    ASSERT_EQ(old->series.size(), 1u);
+    ASSERT_EQ(old->series[0].metrics.size(), 1u) << "a metric the file has no column for";
+    EXPECT_NEAR(*old->series[0].metrics[0].mean[0], 50, 1e-9);
+  }
+
+  auto store = open();
+  EXPECT_TRUE(store.columns().scale[index_of(Metric::IntActive)]);
+  EXPECT_EQ(*store.db().query_int(
+                "SELECT COUNT(*) FROM pragma_table_info('samples') WHERE name = 'int_active'"),
+            1);
+  EXPECT_EQ(*store.db().query_int("SELECT COUNT(*) FROM pragma_table_info('rollup_1m') "
+                                  "WHERE name LIKE 'int_active_%'"),
+            3);
+  StoredSample now = sample(0, 1001, 60, 90, "idle");
+  now.values.set(Metric::IntActive, 42.25);
+  ASSERT_TRUE(store.write({now}, {}).ok());
+
+  auto r = HistoryReader(options_.path).history(q);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->series.size(), 1u);
+  const auto& g = r->series[0];
+  ASSERT_EQ(g.t.size(), 2u);
+  ASSERT_EQ(g.metrics.size(), 2u);
+  EXPECT_NEAR(*g.metrics[0].mean[0], 50, 1e-9);
+  EXPECT_FALSE(g.metrics[1].mean[0].has_value()) << "the old row: not measured, not 0";
+  EXPECT_NEAR(*g.metrics[1].mean[1], 42.25, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpulens::store

@@ -138,19 +138,10 @@ class NvmlCollectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     FakeGpu& h100 = fake.gpus.emplace_back();  // the defaults describe an H100 SXM
-    h100.gpm = {{1, {kOk, 91}},
-                {2, {kOk, 88.5}},
-                {3, {kOk, 40}},
-                {5, {kOk, 70}},
-                {6, {kOk, 0}},
-                {7, {kOk, 65}},
-                {9, {Return::Unknown, 0}},
-                {10, {kOk, 45}},
-                {11, {kOk, 0.5}},
-                {12, {kOk, 12}},
-                {13, {kOk, 3}},
-                {20, {kOk, 100}},
-                {21, {kOk, 250}}};  // 60/61 (NVLink): NOT_SUPPORTED
+    h100.gpm = {{1, {kOk, 91}},   {2, {kOk, 88.5}}, {3, {kOk, 40}},  {4, {kOk, 21}},
+                {5, {kOk, 70}},   {6, {kOk, 0}},    {7, {kOk, 65}},  {9, {Return::Unknown, 0}},
+                {10, {kOk, 45}},  {11, {kOk, 0.5}}, {12, {kOk, 12}}, {13, {kOk, 3}},
+                {20, {kOk, 100}}, {21, {kOk, 250}}};  // 60/61 (NVLink): NOT_SUPPORTED
     FakeGpu& a100 = fake.gpus.emplace_back();
     a100.name = "NVIDIA A100-SXM4-80GB";
     a100.uuid = "GPU-fake-1";

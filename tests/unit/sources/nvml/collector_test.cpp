@@ -65,6 +65,7 @@ TEST_F(NvmlCollectorTest, GpmMetricsMapToTraceKeysFromOneRequestPerTick) {
   EXPECT_EQ(s.get(Metric::Fp64Active), 0.5);
   EXPECT_EQ(s.get(Metric::Fp32Active), 12.0);
   EXPECT_EQ(s.get(Metric::Fp16Active), 3.0);
+  EXPECT_EQ(s.get(Metric::IntActive), 21.0);  // GPM metric 4, asked for with the other pipes
   EXPECT_EQ(s.get(Metric::PcieTxMibs), 100.0);
   EXPECT_EQ(s.get(Metric::PcieRxMibs), 250.0);
   // Classic readings alongside.
@@ -82,6 +83,30 @@ TEST_F(NvmlCollectorTest, GpmMetricsMapToTraceKeysFromOneRequestPerTick) {
   EXPECT_EQ(s.get(Metric::EccUncorrected), 0.0);
   EXPECT_FALSE(s.get(Metric::HostCpuPct));
   EXPECT_GT(cost.classic_s + cost.gpm_s + cost.procs_s, 0.0);
+}
+
+// A kernel that only does integer arithmetic (hashing, index math) keeps the SMs
+// busy with every floating-point and tensor pipe at 0: the integer pipe is what
+// tells it from a hang, so it must reach the sample.
+TEST_F(NvmlCollectorTest, IntegerOnlyWorkShowsOnTheIntegerPipe) {
+  for (unsigned id : {nvml::kGpmAnyTensorUtil, nvml::kGpmHmmaTensorUtil, nvml::kGpmFp64Util,
+                      nvml::kGpmFp32Util, nvml::kGpmFp16Util}) {
+    fake.gpus[0].gpm[id] = {kOk, 0};
+  }
+  fake.gpus[0].gpm[nvml::kGpmIntegerUtil] = {kOk, 64};
+  auto c = open();
+  const Sample s = tick(*c, 0, 1.0);
+  EXPECT_EQ(s.get(Metric::SmActive), 88.5);
+  EXPECT_EQ(s.get(Metric::Fp32Active), 0.0);
+  EXPECT_EQ(s.get(Metric::TensorActive), 0.0);
+  EXPECT_EQ(s.get(Metric::IntActive), 64.0);
+  // A GPU that cannot give it says why, like the other GPM metrics.
+  fake.gpus[0].gpm.erase(nvml::kGpmIntegerUtil);
+  auto without = open();
+  EXPECT_FALSE(tick(*without, 0, 1.0).get(Metric::IntActive));
+  const std::string* why = without->devices()[0].unsupported_reason(Metric::IntActive);
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(*why, "n/a: not supported by this GPU");
 }
 
 TEST_F(NvmlCollectorTest, MetricWithFailedReturnIsAbsent) {
