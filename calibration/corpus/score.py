@@ -75,7 +75,7 @@ def score(args):
             state = got["state"]
             confusion[p["state"]][state] += 1
             problems = []
-            if state != p["state"]:
+            if state != p["state"] and state not in p.get("state_any", []):
                 problems.append(f"state {state}")
             fired = alerts_in(diag, 0, got["start"], got["end"])
             for a in p.get("alerts", []):
@@ -87,6 +87,9 @@ def score(args):
             fix = first_fix(diag, got)
             if p.get("fix") and not any(k.lower() in fix.lower() for k in p["fix"]):
                 problems.append("first fix: " + (fix[:90] + "..." if len(fix) > 90 else fix or "(none)"))
+            for k in p.get("fix_not", []):
+                if k.lower() in fix.lower():
+                    problems.append(f"first fix says {k!r}")
             alerts_txt = ", ".join(sorted(fired)) or "-"
             if not problems:
                 verdict_txt = "known miss, now right" if p.get("known_miss") else "right"

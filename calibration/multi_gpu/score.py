@@ -94,6 +94,10 @@ def main(argv):
                 problems.append("state")
             problems += [f"{a} missing" for a in row.get("alerts", []) if a not in fired]
             problems += [f"{a} fired" for a in row.get("not_alerts", []) if a in fired]
+            first = (got.get("fixes") or [""])[0]
+            if row.get("fix") and not any(k in first for k in row["fix"]):
+                problems.append("first fix")
+            problems += [f"first fix says {k!r}" for k in row.get("fix_not", []) if k in first]
             if row.get("names_late_rank"):
                 late = world - 1
                 texts = [a.get("message", "") for a in alerts if a.get("gpu") == gpu] + list(got.get("fixes") or [])

@@ -32,6 +32,9 @@ const std::vector<RuleSpec>& builtin_rule_specs() {
        {{"util_min", 50, "a kernel is resident: utilization (%) at or above"},
         {"pipe_active_max", 0.05,
          "no math: every tensor/FP16/FP32/FP64 pipe (%, window maximum) below"},
+        {"int_share_max", 0.2,
+         "no integer work: integer pipe over SM activity (window means) below; a spin-wait "
+         "issues a few percent, integer compute most of it"},
         {"dram_active_max", 0.1, "no memory traffic: DRAM bandwidth (%, window maximum) below"},
         {"power_share_max", 0.5, "power low for the activity: board power over its limit below"},
         {"sm_active_range_max", 2, "nothing changes: SM activity range (points) in the window"},

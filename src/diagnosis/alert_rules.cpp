@@ -86,7 +86,8 @@ class Stalled final : public AlertRule {
     // a spin from work.
     if (!u || !s || (!pipes && !dram)) return RuleVerdict::Hold;
     const bool resident = *u >= settings_.param("util_min");
-    const bool no_math = !pipes || *pipes < settings_.param("pipe_active_max");
+    const bool no_math = (!pipes || *pipes < settings_.param("pipe_active_max")) &&
+                         !integer_work(w, settings_.param("int_share_max"));
     const bool no_dram = !dram || *dram < settings_.param("dram_active_max");
     const auto power = power_share(in);
     const bool low_power = !power || *power < settings_.param("power_share_max");
@@ -169,6 +170,13 @@ class Stalled final : public AlertRule {
     return out;
   }
 
+  // The integer pipe at work in proportion to the SMs resident: a hash or index
+  // kernel, not a spin (recordings before int_active existed cannot say).
+  static bool integer_work(const WindowStats& w, double share_min) {
+    const auto i = w.get(Metric::IntActive);
+    const auto s = w.get(Metric::SmActive);
+    return i && s && *s >= 1.0 && *i / *s >= share_min;
+  }
   static std::optional<double> pipe_max(const WindowStats& w) {
     std::optional<double> out;
     for (Metric m :

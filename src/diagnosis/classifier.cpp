@@ -56,6 +56,16 @@ class Classifier {
     f.gpu_util = w_.get(Metric::GpuUtil);
     f.sm_active = w_.get(Metric::SmActive);
     f.tensor_active = w_.get(Metric::TensorActive);
+    for (Metric m :
+         {Metric::TensorActive, Metric::Fp16Active, Metric::Fp32Active, Metric::Fp64Active}) {
+      if (const auto v = w_.get(m)) f.float_pipes = std::max(f.float_pipes.value_or(0.0), *v);
+    }
+    f.int_active = w_.get(Metric::IntActive);
+    if (f.int_active && f.sm_active && *f.sm_active >= 1.0) {
+      f.int_share = std::min(1.0, *f.int_active / *f.sm_active);
+    }
+    f.process_cpu_pct = w_.procs.top_cpu_pct;
+    f.process_at_full_core = f.process_cpu_pct && *f.process_cpu_pct >= th_.host_busy_cpu_pct_min;
     f.dram_active = w_.get(Metric::DramActive);
     f.mem_util = w_.get(Metric::MemUtil);
     // SM activity cannot exceed kernel time; when it reads higher, the two
@@ -103,10 +113,19 @@ class Classifier {
     if (w_.samples > 0) f.kernel_sample_share = w_.kernel_sample_share;
     if (f.pcie_share) {
       f.pcie_saturated = *f.pcie_share >= th_.pcie_saturated_share_min;
-      f.copies_host_limited = !f.pcie_saturated && *f.pcie_share >= th_.pcie_copy_share_min &&
-                              w_.procs.top_cpu_pct &&
-                              *w_.procs.top_cpu_pct >= th_.host_copy_cpu_pct_min;
+      // Sustained copying below the link's rate with a process at a full core is
+      // host-staged whatever the share: pageable copies of a few MiB each, with
+      // host work between them, can average 1-2 % of a Gen5 link.
+      // Only device-to-host traffic counts below the share line: command
+      // submission flows host to device (the GPU fetches pushbuffers from host
+      // memory), ~460 MiB/s on the launch-bound reference recording.
+      f.copying = *f.pcie_share >= th_.pcie_copy_share_min ||
+                  w_.get(Metric::PcieTxMibs).value_or(0) >= th_.copy_traffic_mibs_min;
+      f.copies_host_limited = !f.pcie_saturated && f.copying && f.process_cpu_pct &&
+                              *f.process_cpu_pct >= th_.host_copy_cpu_pct_min;
     }
+    f.math_idle = f.float_pipes && *f.float_pipes < th_.math_idle_max;
+    f.int_work = f.int_share && *f.int_share >= th_.int_work_share_min;
   }
 
   void decide() {
@@ -126,7 +145,9 @@ class Classifier {
 
     const double util = kernel_util_;
     // Copy engines at work are GPU work even when utilization reads ~0.
-    if (util < th_.idle_util_max && !(f.pcie_share && *f.pcie_share >= th_.pcie_copy_share_min)) {
+    const bool copying =
+        f.pcie_share && (*f.pcie_share >= th_.pcie_copy_share_min || f.copies_host_limited);
+    if (util < th_.idle_util_max && !copying) {
       decide_idle(util);
       return;
     }
@@ -138,7 +159,8 @@ class Classifier {
     add(ev("gpu_util", f.gpu_util, {}, {}, "%"));
     add(ev("sm_active", f.sm_active, {}, {}, "%"));
     if (check_pcie(ratio) || check_nvlink(ratio) || check_memory() ||
-        check_waiting_on_peer(util, ratio))
+        check_memory_stall(util, ratio) || check_waiting_on_peer(util, ratio) ||
+        check_slower_rank(util, ratio))
       return;
     if (util < th_.host_util_max) {
       decide_part_time(util, ratio);
@@ -151,6 +173,16 @@ class Classifier {
     const StateFacts& f = out_.facts;
     add(ev("gpu_util", util, "<", th_.idle_util_max, "%"));
     if (f.sm_active) add(ev("sm_active", f.sm_active, "<", th_.idle_util_max, "%"));
+    if (f.process_at_full_core) {
+      // Not unused: its process is at work on the CPU and the GPU waits for it.
+      add(ev("process_cpu_pct", f.process_cpu_pct, ">=", th_.host_busy_cpu_pct_min, "%",
+             fmt::format("{} (pid {}) busy on the CPU while no kernel runs: the GPU waits for it",
+                         w_.procs.top_cpu_name, w_.procs.top_cpu_pid)));
+      out_.facts.waits_on_process = true;
+      set(GpuState::HostBound,
+          std::min(0.7, margin(*f.process_cpu_pct, th_.host_busy_cpu_pct_min, 10.0)));
+      return;
+    }
     decide_idle_memory(margin(util, th_.idle_util_max, th_.idle_util_max));
   }
 
@@ -214,11 +246,15 @@ class Classifier {
       return true;
     }
     // Idle SMs with copy traffic: the time is copy time, not kernel time, at
-    // any link share (never launch_bound).
-    if (*f.pcie_share >= th_.pcie_copy_share_min && ratio < th_.launch_ratio_max) {
-      add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", hw_.pcie_basis));
-      add(ev("pcie_link_share", *f.pcie_share, ">=", th_.pcie_copy_share_min, "ratio",
-             "copies run while the SMs are idle: copy time, not kernel time"));
+    // any link share (never launch_bound). Below the share line, sustained
+    // traffic staged by a busy process is copying too.
+    const bool over_share = *f.pcie_share >= th_.pcie_copy_share_min;
+    if ((over_share || f.copies_host_limited) && ratio < th_.launch_ratio_max) {
+      add(ev(key, f.pcie_mibs, over_share ? "" : ">=",
+             over_share ? std::nullopt : std::optional<double>(th_.copy_traffic_mibs_min), "MiB/s",
+             hw_.pcie_basis));
+      add(ev("pcie_link_share", *f.pcie_share, over_share ? ">=" : "<", th_.pcie_copy_share_min,
+             "ratio", "copies run while the SMs are idle: copy time, not kernel time"));
       add(ev("sm_active/gpu_util", ratio, "<", th_.launch_ratio_max, "ratio"));
       copy_cpu_context();
       set(GpuState::PcieBound, std::min(0.8, margin(*f.pcie_share, th_.pcie_copy_share_min, 0.1)));
@@ -272,6 +308,69 @@ class Classifier {
     add(ev("dram_practical_share", *f.dram_share, ">=", th_.memory_bound_share_min, "ratio"));
     if (f.tensor_active) add(ev("tensor_active", f.tensor_active, "<=", f.dram_active, "%"));
     set(GpuState::MemoryBound, margin(*f.dram_share, th_.memory_bound_share_min, 0.2));
+    return true;
+  }
+
+  // SMs resident (the busy line) while no tensor or FP pipe works and the
+  // integer pipe does not either, with DRAM well loaded: the warps wait on
+  // memory (a random gather, a pointer chase), short of DRAM's streaming peak
+  // because the accesses are scattered. Nothing to compute, so compute advice
+  // has no premise.
+  bool check_memory_stall(double util, double ratio) {
+    StateFacts& f = out_.facts;
+    if (!f.dram_share || !f.float_pipes || util < th_.host_util_max || ratio < th_.busy_ratio_min) {
+      return false;
+    }
+    if (*f.float_pipes >= th_.math_idle_max || *f.dram_share < th_.memory_stall_dram_share_min)
+      return false;
+    if (f.int_share && *f.int_share >= th_.int_work_share_min) return false;
+    add(ev("sm_active/gpu_util", ratio, ">=", th_.busy_ratio_min, "ratio", "warps resident"));
+    add(ev("float_pipes_max", f.float_pipes, "<", th_.math_idle_max, "%",
+           "busiest tensor/FP16/FP32/FP64 pipe: no math runs"));
+    if (f.int_share) {
+      add(ev("int_active/sm_active", f.int_share, "<", th_.int_work_share_min, "ratio",
+             "no integer work either"));
+    } else {
+      cannot("integer pipe not measured: integer work cannot be told from a memory stall");
+    }
+    add(ev("dram_practical_share", *f.dram_share, ">=", th_.memory_stall_dram_share_min, "ratio",
+           "the warps wait on memory: scattered or latency-bound access"));
+    f.memory_stall = true;
+    set(GpuState::MemoryBound,
+        std::min(margin(*f.dram_share, th_.memory_stall_dram_share_min, 0.2),
+                 margin(*f.float_pipes, th_.math_idle_max, th_.math_idle_max)));
+    return true;
+  }
+
+  // A slower rank: another GPU of the job does the same work (SM activity within
+  // peer_same_work_points) with a kernel resident far less of the time. In a
+  // synchronous job every rank runs the same collectives, so this GPU's extra
+  // resident time is a collective waiting for that rank, whose GPU idles while
+  // its process is held up on the host. A peer that runs nothing is not a rank
+  // at work (an unused GPU, or a hang the stalled alert reports).
+  bool check_slower_rank(double util, double ratio) {
+    StateFacts& f = out_.facts;
+    if (!f.sm_active || util < th_.host_util_max || ratio >= th_.busy_ratio_min) return false;
+    const PeerActivity* slow = nullptr;
+    for (const auto& p : peers_) {
+      if (!p.gpu_util || !p.sm_active || *p.gpu_util < th_.idle_util_max) continue;
+      if (util - *p.gpu_util < th_.peer_gap_points) continue;
+      if (std::abs(*f.sm_active - *p.sm_active) > th_.peer_same_work_points) continue;
+      if (!slow || *p.gpu_util < *slow->gpu_util) slow = &p;
+    }
+    if (!slow) return false;
+    f.peer_gpu = slow->gpu;
+    f.peer_sm_active = slow->sm_active;
+    f.peer_util = slow->gpu_util;
+    f.peer_slow_rank = true;
+    add(ev("sm_active/gpu_util", ratio, "<", th_.busy_ratio_min, "ratio"));
+    add(ev("peer_util_gap", util - *slow->gpu_util, ">=", th_.peer_gap_points, "points",
+           fmt::format("GPU {} of the same job has a kernel resident only {} of the time",
+                       slow->gpu, points_text(*slow->gpu_util, 1))));
+    add(ev("peer_sm_active_difference", std::abs(*f.sm_active - *slow->sm_active),
+           "<=", th_.peer_same_work_points, "points", "the same work on both"));
+    set(GpuState::WaitingOnPeer,
+        margin(util - *slow->gpu_util, th_.peer_gap_points, th_.peer_gap_points));
     return true;
   }
 

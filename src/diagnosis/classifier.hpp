@@ -20,6 +20,11 @@ struct StateFacts {
   std::optional<double> sm_active;
   std::optional<double> sm_ratio;  // sm_active / gpu_util, 0..1
   std::optional<double> tensor_active;
+  // The busiest of the tensor, FP16, FP32 and FP64 pipes; absent when none was read.
+  std::optional<double> float_pipes;
+  std::optional<double> int_active;  // integer pipe (GPM), absent on older recordings
+  // Integer pipe over SM activity: at or above int_work_share_min the SMs do integer work.
+  std::optional<double> int_share;
   std::optional<double> dram_active;
   std::optional<double> dram_share;  // of the practical peak
   std::optional<double> mem_util;    // classic memory-controller busy %
@@ -29,8 +34,25 @@ struct StateFacts {
   std::optional<double> nvlink_mibs;
   std::optional<double> nvlink_share;
   std::optional<double> busy_sms;  // sm_active x SM count
-  std::optional<int> peer_gpu;     // the busiest other GPU of the job
+  std::optional<int> peer_gpu;     // the busiest other GPU of the job (or the slower one)
   std::optional<double> peer_sm_active;
+  std::optional<double> peer_util;
+  // The peer is a slower rank: it does the same work with its GPU idle much of
+  // the time, so this GPU's extra resident time is a collective waiting for it.
+  bool peer_slow_rank = false;
+  // The busiest process of this GPU, CPU (%, 100 = one core), and who it is.
+  std::optional<double> process_cpu_pct;
+  bool process_at_full_core = false;  // process_cpu_pct >= host_busy_cpu_pct_min
+  // SMs resident, every math pipe idle, DRAM busy: warps wait on memory access.
+  bool memory_stall = false;
+  // No kernel runs while a process of the GPU keeps a CPU core busy.
+  bool waits_on_process = false;
+  // Every tensor/FP pipe under math_idle_max (false when they were not read).
+  bool math_idle = false;
+  // The integer pipe works (int_share >= int_work_share_min).
+  bool int_work = false;
+  // Sustained copy traffic: over pcie_copy_share_min of the link or copy_traffic_mibs_min.
+  bool copying = false;
   std::optional<double> mem_held_mib;
   std::optional<double> mem_held_share;
   std::optional<double> kernel_sample_share;  // share of samples with a kernel resident

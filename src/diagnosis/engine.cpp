@@ -270,10 +270,14 @@ std::string DiagnosisEngine::summary(int gpu) const {
 std::vector<std::string> DiagnosisEngine::fixes(int gpu) const {
   const GpuStatus& st = status(gpu);
   std::vector<std::string> out;
+  bool hung = false;
   for (const auto& a : firing(gpu)) {
     if (a.severity == Severity::Critical) append_unique(out, a.fixes);
+    hung = hung || a.rule == "stalled";
   }
-  append_unique(out, fixes_for_state(st.state, st.window, limits(gpu), fix_));
+  // A hang's fixes stand alone: tuning a kernel that waits for something that
+  // never comes (more blocks, a larger batch) is no advice (docs/diagnosis.md).
+  if (!hung) append_unique(out, fixes_for_state(st.state, st.window, limits(gpu), fix_));
   append_unique(out, fixes_for_throttle(st.throttle));
   return out;
 }

@@ -66,6 +66,12 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
           pct(f.gpu_util),
           f.tensor_active ? fmt::format(", tensor pipes {}", pct(f.tensor_active)) : std::string());
     case GpuState::MemoryBound:
+      if (f.memory_stall) {
+        return fmt::format(
+            "The warps wait on memory: the SMs are resident ({}) but no math pipe works "
+            "(busiest {}), with DRAM at {} of its practical peak.",
+            pct(f.sm_active), pct(f.float_pipes), share_text(f.dram_share.value_or(0)));
+      }
       return fmt::format("DRAM bandwidth is the limit: {} of peak ({} of the practical {}).",
                          pct(f.dram_active), share_text(f.dram_share.value_or(0)),
                          points_text(hw.dram_practical_peak_pct));
@@ -83,6 +89,12 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
                                       : std::string(),
                          pct(f.sm_active));
     case GpuState::HostBound:
+      if (f.waits_on_process) {
+        return fmt::format(
+            "No kernel runs while a process of this GPU keeps a CPU core busy ({}): "
+            "the GPU waits for that process.",
+            pct(f.process_cpu_pct));
+      }
       if (!f.sm_active) {
         return fmt::format("Kernels run only {} of the time: the GPU waits on something else.",
                            pct(f.gpu_util));
@@ -104,6 +116,13 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
                          sms.empty() ? std::string() : " (" + sms + " busy)");
     }
     case GpuState::WaitingOnPeer:
+      if (f.peer_slow_rank) {
+        return fmt::format(
+            "A kernel is resident {} of the time with few SMs working ({}), while GPU {} of the "
+            "same job, doing the same work, has one resident only {} of the time: this GPU waits "
+            "for it in collectives.",
+            pct(f.gpu_util), pct(f.sm_active), f.peer_gpu.value_or(-1), pct(f.peer_util));
+      }
       return fmt::format(
           "A kernel is \"running\" ({} utilization) with the SMs idle ({}) while "
           "GPU {} of the same job is busy ({}).",
@@ -128,6 +147,65 @@ std::string describe_throttle(const ThrottleFinding& t) {
   if (t.temp_c) out += fmt::format(", {:.0f} C", *t.temp_c);
   return out;
 }
+
+namespace {
+
+// The GPU waits on the host. Which host work it is, the counters tell only in
+// part: a process that waits (little CPU) waits on something outside itself,
+// most often input; a process at a full core either synchronises every step
+// (CUDA's wait spins) or does the work itself, and only a trace tells which.
+void host_bound_fixes(const StateFacts& f, const WindowStats& window,
+                      std::vector<std::string>& out) {
+  const std::string who = process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid);
+  if (f.copies_host_limited) {
+    out.push_back(host_limited_copies_fix(f, window));
+    out.push_back("Keep data on the GPU between steps; copy once, not every iteration.");
+    return;
+  }
+  if (f.waits_on_process) {
+    out.push_back(fmt::format(
+        "The GPU waits for its process (pid {}), busy on the CPU ({} of a core) with no "
+        "kernel running: its GPU work waits for CPU work (tokenizing, compiling, "
+        "preprocessing, evaluation on the CPU). Do that work before taking the GPU, in "
+        "parallel worker processes, or overlapped with GPU work; cache what can be cached "
+        "(tokenized data, compiled kernels).",
+        window.procs.top_cpu_pid, points_text(f.process_cpu_pct.value_or(0))));
+    return;
+  }
+  if (f.process_at_full_core) {
+    out.push_back(fmt::format(
+        "{} keeps a CPU core busy ({}) while the GPU waits. Two causes look alike in the "
+        "counters: it synchronises every step (.item(), .cpu(), printing a loss, "
+        "torch.cuda.synchronize(): the wait spins a core until the GPU drains), or it does the "
+        "work itself (Python preprocessing in the loop, a DataLoader with num_workers=0). "
+        "`gpulens run --kernels` counts the synchronisations and tells them apart.",
+        who, points_text(*f.process_cpu_pct)));
+    out.push_back(
+        "If it synchronises: read values every N steps, keep running metrics on the GPU "
+        "(accumulate a tensor, not a Python float) and log asynchronously. If it preprocesses: "
+        "move the work into DataLoader workers (num_workers > 0) or onto the GPU.");
+  } else if (f.process_cpu_pct) {
+    out.push_back(fmt::format(
+        "{} mostly waits ({} of a core) while its GPU idles: it waits on something outside "
+        "itself, most often input (DataLoader workers, storage, the network). Feed the GPU "
+        "faster: more DataLoader workers (num_workers), persistent_workers=True, "
+        "prefetch_factor >= 2, cheaper transforms or GPU-side decoding (NVIDIA DALI).",
+        who, points_text(*f.process_cpu_pct)));
+  } else {
+    out.push_back(
+        "The GPU waits on the host; without per-process CPU figures the cause cannot be told: "
+        "input (DataLoader num_workers), per-step synchronisation (.item(), .cpu()) or host "
+        "work in the loop. `gpulens run --kernels` counts synchronisations and tells them "
+        "apart.");
+  }
+  if (f.copying) {
+    out.push_back(
+        "pin_memory=True and non_blocking copies; prefetch the next batch while this one "
+        "computes.");
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> fixes_for_state(const StateFinding& finding, const WindowStats& window,
                                          const HardwareLimits& hw, const FixContext& ctx) {
@@ -172,20 +250,46 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
             "cores. Gains now come from less work per step: fused kernels (torch.compile, "
             "FlashAttention), fewer recomputations, a larger batch per launch.",
             pct(f.tensor_active)));
+      } else if (f.int_work && f.math_idle) {
+        // Integer math: tensor cores and narrower floats have nothing to take over.
+        out.push_back(fmt::format(
+            "The SMs are busy on integer work (integer pipe {}, the tensor and FP pipes under "
+            "{}): lower-precision floating point cannot speed it up. Gains come from doing less "
+            "of it: a cheaper hash or index computation, fewer passes over the data, work "
+            "skipped or cached.",
+            pct(f.int_active), pct(f.float_pipes)));
+      } else if (f.math_idle) {
+        // Resident warps that compute nothing are waiting, not computing.
+        out.push_back(fmt::format(
+            "The SMs are resident but no math pipe works (busiest tensor/FP pipe {}{}): the "
+            "warps wait on something (memory latency, a lock or flag, atomics) rather than "
+            "compute, so lower precision would not help. Profile one kernel (ncu --section "
+            "WarpStateStats) to see what they wait on.",
+            pct(f.float_pipes),
+            f.int_active ? fmt::format(", integer pipe {}", pct(f.int_active)) : std::string()));
       } else if (f.tensor_active) {
         out.push_back(fmt::format(
-            "Tensor pipes are mostly idle ({}) while the SMs are busy: the math runs on CUDA "
-            "cores. Use bf16/fp16 autocast or TF32 (torch.backends.cuda.matmul.allow_tf32 = "
-            "True) so the tensor cores do it.",
-            pct(f.tensor_active)));
+            "Tensor pipes are mostly idle ({}) while the FP pipes work ({}): the math runs on "
+            "CUDA cores. Use bf16/fp16 autocast or TF32 (torch.backends.cuda.matmul.allow_tf32 "
+            "= True) so the tensor cores do it.",
+            pct(f.tensor_active), pct(f.float_pipes)));
         out.push_back("Then fuse kernels (torch.compile) to cut the work itself.");
       } else {
         out.push_back(
-            "The SMs are busy. Next: mixed precision (bf16/fp16, FP8 on Hopper) so the "
-            "tensor cores do the math, and fused kernels (torch.compile) to cut work.");
+            "The SMs are busy; which pipes do the math was not measured (GPM on Hopper or "
+            "newer, or DCGM profiling metrics, would say). If it runs in FP32 on CUDA cores, "
+            "mixed precision (bf16/fp16) moves it to the tensor cores; fused kernels "
+            "(torch.compile) cut work either way.");
       }
       break;
     case GpuState::MemoryBound:
+      if (f.memory_stall) {
+        out.push_back(
+            "The warps wait on scattered memory access, not on math: make accesses contiguous "
+            "(sort or bucket the indices, gather fewer and larger rows), keep hot rows in cache "
+            "or shared memory, and store the table narrower (bf16, fp8) to move fewer bytes.");
+        break;
+      }
       out.push_back(
           "Move fewer bytes: mixed precision halves them; fused kernels (FlashAttention, "
           "torch.compile, fused optimizers) keep data in registers and shared memory.");
@@ -213,29 +317,9 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
           "Batch transfers into fewer, larger copies and overlap them with compute "
           "on a separate CUDA stream.");
       break;
-    case GpuState::HostBound: {
-      const bool one_core = window.procs.top_cpu_pct && *window.procs.top_cpu_pct >= 90;
-      if (f.copies_host_limited) {
-        out.push_back(host_limited_copies_fix(f, window));
-      } else if (one_core) {
-        out.push_back(
-            fmt::format("{} uses a full CPU core ({}): the input pipeline is single-threaded. Move "
-                        "preprocessing into DataLoader workers (num_workers > 0).",
-                        process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
-                        points_text(*window.procs.top_cpu_pct)));
-      } else {
-        out.push_back(
-            "Feed the GPU faster: DataLoader num_workers > 0, persistent_workers=True, "
-            "prefetch_factor >= 2.");
-      }
-      out.push_back(
-          "pin_memory=True and non_blocking copies; prefetch the next batch while "
-          "this one computes.");
-      out.push_back(
-          "Remove per-step synchronisation (.item(), .cpu(), printing losses every "
-          "step) and move CPU-side preprocessing to the GPU (e.g. NVIDIA DALI).");
+    case GpuState::HostBound:
+      host_bound_fixes(f, window, out);
       break;
-    }
     case GpuState::LaunchBound:
       out.push_back("Give each launch more work: larger batches, fewer and bigger kernels.");
       out.push_back(
@@ -255,6 +339,16 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       break;
     }
     case GpuState::WaitingOnPeer:
+      if (f.peer_slow_rank) {
+        out.push_back(fmt::format(
+            "This GPU waits in collectives for GPU {}, which does the same work with its GPU "
+            "idle {} of the time: that rank's process is held up on the host (rank-0-only "
+            "logging, metrics, evaluation, checkpointing, or a slower input pipeline). Move "
+            "that work off the critical path (another thread or process, every N steps) or "
+            "spread it over every rank.",
+            f.peer_gpu.value_or(-1), points_text(100 - f.peer_util.value_or(0))));
+        break;
+      }
       out.push_back(
           fmt::format("Balance the work: this GPU waits for GPU {}. Give every rank the "
                       "same share (uneven shards, padding, rank-0-only work such as "

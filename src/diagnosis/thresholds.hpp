@@ -51,6 +51,33 @@ struct Thresholds {
   double nvlink_busy_share_min = 0.3;
   // SM activity gap (points) between GPUs of one job that marks one as waiting.
   double peer_gap_points = 40.0;
+  // A slower rank: GPUs of one job doing the same work (SM activity within this
+  // many points) while one has a kernel resident peer_gap_points more of the
+  // time than the other. The extra resident time does no work: it is a
+  // collective waiting for the rank whose GPU idles (held up on its host).
+  double peer_same_work_points = 10.0;
+  // A math pipe (tensor, FP16, FP32, FP64) below this activity (%) does no math
+  // worth the name; all of them below it while the SMs are resident means the
+  // warps wait (on memory, a flag, a lock), and tensor-core advice has no premise.
+  double math_idle_max = 5.0;
+  // Integer pipe activity over SM activity at or above which the SMs do integer
+  // work: a hash or index kernel issues an integer op every few cycles (well over
+  // half of an active SM's integer issue), a spin-wait one per load latency of a
+  // few hundred cycles (a few percent). 0.2 is a factor of about four from both.
+  double int_work_share_min = 0.2;
+  // DRAM over its practical peak at which SMs resident with every math pipe idle
+  // are memory-bound (scattered or latency-bound access): a random gather keeps
+  // DRAM well short of its streaming peak, but nothing else is busy.
+  double memory_stall_dram_share_min = 0.3;
+  // A process at or above this CPU (%, 100 = one core) while its GPU runs no
+  // kernel: the GPU waits for that process (tokenizing, compiling, preprocessing).
+  double host_busy_cpu_pct_min = 90.0;
+  // Device-to-host traffic (MiB/s) that is sustained copying, not driver
+  // chatter (a few MiB/s idle, under 60 MiB/s beside the recordings' jobs): with
+  // SMs idle and a process at a full core it is copy time at any link share.
+  // Host-to-device traffic is not judged by it: launching kernels makes the GPU
+  // fetch command buffers from host memory, ~460 MiB/s in a launch-bound loop.
+  double copy_traffic_mibs_min = 256.0;
   // Share of a window's samples with a power/thermal clock reason for `throttled`.
   double throttle_share_min = 0.5;
   // SM clock below this share of the maximum confirms a clock reason as a throttle.

@@ -279,8 +279,10 @@ struct ReportBuilder::Impl {
       ps.fixes = critical_fixes(gpu, p.start, t_end);
       if (const auto& snap = acc.reps.last[state_index(ps.state)]) {
         ps.summary = describe_state(snap->finding, engine.limits(gpu));
-        append_unique(ps.fixes, fixes_for_state(snap->finding, snap->window, engine.limits(gpu),
-                                                engine.fix_context()));
+        if (!hang_covers(gpu, p.start, t_end)) {
+          append_unique(ps.fixes, fixes_for_state(snap->finding, snap->window, engine.limits(gpu),
+                                                  engine.fix_context()));
+        }
       }
       if (throttled) append_unique(ps.fixes, fixes_for_throttle(throttle_of(in_phase.reasons())));
       ps.fields = p.start_fields.is_object() ? p.start_fields : nlohmann::json::object();
@@ -304,6 +306,20 @@ struct ReportBuilder::Impl {
       if (to - from >= kCriticalOverlapMin * span) append_unique(out, a.fixes);
     }
     return out;
+  }
+
+  // A hang (the stalled alert) over kCriticalOverlapMin of [from_t, to_t]: the
+  // state's tuning advice (more blocks, a larger batch) would tune a kernel that
+  // waits for something that never comes, so the hang's fixes stand alone.
+  bool hang_covers(int gpu, double from_t, double to_t) const {
+    const double span = to_t - from_t;
+    if (span <= 0) return false;
+    return std::any_of(alerts.begin(), alerts.end(), [&](const AlertRecord& a) {
+      if (a.gpu != gpu || a.rule != "stalled") return false;
+      const double from = std::max(from_t, a.since);
+      const double to = std::min(to_t, a.resolved_at.value_or(to_t));
+      return to - from >= kCriticalOverlapMin * span;
+    });
   }
 
   void extend_run(const GpuStatus& st, double t, double dt) {
@@ -342,8 +358,10 @@ struct ReportBuilder::Impl {
     out.evidence = r.last->finding.evidence;
     out.cannot_tell = r.last->finding.cannot_tell;
     out.fixes = critical_fixes(out.gpu, out.start, out.end);
-    append_unique(out.fixes,
-                  fixes_for_state(r.last->finding, r.last->window, hw, engine.fix_context()));
+    if (!hang_covers(out.gpu, out.start, out.end)) {
+      append_unique(out.fixes,
+                    fixes_for_state(r.last->finding, r.last->window, hw, engine.fix_context()));
+    }
     if (out.throttled_share >= 0.5) {
       out.throttle_cause = clock_reasons_text(r.reasons);
       append_unique(out.fixes, fixes_for_throttle(throttle_of(r.reasons)));

@@ -31,10 +31,12 @@ struct CorpusPhase {
   std::string workload;
   std::string phase;
   std::string state;
+  std::vector<std::string> state_any;  // any of these is right, where the label says so
   std::vector<std::string> alerts;
   std::vector<std::string> not_alerts;
   std::vector<std::string> fix_words;
-  std::string known_miss;  // why, when the miss is understood and cannot be fixed
+  std::vector<std::string> fix_not;  // words the first fix must not contain
+  std::string known_miss;            // why, when the miss is understood and cannot be fixed
   bool holdout = false;
 };
 
@@ -61,6 +63,8 @@ std::vector<CorpusPhase> recorded_phases() {
       c.alerts = p.value("alerts", std::vector<std::string>{});
       c.not_alerts = p.value("not_alerts", std::vector<std::string>{});
       c.fix_words = p.value("fix", std::vector<std::string>{});
+      c.fix_not = p.value("fix_not", std::vector<std::string>{});
+      c.state_any = p.value("state_any", std::vector<std::string>{});
       c.known_miss = p.value("known_miss", std::string());
       c.holdout = w.value("set", std::string()) == "holdout";
       out.push_back(std::move(c));
@@ -95,8 +99,10 @@ std::vector<std::string> problems(const CorpusPhase& c, const DiagnosisReport& r
   }
   if (phase == nullptr) return {"phase not found in the recording"};
   std::vector<std::string> out;
-  if (state_id(phase->state) != c.state)
-    out.push_back(fmt::format("state {}", state_id(phase->state)));
+  const std::string got(state_id(phase->state));
+  const bool state_right =
+      got == c.state || std::find(c.state_any.begin(), c.state_any.end(), got) != c.state_any.end();
+  if (!state_right) out.push_back(fmt::format("state {}", got));
   const auto fired = [&](const std::string& rule) {
     return std::any_of(rep.alerts.begin(), rep.alerts.end(), [&](const AlertRecord& a) {
       return a.rule == rule && a.gpu == 0 && a.fired_at >= phase->start &&
@@ -109,8 +115,12 @@ std::vector<std::string> problems(const CorpusPhase& c, const DiagnosisReport& r
   for (const auto& rule : c.not_alerts) {
     if (fired(rule)) out.push_back(rule + " fired");
   }
+  const std::string first = phase->fixes.empty() ? std::string() : lower(phase->fixes.front());
+  for (const auto& w : c.fix_not) {
+    if (first.find(lower(w)) != std::string::npos)
+      out.push_back("first fix says \"" + w + "\": " + phase->fixes.front());
+  }
   if (!c.fix_words.empty()) {
-    const std::string first = phase->fixes.empty() ? std::string() : lower(phase->fixes.front());
     const bool said = std::any_of(
         c.fix_words.begin(), c.fix_words.end(),
         [&](const std::string& w) { return first.find(lower(w)) != std::string::npos; });

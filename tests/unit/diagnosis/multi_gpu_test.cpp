@@ -103,6 +103,16 @@ std::vector<std::string> problems(const LiveRun& run, const nlohmann::json& row,
   for (const auto& rule : row.value("not_alerts", std::vector<std::string>{})) {
     if (fired(rule)) out.push_back(rule + " fired");
   }
+  const std::string first = phase->fixes.empty() ? std::string() : phase->fixes.front();
+  const auto fix_words = row.value("fix", std::vector<std::string>{});
+  if (!fix_words.empty() &&
+      std::none_of(fix_words.begin(), fix_words.end(),
+                   [&](const std::string& w) { return first.find(w) != std::string::npos; })) {
+    out.push_back("first fix: " + (first.empty() ? std::string("(none)") : first));
+  }
+  for (const auto& w : row.value("fix_not", std::vector<std::string>{})) {
+    if (first.find(w) != std::string::npos) out.push_back("first fix says \"" + w + "\"");
+  }
   if (row.value("names_late_rank", false)) {
     const std::string late = fmt::format("GPU {}", world - 1);
     bool named = std::any_of(phase->fixes.begin(), phase->fixes.end(),

@@ -221,6 +221,25 @@ TEST(States, WaitingOnPeerNeedsABusyPeer) {
   EXPECT_EQ(classify(rank1).state, GpuState::SmUnderused);
 }
 
+TEST(States, ASlowerRankDoingTheSameWorkIsWaitedFor) {
+  // DDP, rank 0 held up 40 ms a step on its host: every rank does the same GEMMs
+  // (14 % SM activity); the others sit in NCCL the rest of the time (98 %
+  // utilization), rank 0's GPU has a kernel only 18 % of the time.
+  const Values rank1{{Metric::GpuUtil, 98}, {Metric::SmActive, 14.5}};
+  const auto f = classify(rank1, {{0, 13.9, 18.0}});
+  EXPECT_EQ(f.state, GpuState::WaitingOnPeer);
+  EXPECT_TRUE(f.facts.peer_slow_rank);
+  EXPECT_EQ(f.facts.peer_gpu, 0);
+  const auto fx = fixes_for_state(f, WindowStats{}, hardware_limits(h100()), FixContext{});
+  ASSERT_FALSE(fx.empty());
+  EXPECT_NE(fx[0].find("GPU 0"), std::string::npos) << fx[0];
+  EXPECT_EQ(fx[0].find("blocks"), std::string::npos) << fx[0];
+  // A peer that runs nothing is not a rank at work (an unused GPU, or a hang).
+  EXPECT_EQ(classify(rank1, {{0, 0.0, 0.0}}).state, GpuState::SmUnderused);
+  // A peer doing other work (far more SM activity per kernel time) is not this rule's.
+  EXPECT_EQ(classify(rank1, {{0, 30.0, 40.0}}).state, GpuState::SmUnderused);
+}
+
 TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
   DeviceInfo a100 = h100();
   a100.name = "NVIDIA A100-SXM4-80GB";
