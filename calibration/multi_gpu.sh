@@ -10,7 +10,7 @@
 #
 # Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor),
 # PLAN (main: expected.json, the default; holdout: expected-holdout.json; advice:
-# expected-advice.json).
+# expected-advice.json; advice_holdout: expected-advice-holdout.json).
 # NVLink multicast stays off in every rank (the GPU machines require it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ plan=${PLAN:-main}
 expected=calibration/multi_gpu/expected.json
 [[ $plan == holdout ]] && expected=calibration/multi_gpu/expected-holdout.json
 [[ $plan == advice ]] && expected=calibration/multi_gpu/expected-advice.json
+[[ $plan == advice_holdout ]] && expected=calibration/multi_gpu/expected-advice-holdout.json
 gpulens=${GPULENS:-.devbin/gpulens}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$out/ranks"

@@ -9,6 +9,7 @@
 #   bench/multi_gpu/device_run.sh holdout  calibration/multi_gpu.sh with PLAN=holdout
 #                                          (expected-holdout.json), nothing else
 #   bench/multi_gpu/device_run.sh advice   the same with PLAN=advice (expected-advice.json)
+#   bench/multi_gpu/device_run.sh advice_holdout   the same, expected-advice-holdout.json
 #   bench/multi_gpu/device_run.sh cost     bench/multi_gpu/cost_scaling.sh: collector
 #                                          cost per GPU at 1, 2, 4 (8) GPUs beside dmon
 # Everything lands under $OUT as one archive plus the printed tables.
@@ -16,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:?OUT must name the output folder}
-stage=${1:?usage: device_run.sh phases|holdout|advice|cost}
+stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|cost}
 n=$(nvidia-smi -L | wc -l)
 work=/tmp/multi-gpu
 mkdir -p "$work"
@@ -30,7 +31,7 @@ case $stage in
     bench/multi_gpu/serve_check.sh "$work/serve"
     cp "$work/multi/score.txt" "$work/serve/serve-check.txt" "$out/" 2>/dev/null
     ;;
-  holdout | advice)
+  holdout | advice | advice_holdout)
     PLAN=$stage GPULENS=.devbin/gpulens calibration/multi_gpu.sh "$work/multi" "$n"
     cp "$work/multi/score.txt" "$out/" 2>/dev/null
     ;;

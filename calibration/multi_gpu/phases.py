@@ -333,14 +333,89 @@ def advice_main(rank, world, out, scale):
         json.dump(record, f, indent=1)
 
 
+def advice_holdout_main(rank, world, out, scale):
+    """The advice holdout plan (expected-advice-holdout.json): the last rank
+    sleeps 25 ms on its host every step of a DDP job (a slow rank that is not
+    rank 0 and not spinning), then rank 0 alone runs a few-SM kernel while the
+    other ranks sleep (a job using one of its GPUs: no one waits)."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dev = join_group(rank, world)
+    secs = lambda s: max(2.0, s * scale)  # noqa: E731
+    record = {"rank": rank, "world": world, "plan": "advice_holdout"}
+    model = nn.Sequential(*[nn.Linear(8192, 8192) for _ in range(6)]).to(dev, torch.bfloat16)
+    ddp = DDP(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+    x = torch.randn(2048, 8192, device=dev, dtype=torch.bfloat16)
+
+    def step():
+        loss = ddp(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    time.sleep(3)
+    slow = world - 1
+    with Phase(rank, "ddp_sleepy_last", record, slow_rank=slow, host_ms=25):
+        end = time.time() + secs(40)
+        n = 0
+        while True:
+            step()
+            if rank == slow:
+                torch.cuda.synchronize()
+                time.sleep(0.025)  # a blocking read, an RPC, a slow file system
+            n += 1
+            stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+            dist.broadcast(stop, 0)
+            if stop.item():
+                break
+    record["ddp_sleepy_last"]["steps"] = n
+    log(rank, f"ddp_sleepy_last: {n} steps")
+    time.sleep(2)
+
+    import cupy
+
+    with cupy.cuda.Device(rank):
+        spin = cupy.RawKernel(SPIN_KERNEL, "spin")
+        sink = cupy.zeros(8 * 128, dtype=cupy.float32)
+        cycles = cupy.int64(10_000_000)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with Phase(rank, "one_gpu_used", record, blocks=8):
+            end = time.time() + secs(30)
+            launches = 0
+            if rank == 0:
+                with stream:
+                    while time.time() < end:
+                        spin((8,), (128,), (sink, cycles))
+                        launches += 1
+                        if launches % 20 == 0:
+                            stream.synchronize()
+                    stream.synchronize()
+            else:
+                time.sleep(max(0.0, end - time.time()))
+        record["one_gpu_used"]["launches"] = launches
+    log(rank, f"one_gpu_used: {launches} launches")
+    dist.barrier()
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, default=0, help="ranks (default: every visible GPU)")
     parser.add_argument("--out", required=True, help="folder for rank<R>.json")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length")
-    parser.add_argument("--plan", choices=["main", "holdout", "advice"], default="main",
+    parser.add_argument("--plan", choices=["main", "holdout", "advice", "advice_holdout"], default="main",
                         help="main: expected.json's phases; holdout: expected-holdout.json's; "
-                             "advice: expected-advice.json's")
+                             "advice: expected-advice.json's; advice_holdout: "
+                             "expected-advice-holdout.json's")
     args = parser.parse_args(argv)
     import torch
     import torch.multiprocessing as mp
@@ -352,7 +427,8 @@ def main(argv):
     os.makedirs(args.out, exist_ok=True)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
-    target = {"main": rank_main, "holdout": holdout_main, "advice": advice_main}[args.plan]
+    target = {"main": rank_main, "holdout": holdout_main, "advice": advice_main,
+              "advice_holdout": advice_holdout_main}[args.plan]
     mp.spawn(target, args=(world, args.out, args.scale), nprocs=world, join=True)
     return 0
 
