@@ -189,17 +189,7 @@ def advice_loader(c):
     loader = torch.utils.data.DataLoader(
         c.SlowDataset(1_000_000, 12.0), batch_size=32, num_workers=4, pin_memory=True,
         persistent_workers=True)
-    it = iter(loader)
-
-    def step():
-        xb, yb = next(it)
-        xb, yb = xb.cuda(non_blocking=True), yb.cuda(non_blocking=True)
-        loss = nn.functional.cross_entropy(model(xb), yb)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = c.loader_step(model, opt, loader)
     for _ in range(3):
         step()
     torch.cuda.synchronize()

@@ -290,6 +290,25 @@ class SlowDataset:
         return torch.randn(3, 64, 64), i % 10
 
 
+def loader_step(model, opt, loader):
+    """One classifier training step on the loader's next batch, copied to the
+    GPU without blocking; returns the loss."""
+    import torch.nn as nn
+
+    it = iter(loader)
+
+    def step():
+        x, y = next(it)
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 def dataloader_starved():
     import torch
     import torch.nn as nn
@@ -303,17 +322,7 @@ def dataloader_starved():
     loader = torch.utils.data.DataLoader(
         SlowDataset(1_000_000, 4.0), batch_size=64, num_workers=2, pin_memory=True,
         persistent_workers=True, shuffle=True)
-    it = iter(loader)
-
-    def step():
-        x, y = next(it)
-        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-        loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
+    step = loader_step(model, opt, loader)
     for _ in range(3):
         step()
     torch.cuda.synchronize()

@@ -212,6 +212,58 @@ extern "C" __global__ void spin(float* out, long long cycles) {
 """
 
 
+def spin_few_sms(rank, seconds, launch=True):
+    """Launches an 8-block, ~5 ms FP32 kernel back to back for `seconds` (or
+    sleeps that long when `launch` is false); returns the launch count."""
+    import cupy
+
+    end = time.time() + seconds
+    if not launch:
+        time.sleep(seconds)
+        return 0
+    with cupy.cuda.Device(rank):
+        spin = cupy.RawKernel(SPIN_KERNEL, "spin")
+        sink = cupy.zeros(8 * 128, dtype=cupy.float32)
+        # ~5 ms at the H100/H200 boost clock (1980 MHz).
+        cycles = cupy.int64(10_000_000)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        launches = 0
+        with stream:
+            while time.time() < end:
+                spin((8,), (128,), (sink, cycles))
+                launches += 1
+                if launches % 20 == 0:
+                    stream.synchronize()
+            stream.synchronize()
+        return launches
+
+
+def ddp_trainer(dev, rank, width, layers, batch):
+    """A DDP model of `layers` bf16 Linear(width) layers on `batch` rows, warmed
+    up; returns one training step (forward, backward with the gradient
+    all-reduce, optimizer) that returns its loss."""
+    import torch
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model = nn.Sequential(*[nn.Linear(width, width) for _ in range(layers)]).to(dev, torch.bfloat16)
+    ddp = DDP(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+    x = torch.randn(batch, width, device=dev, dtype=torch.bfloat16)
+
+    def step():
+        loss = ddp(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    return step
+
+
 def holdout_main(rank, world, out, scale):
     """The holdout plan (expected-holdout.json): a 4x imbalance, the same few-SM
     kernel on every rank, and a shorter hang."""
@@ -232,25 +284,9 @@ def holdout_main(rank, world, out, scale):
 
     gemm_steps(rank, "imbalanced4x", lambda r: 32 if r == 0 else 8, record, a, b, grads, secs(30))
 
-    import cupy
-
-    with cupy.cuda.Device(rank):
-        spin = cupy.RawKernel(SPIN_KERNEL, "spin")
-        sink = cupy.zeros(8 * 128, dtype=cupy.float32)
-        # ~5 ms at the H100/H200 boost clock (1980 MHz).
-        cycles = cupy.int64(10_000_000)
-        stream = cupy.cuda.Stream(non_blocking=True)
-        with Phase(rank, "underused_all", record, blocks=8, threads=128):
-            end = time.time() + secs(30)
-            launches = 0
-            with stream:
-                while time.time() < end:
-                    spin((8,), (128,), (sink, cycles))
-                    launches += 1
-                    if launches % 20 == 0:
-                        stream.synchronize()
-                stream.synchronize()
-        record["underused_all"]["launches"] = launches
+    with Phase(rank, "underused_all", record, blocks=8, threads=128):
+        launches = spin_few_sms(rank, secs(30))
+    record["underused_all"]["launches"] = launches
     log(rank, f"underused_all: {launches} launches of 8 blocks")
     time.sleep(2)
 
@@ -274,27 +310,11 @@ def advice_main(rank, world, out, scale):
     all-gather that the last rank joins only after the phase."""
     import torch
     import torch.distributed as dist
-    import torch.nn as nn
-    from torch.nn.parallel import DistributedDataParallel as DDP
 
     dev = join_group(rank, world)
     secs = lambda s: max(2.0, s * scale)  # noqa: E731
     record = {"rank": rank, "world": world, "plan": "advice"}
-    model = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(12)]).to(dev, torch.bfloat16)
-    ddp = DDP(model, device_ids=[rank])
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
-    x = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
-
-    def step():
-        loss = ddp(x).float().pow(2).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss
-
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
+    step = ddp_trainer(dev, rank, width=4096, layers=12, batch=4096)
     time.sleep(3)
     with Phase(rank, "ddp_slow_rank", record, slow_rank=0, host_ms=40):
         end = time.time() + secs(40)
@@ -340,26 +360,11 @@ def advice_holdout_main(rank, world, out, scale):
     other ranks sleep (a job using one of its GPUs: no one waits)."""
     import torch
     import torch.distributed as dist
-    import torch.nn as nn
-    from torch.nn.parallel import DistributedDataParallel as DDP
 
     dev = join_group(rank, world)
     secs = lambda s: max(2.0, s * scale)  # noqa: E731
     record = {"rank": rank, "world": world, "plan": "advice_holdout"}
-    model = nn.Sequential(*[nn.Linear(8192, 8192) for _ in range(6)]).to(dev, torch.bfloat16)
-    ddp = DDP(model, device_ids=[rank])
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
-    x = torch.randn(2048, 8192, device=dev, dtype=torch.bfloat16)
-
-    def step():
-        loss = ddp(x).float().pow(2).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
+    step = ddp_trainer(dev, rank, width=8192, layers=6, batch=2048)
     time.sleep(3)
     slow = world - 1
     with Phase(rank, "ddp_sleepy_last", record, slow_rank=slow, host_ms=25):
@@ -379,27 +384,9 @@ def advice_holdout_main(rank, world, out, scale):
     log(rank, f"ddp_sleepy_last: {n} steps")
     time.sleep(2)
 
-    import cupy
-
-    with cupy.cuda.Device(rank):
-        spin = cupy.RawKernel(SPIN_KERNEL, "spin")
-        sink = cupy.zeros(8 * 128, dtype=cupy.float32)
-        cycles = cupy.int64(10_000_000)
-        stream = cupy.cuda.Stream(non_blocking=True)
-        with Phase(rank, "one_gpu_used", record, blocks=8):
-            end = time.time() + secs(30)
-            launches = 0
-            if rank == 0:
-                with stream:
-                    while time.time() < end:
-                        spin((8,), (128,), (sink, cycles))
-                        launches += 1
-                        if launches % 20 == 0:
-                            stream.synchronize()
-                    stream.synchronize()
-            else:
-                time.sleep(max(0.0, end - time.time()))
-        record["one_gpu_used"]["launches"] = launches
+    with Phase(rank, "one_gpu_used", record, blocks=8):
+        launches = spin_few_sms(rank, secs(30), launch=rank == 0)
+    record["one_gpu_used"]["launches"] = launches
     log(rank, f"one_gpu_used: {launches} launches")
     dist.barrier()
     dist.destroy_process_group()
