@@ -123,17 +123,19 @@ int run_report(const ReportArgs& args) {
     return kExitUsage;
   }
   Trace trace;
+  std::optional<kernels::KernelView> kernel_view;  // "Where the GPU time went"
   HistorySource src;
   if (history) {
     if (auto failed = load_history(args, src, trace)) return *failed;
   } else {
-    auto read = read_trace(args.trace, TraceReadOptions{args.lenient});
+    auto read = read_recording(args.trace, TraceReadOptions{args.lenient});
     if (!read) {
       eprint("gpulens report: {}{}\n", read.error().message,
              args.lenient ? "" : " (--lenient skips malformed lines)");
       return kExitFailure;
     }
-    trace = std::move(*read);
+    trace = std::move(read->trace);
+    kernel_view = std::move(read->kernels);
   }
   const ReportTables tables = load_report_tables(args.settings.data_dir);
   for (const auto& w : tables.warnings) eprint("gpulens: warning: {}\n", w);
@@ -145,7 +147,7 @@ int run_report(const ReportArgs& args) {
   options->edges_apart = !history;
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
-                                   : render_report(verdict, trace, *format);
+                                   : render_report(verdict, trace, kernel_view, *format);
   if (auto written = write_report(text, args.output); !written) {
     eprint("gpulens report: {}\n", written.error().message);
     return kExitFailure;

@@ -189,21 +189,22 @@ std::optional<double> live_peak(const sources::TickSource* source, const ReportT
 void report(const RunArgs& a, const verdict::VerdictOptions& options,
             const std::string& trace_path) {
   // Lenient: a line the job's marks made odd must not cost the whole verdict.
-  auto trace = read_trace(trace_path, TraceReadOptions{.lenient = true});
-  if (!trace) {
-    eprint("gpulens: cannot read the recording back: {}\n", trace.error().message);
+  auto recording = read_recording(trace_path, TraceReadOptions{.lenient = true});
+  if (!recording) {
+    eprint("gpulens: cannot read the recording back: {}\n", recording.error().message);
     return;
   }
+  const Trace* trace = &recording->trace;
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
   const verdict::Verdict verdict = verdict::build_verdict(*trace, options);
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);
-    if (const auto view = kernels::analyze_kernels(*trace))
-      text += "\n" + render::kernels_to_text(*view);
+    if (recording->kernels) text += "\n" + render::kernels_to_text(*recording->kernels);
     print_to_stderr(text);
   }
   if (!a.output.empty()) {
-    const auto text = render_report(verdict, *trace, report_format_for_path(a.output));
+    const auto text =
+        render_report(verdict, *trace, recording->kernels, report_format_for_path(a.output));
     if (auto ok = write_report(text, a.output); !ok) {
       eprint("gpulens: {}\n", ok.error().message);
     } else {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ext/stdio_filebuf.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -129,56 +130,104 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
   return s;
 }
 
+namespace {
+
+// The lines of one record file, each checked to be a kernel record, appended to
+// `out`; a file or line that is not one becomes a record saying so. The job wrote
+// these files, and may have put anything there: a FIFO (opening it would wait for
+// a writer forever), a link to /dev/zero, lines of gigabytes. Files are opened as
+// regular files only, and read in bounded lines.
+struct RecordCopier {
+  std::ofstream& out;
+  std::size_t records = 0;
+
+  void write(const std::string& line) {
+    out << line << '\n';
+    ++records;
+  }
+  void unreadable(const fs::path& f, const std::string& why) {
+    write(nlohmann::json{
+        {"x_kernels", 3}, {"status", "unreadable"}, {"reason", f.filename().string() + ": " + why}}
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+
+  void copy(const fs::path& f) {
+    auto fd = open_regular_file(f.string());
+    if (!fd) {
+      unreadable(f, fd.error().message);
+      return;
+    }
+    __gnu_cxx::stdio_filebuf<char> buf(*fd, std::ios::in);
+    std::istream in(&buf);
+    std::string line;
+    std::size_t number = 0, refused = 0;
+    std::string first_problem;
+    for (;;) {
+      const LineRead r = read_line_bounded(in, line);
+      if (r == LineRead::End) break;
+      ++number;
+      std::string problem;
+      if (r == LineRead::TooLong) {
+        problem = fmt::format("longer than {} bytes (line {})", kMaxLineBytes, number);
+      } else if (line.empty()) {
+        continue;
+      } else if (auto j = parse_json_bounded(line); !j) {
+        // A process killed inside its last write leaves half a line: said, not fatal.
+        problem = fmt::format("{} (line {})", j.error().message, number);
+      } else if (!j->is_object() || !j->contains("x_kernels")) {
+        problem =
+            fmt::format("not a kernel record (a JSON object with \"x_kernels\") (line {})", number);
+      } else {
+        write(line);
+        continue;
+      }
+      if (refused++ == 0) first_problem = problem;
+    }
+    if (refused > 0) {
+      unreadable(f, refused == 1
+                        ? first_problem
+                        : fmt::format("{} lines refused; the first: {}", refused, first_problem));
+    }
+  }
+};
+
+}  // namespace
+
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
-  std::vector<nlohmann::json> records;
+  std::ofstream out(trace_path, std::ios::app);
+  RecordCopier copier{out};
   if (!setup.unavailable.empty()) {
-    records.push_back({{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}});
+    copier.write(
+        nlohmann::json{{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}}
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     std::error_code ec;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(setup.records_dir, ec)) {
-      if (e.path().extension() == ".json") files.push_back(e.path());
+      const auto ext = e.path().extension();
+      if (ext == ".jsonl" || ext == ".json") files.push_back(e.path());
     }
     std::sort(files.begin(), files.end());
-    // The job wrote these files, and may have put anything there: a FIFO (opening
-    // it would wait for a writer forever), a link to /dev/zero, a file of
-    // gigabytes. Each is read only as a regular file of one recording line at
-    // most; one that is not becomes a record saying so, which the report shows.
-    auto unreadable = [&](const fs::path& f, const std::string& why) {
-      records.push_back({{"x_kernels", 3},
-                         {"status", "unreadable"},
-                         {"reason", f.filename().string() + ": " + why}});
-    };
     for (std::size_t i = 0; i < files.size(); ++i) {
       const fs::path& f = files[i];
       if (i == kMaxKernelRecordFiles) {
-        unreadable(f, fmt::format("this and {} more record files not read (at most {} are)",
-                                  files.size() - i - 1, kMaxKernelRecordFiles));
+        copier.unreadable(f, fmt::format("this and {} more record files not read (at most {} are)",
+                                         files.size() - i - 1, kMaxKernelRecordFiles));
       } else if (i < kMaxKernelRecordFiles) {
-        if (auto text = read_regular_file(f.string(), kMaxLineBytes); !text) {
-          unreadable(f, text.error().message);
-        } else if (auto j = parse_json_bounded(*text); !j) {
-          unreadable(f, j.error().message);
-        } else if (j->is_object() && j->contains("x_kernels")) {
-          records.push_back(std::move(*j));
-        } else {
-          unreadable(f, "not a kernel record (a JSON object with \"x_kernels\")");
-        }
+        copier.copy(f);
       }
       fs::remove(f, ec);
     }
     fs::remove(setup.records_dir, ec);
-    if (records.empty()) {
-      records.push_back({{"x_kernels", 3},
+    if (copier.records == 0) {
+      copier.write(
+          nlohmann::json{{"x_kernels", 3},
                          {"status", "no_cuda"},
                          {"reason",
                           "no process of the job started CUDA (or each one ended without running "
-                          "its exit handlers, e.g. os._exit or a signal)"}});
+                          "its exit handlers, e.g. os._exit or a signal)"}}
+              .dump());
     }
-  }
-  std::ofstream out(trace_path, std::ios::app);
-  for (const auto& r : records) {
-    out << r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }
   out.flush();
   if (!out) return "cannot add the kernel records to " + trace_path;

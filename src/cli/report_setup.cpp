@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "kernels/analysis.hpp"
+#include "kernels/record_gatherer.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/data_files.hpp"
@@ -104,9 +105,24 @@ ReportFormat report_format_for_path(const std::string& path) {
   return ReportFormat::Text;
 }
 
-std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format) {
+Result<Recording> read_recording(const std::string& path, TraceReadOptions options) {
+  kernels::RecordGatherer gatherer;
+  bool any = false;
+  options.kernel_record_sink = [&](const nlohmann::json& line) {
+    any = true;
+    gatherer.add(line);
+  };
+  auto trace = read_trace(path, options);
+  if (!trace) return trace.error();
+  Recording r{std::move(*trace), std::nullopt};
+  if (any) r.kernels = kernels::analyze_kernels(std::move(gatherer), r.trace);
+  return r;
+}
+
+std::string render_report(const verdict::Verdict& v, const Trace& trace,
+                          const std::optional<kernels::KernelView>& kernel_view,
+                          ReportFormat format) {
   // A recording of `gpulens run --kernels` adds "Where the GPU time went".
-  const auto kernel_view = kernels::analyze_kernels(trace);
   switch (format) {
     case ReportFormat::Json: {
       auto j = render::verdict_to_json(v);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/trace_reader.hpp"
+#include "kernels/analysis.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::cli {
@@ -44,7 +46,18 @@ std::optional<ReportFormat> report_format_from_name(const std::string& name);
 // By extension: .html/.htm, .json, else text.
 ReportFormat report_format_for_path(const std::string& path);
 
-std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format);
+// A recording and its kernel view (docs/kernels.md). The kernel records are
+// summed as they are read (kernels/record_gatherer.hpp), never held whole: a
+// 24-hour job's read in the memory of its kernel names.
+struct Recording {
+  Trace trace;
+  std::optional<kernels::KernelView> kernels;
+};
+Result<Recording> read_recording(const std::string& path, TraceReadOptions options = {});
+
+// `kernels`: the recording's kernel view, when it has one ("Where the GPU time went").
+std::string render_report(const verdict::Verdict& v, const Trace& trace,
+                          const std::optional<kernels::KernelView>& kernels, ReportFormat format);
 // "-" is stdout. The file is written whole or not at all (temp file + rename).
 Status write_report(const std::string& text, const std::string& path);
 

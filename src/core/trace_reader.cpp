@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -93,6 +94,7 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
       }
     }
   }
+  if (!j && refuse_kernel_record(line, j.error().message)) return std::optional<TraceEvent>{};
   if (!j) {
     if (last_line && !json_nesting_exceeds(line)) {
       // A recording cut off by a crash: keep everything before it.
@@ -111,8 +113,13 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
       return std::optional<TraceEvent>{std::move(mark)};
     }
   } else if (j->contains("x_kernels")) {
-    // A kernel record of `gpulens run --kernels` (docs/kernels.md): kept whole.
-    kernel_records_.push_back(std::move(*j));
+    // A kernel record of `gpulens run --kernels` (docs/kernels.md): to the sink,
+    // else kept whole.
+    if (options_.kernel_record_sink) {
+      options_.kernel_record_sink(*j);
+    } else {
+      kernel_records_.push_back(std::move(*j));
+    }
     return std::optional<TraceEvent>{};
   } else if (j->contains("gpu")) {
     auto sample = sample_from_json(*j);
@@ -173,6 +180,31 @@ void TraceReader::report_dropped() {
   }
 }
 
+// A kernel record gpulens cannot read (too long, not JSON: someone else's writer,
+// or a file cut short) costs the report only that record: it goes to the kernel
+// records as one that says which line and why, and the kernel view shows it.
+bool TraceReader::refuse_kernel_record(const std::string& line, const std::string& problem) {
+  const std::string_view head = std::string_view(line).substr(0, 256);
+  if (head.find("\"x_kernels\"") == std::string_view::npos) return false;
+  std::string what = "a kernel record";
+  const auto pid = head.find("\"pid\":");
+  if (pid != std::string_view::npos) {
+    std::size_t end = pid + 6;
+    while (end < head.size() && (std::isdigit(static_cast<unsigned char>(head[end])) != 0)) ++end;
+    if (end > pid + 6) what += " of process " + std::string(head.substr(pid + 6, end - pid - 6));
+  }
+  nlohmann::json note = {
+      {"x_kernels", 3},
+      {"status", "unreadable"},
+      {"reason", fmt::format("{} at {}:{} not read: {}", what, name_, line_no_, problem)}};
+  if (options_.kernel_record_sink) {
+    options_.kernel_record_sink(note);
+  } else {
+    kernel_records_.push_back(std::move(note));
+  }
+  return true;
+}
+
 Result<std::optional<TraceEvent>> TraceReader::skip_or_fail(const std::string& problem) {
   if (options_.lenient) {
     ++skipped_;
@@ -189,6 +221,7 @@ Result<std::optional<TraceEvent>> TraceReader::next() {
     ++line_no_;
     if (read == LineRead::TooLong) {
       skip_line(*in_);
+      if (refuse_kernel_record(line, fmt::format("longer than {} bytes", kMaxLineBytes))) continue;
       auto skipped = skip_or_fail(fmt::format("longer than {} bytes", kMaxLineBytes));
       if (!skipped) return skipped;
       continue;

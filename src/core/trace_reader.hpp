@@ -2,6 +2,7 @@
 #pragma once
 // Reader for gpu-trace v1 (docs/trace-format.md): streaming, or the whole file.
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,10 @@ namespace gpulens {
 struct TraceReadOptions {
   // Skip malformed lines and count them instead of stopping at the first one.
   bool lenient = false;
+  // Where the kernel records (lines with "x_kernels", docs/kernels.md) go as they
+  // are read; unset, they are kept in kernel_records(). A long job's records are
+  // summed as they come (kernels/record_gatherer.hpp) instead of held whole.
+  std::function<void(const nlohmann::json&)> kernel_record_sink = nullptr;
 };
 
 using TraceEvent = std::variant<Sample, Mark>;
@@ -55,6 +60,8 @@ class TraceReader {
   std::string check_gpu(int gpu) const;
   // A bad line: an error naming file and line, or (lenient) counted and skipped.
   Result<std::optional<TraceEvent>> skip_or_fail(const std::string& problem);
+  // A kernel record line that cannot be read becomes a record saying so: true.
+  bool refuse_kernel_record(const std::string& line, const std::string& problem);
   // A sample or mark at time `t` outside 1900..2200: dropped and counted.
   Result<std::optional<TraceEvent>> drop_for_time(double t);
   // The warnings for what drop_out_of_range() and drop_for_time() dropped, once.

@@ -36,24 +36,42 @@ bool KernelKey::operator<(const KernelKey& o) const {
                   o.block[2], o.registers, o.static_smem, o.dynamic_smem);
 }
 
+std::uint32_t Collector::config_id(const KernelKey& key) {
+  if (auto it = config_ids_.find(key); it != config_ids_.end()) return it->second;
+  KernelKey k = key;
+  if (config_ids_.size() >= kMaxKernelKeys) {
+    // Past the cap, a new configuration is folded into one per name and device.
+    k = KernelKey{};
+    k.device = key.device;
+    k.name = key.name;
+    ++kernel_keys_overflow_;
+    if (auto it = config_ids_.find(k); it != config_ids_.end()) return it->second;
+  }
+  auto name = name_ids_.find(k.name);
+  if (name == name_ids_.end()) {
+    name = name_ids_.emplace(k.name, static_cast<std::uint32_t>(name_ids_.size())).first;
+    new_names_.kernel_names.emplace_back(name->second, k.name);
+  }
+  const auto id = static_cast<std::uint32_t>(config_ids_.size());
+  kernels::ConfigEntry e;
+  e.id = id, e.name = name->second, e.device = k.device;
+  for (int i = 0; i < 3; ++i) {
+    e.grid[i] = static_cast<std::uint32_t>(std::max(0, k.grid[i]));
+    e.block[i] = static_cast<std::uint32_t>(std::max(0, k.block[i]));
+  }
+  e.registers = k.registers;
+  e.static_smem = static_cast<std::uint32_t>(std::max(0, k.static_smem));
+  e.dynamic_smem = static_cast<std::uint32_t>(std::max(0, k.dynamic_smem));
+  new_names_.configs.push_back(e);
+  config_ids_.emplace(std::move(k), id);
+  return id;
+}
+
 void Collector::kernel(const KernelKey& key, std::uint64_t start, std::uint64_t end,
                        std::uint32_t stream) {
   if (end < start) return;
   const std::uint64_t d = end - start;
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) {
-    if (kernels_.size() >= kMaxKernelKeys) {
-      // Past the cap, a new configuration is folded into one per name and device.
-      KernelKey folded;
-      folded.device = key.device;
-      folded.name = key.name;
-      ++kernel_keys_overflow_;
-      it = kernels_.try_emplace(folded).first;
-    } else {
-      it = kernels_.try_emplace(key).first;
-    }
-  }
-  KernelStats& s = it->second;
+  KernelStats& s = kernels_[config_id(key)];
   ++s.count;
   s.total_ns += d;
   s.min_ns = std::min(s.min_ns, d);
@@ -82,9 +100,24 @@ void Collector::memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t 
   busy(device, stream, start, end);
 }
 
-void Collector::sync(int type, std::uint64_t start, std::uint64_t end) {
-  if (end < start || syncs_.size() >= kMaxSyncs) return;
-  syncs_.emplace_back(rel(start, base_ns_), rel(end, base_ns_), type);
+void Collector::sync(int /*type*/, std::uint64_t start, std::uint64_t end) {
+  if (end < start) return;
+  if (syncs_.size() >= kMaxSyncs) {
+    ++syncs_dropped_;  // a chunk's list is bounded even before its sketch is made
+    return;
+  }
+  syncs_.emplace_back(rel(start, base_ns_), rel(end, base_ns_));
+}
+
+void Collector::device(const DeviceInfo& info) {
+  auto [it, added] = devices_.try_emplace(info.id, info);
+  if (!added) return;
+  kernels::DeviceEntry d;
+  d.id = info.id, d.name = info.name, d.sms = info.sms;
+  d.max_blocks_per_sm = info.max_blocks_per_sm, d.max_threads_per_sm = info.max_threads_per_sm;
+  d.max_warps_per_sm = info.max_warps_per_sm, d.registers_per_sm = info.registers_per_sm;
+  d.shared_per_sm = info.shared_per_sm, d.cc_major = info.cc_major, d.cc_minor = info.cc_minor;
+  new_names_.devices.push_back(std::move(d));
 }
 
 void Collector::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start,
@@ -108,14 +141,15 @@ std::size_t Collector::range_key(std::string_view name, std::string_view domain)
   RangeKey k{std::string(domain.substr(0, kMaxRangeNameChars)),
              std::string(name.substr(0, kMaxRangeNameChars))};
   if (auto it = range_index_.find(k); it != range_index_.end()) return it->second;
-  if (ranges_.size() >= kMaxRangeNames) {
+  if (range_index_.size() >= kMaxRangeNames) {
     ++range_names_folded_;
     k = RangeKey{"", kOtherRanges};
     if (auto it = range_index_.find(k); it != range_index_.end()) return it->second;
   }
-  range_index_.emplace(k, ranges_.size());
-  ranges_.emplace_back(k, RangeStats{});
-  return ranges_.size() - 1;
+  const std::size_t id = range_index_.size();
+  new_names_.range_names.push_back({static_cast<std::uint32_t>(id), k.domain, k.name});
+  range_index_.emplace(std::move(k), id);
+  return id;
 }
 
 void Collector::range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
@@ -137,113 +171,53 @@ void Collector::range_end(std::uint32_t id, std::uint64_t ts) {
   const OpenRange r = it->second;
   open_ranges_.erase(it);
   const std::uint64_t d = ts - r.start;
-  RangeStats& s = ranges_[r.key].second;
+  RangeStats& s = range_stats_[r.key];
   ++s.count;
   s.total_ns += d;
   s.min_ns = std::min(s.min_ns, d);
   s.max_ns = std::max(s.max_ns, d);
-  range_instances_.push_back({rel(r.start, base_ns_), rel(ts, base_ns_), r.key});
-  if (range_instances_.size() > kMaxRangeInstances) {
+  range_instances_.push_back(
+      {rel(r.start, base_ns_), rel(ts, base_ns_), static_cast<std::uint32_t>(r.key)});
+  if (range_instances_.size() > kernels::kMaxChunkInstances) {
     range_instances_.pop_front();
     ++range_instances_dropped_;
   }
 }
 
-std::vector<std::pair<std::int64_t, std::int64_t>> Collector::merged_busy(std::uint32_t device) {
-  auto it = busy_.find(device);
-  if (it == busy_.end()) return {};
-  merge_intervals(it->second);
-  return it->second;
-}
-
-nlohmann::json Collector::to_json() {
-  using nlohmann::json;
-  json kernels = json::array();
-  for (const auto& [k, s] : kernels_) {
-    json hist = json::array();
-    for (const auto& [b, n] : s.buckets) hist.push_back({b, n});
-    kernels.push_back({{"device", k.device},
-                       {"name", k.name},
-                       {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-                       {"block", {k.block[0], k.block[1], k.block[2]}},
-                       {"registers", k.registers},
-                       {"static_smem", k.static_smem},
-                       {"dynamic_smem", k.dynamic_smem},
-                       {"count", s.count},
-                       {"total_ns", s.total_ns},
-                       {"min_ns", s.min_ns},
-                       {"max_ns", s.max_ns},
-                       {"hist", hist}});
+Drained Collector::drain() {
+  Drained out;
+  out.names = std::move(new_names_);
+  new_names_ = {};
+  kernels::ChunkRecord& c = out.chunk;
+  for (auto& [id, st] : kernels_) {
+    kernels::KernelEntry e;
+    e.config = id, e.count = st.count, e.total_ns = st.total_ns;
+    e.min_ns = st.count > 0 ? st.min_ns : 0, e.max_ns = st.max_ns;
+    e.hist.assign(st.buckets.begin(), st.buckets.end());
+    c.kernels.push_back(std::move(e));
   }
-  json copies = json::array();
-  for (const auto& [k, s] : copies_) {
-    copies.push_back({{"device", k.device},
-                      {"kind", k.kind},
-                      {"src", k.src},
-                      {"dst", k.dst},
-                      {"count", s.count},
-                      {"bytes", s.bytes},
-                      {"total_ns", s.total_ns}});
+  for (const auto& [k, st] : copies_) {
+    c.copies.push_back({k.device, k.kind, k.src, k.dst, st.count, st.bytes, st.total_ns});
   }
-  json memsets = json::array();
-  for (const auto& [d, s] : memsets_) {
-    memsets.push_back(
-        {{"device", d}, {"count", s.count}, {"bytes", s.bytes}, {"total_ns", s.total_ns}});
+  for (const auto& [d, st] : memsets_) c.memsets.push_back({d, st.count, st.bytes, st.total_ns});
+  for (const auto& [k, st] : streams_)
+    c.streams.push_back({k.first, k.second, st.first, st.second});
+  for (auto& [d, v] : busy_) c.busy.push_back({d, kernels::sketch_spans(std::move(v))});
+  c.syncs = kernels::sketch_spans(std::move(syncs_));
+  for (const auto& [id, st] : range_stats_) {
+    c.ranges.push_back({static_cast<std::uint32_t>(id), st.count, st.total_ns,
+                        st.count > 0 ? st.min_ns : 0, st.max_ns});
   }
-  json syncs = json::array();
-  for (const auto& [a, b, t] : syncs_) syncs.push_back({a, b, t});
-  json busy = json::array();
-  for (auto& [d, v] : busy_) {
-    merge_intervals(v);
-    json flat = json::array();
-    for (const auto& [a, b] : v) {
-      flat.push_back(a);
-      flat.push_back(b);
-    }
-    busy.push_back({{"device", d}, {"intervals", flat}});
-  }
-  json streams = json::array();
-  for (const auto& [k, s] : streams_) {
-    streams.push_back(
-        {{"device", k.first}, {"stream", k.second}, {"launches", s.first}, {"busy_ns", s.second}});
-  }
-  json devices = json::array();
-  for (const auto& [id, d] : devices_) {
-    devices.push_back({{"id", id},
-                       {"name", d.name},
-                       {"sms", d.sms},
-                       {"max_blocks_per_sm", d.max_blocks_per_sm},
-                       {"max_threads_per_sm", d.max_threads_per_sm},
-                       {"max_warps_per_sm", d.max_warps_per_sm},
-                       {"registers_per_sm", d.registers_per_sm},
-                       {"shared_per_sm", d.shared_per_sm},
-                       {"cc", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)}});
-  }
-  json ranges = json::array();
-  for (const auto& [k, s] : ranges_) {
-    ranges.push_back({{"domain", k.domain},
-                      {"name", k.name},
-                      {"count", s.count},
-                      {"total_ns", s.total_ns},
-                      {"min_ns", s.count > 0 ? s.min_ns : 0},
-                      {"max_ns", s.max_ns}});
-  }
-  json instances = json::array();
-  for (const auto& r : range_instances_) {
-    instances.push_back(r.start);
-    instances.push_back(r.end);
-    instances.push_back(r.key);
-  }
-  json nvtx = {{"ranges", ranges},
-               {"instances", instances},
-               {"instances_dropped", range_instances_dropped_},
-               {"names_folded", range_names_folded_},
-               {"unmatched", ranges_unmatched_ + open_ranges_.size()}};
-  return {
-      {"devices", devices}, {"kernels", kernels},  {"copies", copies},
-      {"memsets", memsets}, {"syncs", syncs},      {"busy", busy},
-      {"streams", streams}, {"dropped", dropped_}, {"kernel_configs_folded", kernel_keys_overflow_},
-      {"nvtx", nvtx}};
+  c.instances.assign(range_instances_.begin(), range_instances_.end());
+  c.dropped = dropped_ + syncs_dropped_;
+  c.instances_dropped = range_instances_dropped_;
+  c.names_folded = range_names_folded_;
+  c.configs_folded = kernel_keys_overflow_;
+  kernels_.clear(), copies_.clear(), memsets_.clear(), streams_.clear(), busy_.clear();
+  compact_at_.clear(), syncs_.clear(), range_stats_.clear(), range_instances_.clear();
+  dropped_ = syncs_dropped_ = range_instances_dropped_ = range_names_folded_ = 0;
+  kernel_keys_overflow_ = 0;
+  return out;
 }
 
 }  // namespace gpulens::inject

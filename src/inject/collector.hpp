@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the injection library keeps of the job's GPU activity, in the job's own
-// process: per kernel launch configuration a count and a duration histogram, per
-// copy kind totals, the synchronisations, and per device the union of busy
-// intervals (kernels, copies, memsets on any stream), and the job's NVTX ranges
-// (per name totals and the most recent instances). Pure C++: no CUPTI here, so
-// the aggregation is tested without a GPU.
+// process, chunk by chunk (kernels/chunk_record.hpp): per kernel launch
+// configuration a count and a duration histogram, per copy kind totals, the
+// synchronisations, per device the union of busy intervals (kernels, copies,
+// memsets on any stream), and the job's NVTX ranges (per name totals and the
+// most recent instances). Pure C++: no CUPTI here, so the aggregation is tested
+// without a GPU.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -15,6 +16,8 @@
 #include <tuple>
 #include <unordered_map>
 #include <vector>
+
+#include "kernels/chunk_record.hpp"
 
 namespace gpulens::inject {
 
@@ -90,10 +93,17 @@ struct RangeStats {
 // Bounds on what NVTX ranges may cost in the job's memory and in the record: a
 // job naming each range differently ("step 1234") must not grow without end.
 inline constexpr std::size_t kMaxRangeNameChars = 1000;
-inline constexpr std::size_t kMaxRangeNames = 1000;       // then folded into "(other ranges)"
-inline constexpr std::size_t kMaxRangeInstances = 20000;  // the most recent ones are kept
-inline constexpr std::size_t kMaxOpenRanges = 100000;     // started, not yet ended
+inline constexpr std::size_t kMaxRangeNames = 1000;  // then folded into "(other ranges)"
+inline constexpr std::size_t kMaxRangeInstances = kernels::kMaxRangeInstances;
+inline constexpr std::size_t kMaxOpenRanges = 100000;  // started, not yet ended
 inline constexpr const char* kOtherRanges = "(other ranges)";
+
+// What one chunk (a trace window, or kChunkSeconds of a whole-job trace) adds to
+// the record, and the names it uses that no earlier chunk did.
+struct Drained {
+  kernels::NamesRecord names;
+  kernels::ChunkRecord chunk;  // `seq`, span and `window` are the caller's to set
+};
 
 class Collector {
  public:
@@ -107,7 +117,7 @@ class Collector {
   void memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t start, std::uint64_t end,
               std::uint32_t stream);
   void sync(int type, std::uint64_t start, std::uint64_t end);
-  void device(const DeviceInfo& info) { devices_[info.id] = info; }
+  void device(const DeviceInfo& info);
   // NVTX ranges as CUPTI's marker records give them: a start with the name, an
   // end with the same id. Push/pop and start/end ranges look alike there.
   void range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
@@ -115,46 +125,50 @@ class Collector {
   void range_end(std::uint32_t id, std::uint64_t ts);
   void dropped(std::uint64_t n) { dropped_ += n; }
 
-  // The record's activity part (kernels, copies, memsets, syncs, busy intervals,
-  // devices, "nvtx" without its status); the caller adds the process and status
-  // fields.
-  nlohmann::json to_json();
+  // Everything since the last drain, as the next chunk; the collector starts the
+  // next chunk empty and keeps only its name tables. The chunk's lists are
+  // bounded: per launch configuration a histogram, busy times and
+  // synchronisations as sketches of at most kernels::kMaxSketchSpans spans.
+  Drained drain();
 
-  // Busy intervals of one device merged (sorted, overlaps joined), relative ns.
-  std::vector<std::pair<std::int64_t, std::int64_t>> merged_busy(std::uint32_t device);
+  // NVTX starts without an end, or ends without a start (so far).
+  std::uint64_t unmatched_ranges() const { return ranges_unmatched_ + open_ranges_.size(); }
 
  private:
   void busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start, std::uint64_t end);
+  std::uint32_t config_id(const KernelKey& key);
 
   std::uint64_t base_ns_;
-  std::map<KernelKey, KernelStats> kernels_;
+  // Name tables, for the whole process: ids the chunks refer to.
+  std::map<KernelKey, std::uint32_t> config_ids_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::map<std::uint32_t, DeviceInfo> devices_;  // as last seen
+  kernels::NamesRecord new_names_;               // first seen since the last drain
+  // This chunk's.
+  std::map<std::uint32_t, KernelStats> kernels_;  // by configuration id
   std::map<CopyKey, CopyStats> copies_;
   std::map<std::uint32_t, CopyStats> memsets_;
-  std::vector<std::tuple<std::int64_t, std::int64_t, int>> syncs_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> syncs_;
   std::map<std::uint32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;
   std::map<std::uint32_t, std::size_t> compact_at_;  // merge a device's list when it is this long
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>>
       streams_;  // (device, stream) -> (launches, busy ns)
-  std::map<std::uint32_t, DeviceInfo> devices_;
   std::uint64_t dropped_ = 0;
   std::uint64_t kernel_keys_overflow_ = 0;
+  std::uint64_t syncs_dropped_ = 0;
 
   struct OpenRange {
     std::uint64_t start = 0;
     std::size_t key = 0;
   };
-  struct RangeInstance {
-    std::int64_t start = 0, end = 0;
-    std::size_t key = 0;
-  };
   std::size_t range_key(std::string_view name, std::string_view domain);
-  std::map<RangeKey, std::size_t> range_index_;
-  std::vector<std::pair<RangeKey, RangeStats>> ranges_;  // by index
+  std::map<RangeKey, std::size_t> range_index_;  // for the whole process
+  std::map<std::size_t, RangeStats> range_stats_;
   std::unordered_map<std::uint32_t, OpenRange> open_ranges_;
-  std::deque<RangeInstance> range_instances_;  // the most recent, by end
-  std::uint64_t range_instances_dropped_ = 0;  // older instances let go
-  std::uint64_t range_names_folded_ = 0;       // instances of names past kMaxRangeNames
-  std::uint64_t ranges_unmatched_ = 0;         // ends without a start, starts past the cap
+  std::deque<kernels::InstanceEntry> range_instances_;  // this chunk's most recent, by end
+  std::uint64_t range_instances_dropped_ = 0;
+  std::uint64_t range_names_folded_ = 0;
+  std::uint64_t ranges_unmatched_ = 0;  // ends without a start, starts past the cap
 };
 
 }  // namespace gpulens::inject

@@ -92,11 +92,24 @@ struct State {
   std::uint64_t window_start_ns = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
   bool attached = false;  // CUPTI initialised with our buffers registered
+
+  // The record file (kernels_inject.cpp): `writing` orders the window or chunk
+  // thread's lines against the exit handler's.
+  std::mutex writing;
+  int record_fd = -1;
+  bool process_written = false;
+  std::uint64_t chunks = 0;          // chunk lines written (their `seq`)
+  std::size_t windows_written = 0;   // windows whose chunk is out
+  std::uint64_t chunk_start_ns = 0;  // traced whole: where the next chunk starts
 };
 
 State& state();
 std::string result_text(const Api& api, CUptiResult r);
 std::int64_t unix_now_ns();
+
+// Drains what CUPTI delivered since the last chunk and appends it to the record
+// as one chunk over [start, end] (CUPTI timestamps); `window`: a trace window.
+void write_chunk(State& s, std::uint64_t start, std::uint64_t end, bool window);
 
 // CUPTI's buffer callbacks (kernels_inject.cpp).
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);

@@ -23,17 +23,21 @@
 // default CUPTI records only in windows (schedule.hpp, GPULENS_KERNELS_SCHEDULE;
 // trace_control.cpp); the record lists the windows.
 //
-// At exit each process writes one JSON record ($GPULENS_KERNELS_DIR/
-// kernels-<pid>.json) that `gpulens run` merges into the recording. Nothing here
-// may change what the job does: every failure ends in a record that says why,
-// never in an exit or a message on the job's streams.
+// Each process appends its record to $GPULENS_KERNELS_DIR/kernels-<pid>.jsonl as
+// it goes (kernels/chunk_record.hpp, version 4): bounded lines as each window
+// closes (traced whole: every kChunkSeconds), and an end line at exit. `gpulens
+// run` moves the lines into the recording. Nothing here may change what the job
+// does: every failure ends in a record that says why, never in an exit or a
+// message on the job's streams.
 #include <cupti.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -42,9 +46,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "inject/inject_state.hpp"
 #include "inject/trace_control.hpp"
+#include "kernels/chunk_record.hpp"
 
 #define GPULENS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -299,47 +305,97 @@ nlohmann::json nvtx_status(const State& s) {
   return {{"status", "unused"}};  // ours, and the job made no NVTX call
 }
 
-void write_record(State& s) {
-  if (s.written || s.out_dir.empty()) return;
-  s.written = true;
-  nlohmann::json j = s.collector != nullptr ? s.collector->to_json() : nlohmann::json::object();
-  j["x_kernels"] = 3;
-  if (!j.contains("nvtx")) j["nvtx"] = nlohmann::json::object();
-  j["nvtx"].update(nvtx_status(s));
-  j["pid"] = static_cast<long>(getpid());
-  j["status"] = s.status;
-  if (!s.reason.empty()) j["reason"] = s.reason;
-  if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr && *kinds != '\0')
-    j["kinds"] = kinds;  // a measurement run recorded only these
-  j["cupti"] = {{"path", s.library.path}, {"version", s.cupti_version}};
-  if (s.library.handle == nullptr) j["cupti"]["searched"] = s.library.searched;
-  j["clock"] = {{"base_ns", s.base_ns}, {"base_unix_ns", s.base_unix_ns}};
-  if (s.first_ns <= s.last_ns) {
-    j["activity"] = {{"first_ns", static_cast<std::int64_t>(s.first_ns - s.base_ns)},
-                     {"last_ns", static_cast<std::int64_t>(s.last_ns - s.base_ns)}};
-  }
-  if (s.yielded_ns >= 0) j["yielded_ns"] = s.yielded_ns;
-  if (s.schedule) {
-    j["sampling"] = {{"first_s", s.schedule->first_s},
-                     {"window_s", s.schedule->window_s},
-                     {"every_s", s.schedule->every_s}};
-    nlohmann::json windows = nlohmann::json::array();
-    for (const auto& [a, b] : s.windows) {
-      windows.push_back(
-          {static_cast<std::int64_t>(a - s.base_ns), static_cast<std::int64_t>(b - s.base_ns)});
-    }
-    j["windows"] = std::move(windows);
-  }
-  if (!s.schedule_error.empty()) j["schedule_error"] = s.schedule_error;
+kernels::ProcessRecord process_record(const State& s) {
+  kernels::ProcessRecord p;
   char exe[512] = {};
-  if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) j["exe"] = exe;
-  const std::string final_path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".json";
-  const std::string tmp = final_path + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) == 0 && ok) std::rename(tmp.c_str(), final_path.c_str());
+  if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) p.exe = exe;
+  p.cupti_path = s.library.path;
+  p.cupti_version = s.cupti_version;
+  if (s.library.handle == nullptr) p.cupti_searched = s.library.searched;
+  p.base_ns = s.base_ns;
+  p.base_unix_ns = s.base_unix_ns;
+  if (s.schedule) {
+    p.sampling = kernels::ProcessRecord::Sampling{s.schedule->first_s, s.schedule->window_s,
+                                                  s.schedule->every_s};
   }
+  p.schedule_error = s.schedule_error;
+  if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr)
+    p.kinds = kinds;  // a measurement run recorded only these
+  return p;
+}
+
+// Appends whole lines to this process's record file in one write: a reader never
+// sees half a line unless the process dies inside the write.
+void append_lines(State& s, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  std::string text;
+  for (const auto& l : lines) text += l + '\n';
+  if (s.record_fd < 0) {
+    const std::string path = s.out_dir + "/kernels-" + std::to_string(getpid()) + ".jsonl";
+    s.record_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (s.record_fd < 0) return;  // `gpulens run` then says no process wrote a record
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(s.record_fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void ensure_process_line(State& s) {
+  if (s.process_written) return;
+  s.process_written = true;
+  append_lines(s, kernels::encode_process(getpid(), process_record(s)));
+}
+
+}  // namespace
+
+void write_chunk(State& s, std::uint64_t start, std::uint64_t end, bool window) {
+  std::lock_guard writing(s.writing);
+  if (s.written) return;  // the end is out (or a forked child): nothing more
+  Drained d;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.collector == nullptr) return;
+    d = s.collector->drain();
+  }
+  ensure_process_line(s);
+  d.chunk.seq = s.chunks++;
+  d.chunk.start_ns = static_cast<std::int64_t>(start - s.base_ns);
+  d.chunk.end_ns = static_cast<std::int64_t>(end - s.base_ns);
+  d.chunk.window = window;
+  if (!d.names.empty()) append_lines(s, kernels::encode_names(getpid(), d.chunk.seq, d.names));
+  append_lines(s, kernels::encode_chunk(getpid(), d.chunk));
+}
+
+namespace {
+
+void write_end(State& s) {
+  std::lock_guard writing(s.writing);
+  if (s.written || s.out_dir.empty()) return;
+  ensure_process_line(s);
+  kernels::EndRecord e;
+  e.status = s.status;
+  e.reason = s.reason;
+  if (s.yielded_ns >= 0) e.yielded_ns = s.yielded_ns;
+  if (s.first_ns <= s.last_ns) {
+    e.activity = std::make_pair(static_cast<std::int64_t>(s.first_ns - s.base_ns),
+                                static_cast<std::int64_t>(s.last_ns - s.base_ns));
+  }
+  const nlohmann::json nvtx = nvtx_status(s);
+  e.nvtx_status = nvtx.value("status", "");
+  e.nvtx_reason = nvtx.value("reason", "");
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.collector != nullptr) e.unmatched = s.collector->unmatched_ranges();
+  }
+  e.chunks = s.chunks;
+  append_lines(s, kernels::encode_end(getpid(), e));
+  s.written = true;
+  if (s.record_fd >= 0) close(s.record_fd);
+  s.record_fd = -1;
 }
 
 void at_exit() {
@@ -347,9 +403,20 @@ void at_exit() {
   // A forked child has no window thread and no GPU work of its own; its locks may
   // have been held by a thread that does not exist in it.
   if (!s.started || s.forked_child) return;
-  stop_tracing(s);
-  std::lock_guard lock(s.mutex);
-  write_record(s);
+  stop_tracing(s);  // closes the open window, and everything CUPTI holds comes in
+  if (s.attached) {
+    std::uint64_t now = 0;
+    s.api.timestamp(&now);
+    // The last window, if the window thread had not written it; else what ran
+    // after it (work queued at its close) as a chunk outside the windows.
+    if (s.windows.size() > s.windows_written) {
+      write_chunk(s, s.windows.back().first, s.windows.back().second, true);
+      s.windows_written = s.windows.size();
+    } else {
+      write_chunk(s, s.chunk_start_ns, now, false);
+    }
+  }
+  write_end(s);
 }
 
 void in_forked_child() {

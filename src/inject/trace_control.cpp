@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <thread>
 
+#include "kernels/chunk_record.hpp"
+
 namespace gpulens::inject {
 namespace {
 
@@ -56,6 +58,7 @@ bool attach(State& s) {
     s.api.version(&s.cupti_version);
     s.api.timestamp(&s.base_ns);
     s.base_unix_ns = unix_now_ns();
+    s.chunk_start_ns = s.base_ns;
     std::lock_guard lock(s.mutex);
     s.collector = std::make_unique<Collector>(s.base_ns);
   }
@@ -116,7 +119,28 @@ void window_loop() {
       std::lock_guard lock(s.toggle);
       if (s.stopping) return;  // whoever stopped closed the window
       close_window(s);
+      // The window's records, as far as CUPTI has them, go out now as one chunk:
+      // the record stays bounded and a job that dies keeps its closed windows.
+      s.api.flush_all(0);
+      write_chunk(s, s.windows.back().first, s.windows.back().second, true);
+      s.windows_written = s.windows.size();
     }
+  }
+}
+
+// Traced whole: a chunk every kChunkSeconds, for the same reasons.
+void chunk_loop() {
+  State& s = state();
+  const auto period = static_cast<std::int64_t>(kernels::kChunkSeconds * 1e9);
+  for (std::int64_t next = unix_now_ns() + period;; next += period) {
+    sleep_until_unix(next);
+    std::lock_guard lock(s.toggle);
+    if (s.stopping) return;
+    s.api.flush_all(0);
+    std::uint64_t now = 0;
+    s.api.timestamp(&now);
+    write_chunk(s, s.chunk_start_ns, now, false);
+    s.chunk_start_ns = now;
   }
 }
 
@@ -124,7 +148,10 @@ void window_loop() {
 
 bool trace_whole_job(State& s) {
   std::lock_guard lock(s.toggle);
-  if (attach(s)) return true;
+  if (attach(s)) {
+    std::thread(chunk_loop).detach();
+    return true;
+  }
   s.stopping = true;
   return false;
 }

@@ -16,6 +16,7 @@
 #include "kernels/kernel_findings.hpp"
 #include "kernels/kernel_record.hpp"
 #include "kernels/occupancy.hpp"
+#include "kernels/record_gatherer.hpp"
 #include "kernels/trace_windows.hpp"
 
 namespace gpulens::kernels {
@@ -42,163 +43,47 @@ double percentile_ns(const std::map<int, std::uint64_t>& hist, double q) {
   return bucket_mid_ns(hist.rbegin()->first);
 }
 
-struct Config {
-  LaunchShape shape;
-  std::uint64_t count = 0;
-  std::uint64_t total_ns = 0;
-};
-
-struct NameAgg {
-  std::uint32_t device = 0;
-  std::uint64_t count = 0;
-  std::uint64_t total_ns = 0;
-  std::map<int, std::uint64_t> hist;
-  std::vector<Config> configs;
-};
-
-// Every record through the checked readers first (kernel_record.hpp): one the job
-// garbled is skipped with a line saying which field, and the rest still count.
-std::vector<KernelRecord> read_records(const Trace& trace, std::vector<std::string>& notes) {
-  std::vector<KernelRecord> records;
-  for (std::size_t i = 0; i < trace.kernel_records.size(); ++i) {
-    auto read = read_kernel_record(trace.kernel_records[i]);
-    if (read) {
-      records.push_back(std::move(*read));
-    } else {
-      notes.push_back(kernel_record_name(trace.kernel_records[i], i) +
-                      " skipped: " + read.error().message);
-    }
-  }
-  return records;
-}
-
-// Times: seconds since the first record's clock origin, so doubles keep ns.
-std::int64_t clock_origin_ns(const std::vector<KernelRecord>& records) {
-  std::int64_t origin_ns = 0;
-  bool have_origin = false;
+// The earliest clock among the records (version 1 to 3 records and version 4's
+// process lines keep it under the same keys), so the analysis clock's zero does
+// not depend on the records' order.
+std::optional<std::int64_t> earliest_clock(const std::vector<nlohmann::json>& records) {
+  std::optional<std::int64_t> origin;
   for (const auto& r : records) {
-    const auto b = r.base_unix_ns;
-    if (r.has_clock && b > 0 && (!have_origin || b < origin_ns)) origin_ns = b, have_origin = true;
+    if (!r.is_object()) continue;
+    const auto clock = r.find(key::clock);
+    if (clock == r.end() || !clock->is_object()) continue;
+    const auto base = clock->find(key::base_unix_ns);
+    if (base == clock->end() || !base->is_number_integer()) continue;
+    const auto b = base->get<std::int64_t>();
+    if (b > 0 && (!origin || b < *origin)) origin = b;
   }
-  return origin_ns;
+  return origin;
 }
 
-// What the records hold, summed over the job's processes, on the analysis clock.
-struct Gathered {
-  std::map<std::string, NameAgg> names;
-  std::map<std::pair<std::string, std::string>, CopyRow> copies;
-  std::map<std::uint32_t, Intervals> busy;
-  std::map<std::uint32_t, SmLimits> limits;
-  std::map<std::uint32_t, std::string> device_names;
-  Intervals syncs;
-  std::vector<std::string> statuses;
-  NvtxRanges nvtx;
-  // Trace windows (trace_windows.hpp), per device: those of the processes that used it.
-  std::map<std::uint32_t, Spans> opened;
-  std::size_t processes_sampled = 0, processes_untraced = 0;
-};
-
-// A process without a kernel view says why: its own profiler took CUPTI, or its status.
-void note_status(const KernelRecord& r, std::vector<std::string>& notes) {
-  const std::string who = r.pid ? fmt::format("process {}", *r.pid) : "";
-  if (r.status == "job_profiler" && r.yielded_ns) {
-    notes.push_back(fmt::format(
-        "{}: the job started its own CUPTI profiler (torch.profiler or similar) {:.1f} s after "
-        "CUDA started; gpulens handed CUPTI over and its kernel view stops there",
-        who, *r.yielded_ns / 1e9));
-  } else if (r.status != "ok") {
-    notes.push_back((who.empty() ? "" : who + ": ") + "no kernel view (" + r.status + ")" +
-                    (r.reason.empty() ? "" : ": " + r.reason));
-  }
-}
-
-void add_kernels(const KernelRecord& r, std::map<std::string, NameAgg>& names, KernelView& view) {
-  for (const auto& k : r.kernels) {
-    NameAgg& a = names[k.name];
-    a.device = k.device;
-    a.count += k.count;
-    a.total_ns += k.total_ns;
-    for (const auto& [bucket, n] : k.hist) a.hist[bucket] += n;
-    Config c;
-    c.shape = k.shape;
-    c.count = k.count;
-    c.total_ns = k.total_ns;
-    a.configs.push_back(c);
-    view.launches += k.count;
-    view.kernel_s += static_cast<double>(k.total_ns) / 1e9;
-  }
-}
-
-void add_copies(const KernelRecord& r,
-                std::map<std::pair<std::string, std::string>, CopyRow>& copies) {
-  for (const auto& c : r.copies) {
-    CopyRow& row = copies[{c.kind, c.src + ">" + c.dst}];
-    row.kind = c.kind, row.src = c.src, row.dst = c.dst;
-    row.count += c.count;
-    row.bytes += c.bytes;
-    row.seconds += static_cast<double>(c.total_ns) / 1e9;
-    row.pageable = c.src == "pageable" || c.dst == "pageable";
-  }
-}
-
-// A sampled process's trace windows go to every device it used.
-template <typename Clock>
-void add_windows(const KernelRecord& r, const Clock& t, const std::set<std::uint32_t>& devices,
-                 Gathered& g, Sampling& sampling) {
-  ++g.processes_sampled;
-  sampling.window_s = r.sampling->window_s;
-  sampling.every_s = r.sampling->every_s;
-  sampling.first_s = r.sampling->first_s;
-  Spans mine;
-  for (const auto& [from, to] : r.windows) mine.emplace_back(t(from), t(to));
-  if (mine.empty()) ++g.processes_untraced;
-  for (const auto dev : devices) {
-    auto& spans = g.opened[dev];
-    spans.insert(spans.end(), mine.begin(), mine.end());
-  }
-}
-
-// One process's record into the totals.
-void gather(const KernelRecord& r, std::int64_t origin_ns, Gathered& g, KernelView& view) {
-  g.statuses.push_back(r.status);
-  note_status(r, view.notes);
-  view.dropped += r.dropped;
-  // Both clocks are non-negative (the readers refuse others): no overflow here.
-  const std::int64_t base = r.has_clock ? r.base_unix_ns - origin_ns : 0;
-  // In doubles: a relative time as large as the record likes cannot overflow.
-  auto t = [&](std::int64_t rel_ns) {
-    return (static_cast<double>(base) + static_cast<double>(rel_ns)) / 1e9;
-  };
-  for (const auto& d : r.devices) {
-    if (d.limits.sms > 0) g.limits[d.id] = d.limits;
-    g.device_names[d.id] = d.name;
-  }
-  add_kernels(r, g.names, view);
-  add_copies(r, g.copies);
-  view.memsets += r.memsets;
-  for (const auto& [a, b] : r.syncs) g.syncs.emplace_back(t(a), t(b));
-  view.syncs += r.syncs.size();
-  Intervals own_busy;  // this process's, for its NVTX ranges
-  std::set<std::uint32_t> own_devices;
-  for (const auto& b : r.busy) {
-    auto& v = g.busy[b.device];
-    own_devices.insert(b.device);
-    for (const auto& [from, to] : b.intervals) {
-      v.emplace_back(t(from), t(to));
-      own_busy.push_back(v.back());
+// Overlapping synchronisations (several threads, several processes) block the
+// host once: joined, with the overlap taken out of their blocked time.
+void merge_syncs(SyncSpans& syncs) {
+  std::sort(syncs.begin(), syncs.end(),
+            [](const SyncSpan& a, const SyncSpan& b) { return a.from < b.from; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < syncs.size(); ++i) {
+    if (out > 0 && syncs[i].from <= syncs[out - 1].to) {
+      SyncSpan& m = syncs[out - 1];
+      const double overlap = std::min(m.to, syncs[i].to) - syncs[i].from;
+      m.blocked_s = std::max(0.0, m.blocked_s + syncs[i].blocked_s - std::max(0.0, overlap));
+      m.count += syncs[i].count;
+      m.to = std::max(m.to, syncs[i].to);
+    } else {
+      syncs[out++] = syncs[i];
     }
   }
-  if (r.sampling) add_windows(r, t, own_devices, g, view.sampling);
-  if (r.nvtx) {
-    merge_intervals(own_busy);
-    g.nvtx.add_process(*r.nvtx, t, std::move(own_busy), std::move(own_devices));
-  }
+  syncs.resize(out);
 }
 
 // No GPU work in any record (every record garbled, or no CUDA work): the notes
 // say which field of each, or why.
-void explain_no_view(const Gathered& g, std::size_t skipped, std::size_t records,
-                     KernelView& view) {
+void explain_no_view(const Gathered& g, KernelView& view) {
+  const std::size_t skipped = g.skipped, records = g.records;
   view.status = !g.statuses.empty() ? g.statuses.front() : skipped > 0 ? "malformed" : "none";
   if (view.notes.size() == skipped && g.processes_sampled > 0 &&
       g.processes_untraced == g.processes_sampled) {
@@ -237,7 +122,7 @@ std::optional<SmLimits> limits_of(std::uint32_t device, const Gathered& g, const
 // The launch configuration that holds most of the kernel's time, and its SM
 // coverage when the device's limits are known.
 void describe_main_config(const NameAgg& a, const Gathered& g, const Trace& trace, KernelRow& row) {
-  const Config* main = nullptr;
+  const LaunchConfig* main = nullptr;
   for (const auto& c : a.configs) {
     if (main == nullptr || c.total_ns > main->total_ns) main = &c;
   }
@@ -314,6 +199,11 @@ struct Attribution {
   std::map<std::uint32_t, Spans> traced;
 };
 
+const HiddenIdles* hidden_of(const Gathered& g, std::uint32_t device) {
+  const auto it = g.hidden.find(device);
+  return it == g.hidden.end() ? nullptr : &it->second;
+}
+
 // Each device's view (device_steps.cpp), in device order; the sampling totals
 // and the notes of steps no window held whole.
 Attribution add_devices(Gathered& g, const std::vector<double>& steps, double origin_s,
@@ -332,6 +222,7 @@ Attribution add_devices(Gathered& g, const std::vector<double>& steps, double or
                                   .opened = opened,
                                   .steps = &steps,
                                   .syncs = &g.syncs,
+                                  .hidden = hidden_of(g, dev),
                                   .origin_s = origin_s,
                                   .strips = options.strips});
     if (d.traced) {
@@ -351,6 +242,26 @@ Attribution add_devices(Gathered& g, const std::vector<double>& steps, double or
   return out;
 }
 
+// The share of each closed-idle record inside [from, to] turns busy time back
+// into idle, as gaps of the record's mean gap length.
+void add_hidden_idle(const HiddenIdles& hidden, double from, double to, IdleStats& st) {
+  auto it = std::lower_bound(hidden.begin(), hidden.end(), from,
+                             [](const HiddenIdle& h, double t) { return h.to <= t; });
+  for (; it != hidden.end() && it->from < to; ++it) {
+    const double len = it->to - it->from;
+    if (!(len > 0) || !(it->gaps > 0)) continue;
+    const double share = (std::min(it->to, to) - std::max(it->from, from)) / len;
+    if (!(share > 0)) continue;
+    const double idle = std::min(share * it->idle_s, st.busy_s);
+    st.busy_s -= idle;
+    const double gaps = share * it->gaps;
+    std::size_t bucket = 0;
+    while (bucket < kGapEdgesS.size() && it->idle_s / it->gaps >= kGapEdgesS[bucket]) ++bucket;
+    st.gaps.count[bucket] += static_cast<std::uint64_t>(std::llround(gaps));
+    st.gaps.seconds[bucket] += idle;
+  }
+}
+
 }  // namespace
 
 void GapHistogram::add(double gap_s) {
@@ -360,7 +271,7 @@ void GapHistogram::add(double gap_s) {
   seconds[i] += gap_s;
 }
 
-IdleStats idle_over(const Intervals& busy, double from, double to) {
+IdleStats idle_over(const Intervals& busy, double from, double to, const HiddenIdles* hidden) {
   IdleStats st;
   if (!(to > from)) return st;
   st.window_s = to - from;
@@ -375,6 +286,7 @@ IdleStats idle_over(const Intervals& busy, double from, double to) {
     cursor = std::max(cursor, e);
   }
   if (to > cursor) st.gaps.add(to - cursor);  // a window with no work at all is one gap
+  if (hidden != nullptr) add_hidden_idle(*hidden, from, to, st);
   st.idle_share = 1 - st.busy_s / st.window_s;
   return st;
 }
@@ -414,31 +326,38 @@ std::string sampling_sentence(const Sampling& s) {
 
 std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options) {
   if (trace.kernel_records.empty()) return std::nullopt;
+  RecordGatherer gatherer(earliest_clock(trace.kernel_records));
+  for (const auto& line : trace.kernel_records) gatherer.add(line);
+  return analyze_kernels(std::move(gatherer), trace, options);
+}
+
+std::optional<KernelView> analyze_kernels(RecordGatherer&& gatherer, const Trace& trace,
+                                          const AnalysisOptions& options) {
   KernelView view;
-  const std::vector<KernelRecord> records = read_records(trace, view.notes);
-  const std::size_t skipped = trace.kernel_records.size() - records.size();
-  const std::int64_t origin_ns = clock_origin_ns(records);
-  Gathered g;
-  for (const auto& r : records) gather(r, origin_ns, g, view);
+  Gathered g = gatherer.finish(view);  // read: every record, summed
+  if (g.records == 0) return std::nullopt;
   if (auto note = g.nvtx.missing_note()) view.notes.push_back(std::move(*note));
   view.sampling.sampled = g.processes_sampled > 0;
   if (view.launches == 0 && g.busy.empty()) {
-    explain_no_view(g, skipped, trace.kernel_records.size(), view);
+    explain_no_view(g, view);
     return view;
   }
   settle_status(g.statuses, view);
-  view.kernel_names = g.names.size();
+  view.kernel_names = g.names.size();  // rank: kernels by time, copies by bytes
   view.top = rank_kernels(g, trace, view.kernel_s, options.top);
   view.copies = copy_rows(g.copies);
-  merge_intervals(g.syncs);  // a sync is host time: overlapping ones (threads) count once
-  for (const auto& [a, b] : g.syncs) view.sync_s += b - a;
-  const double origin_s = static_cast<double>(origin_ns) / 1e9;
-  const Attribution attribution =
+  merge_syncs(g.syncs);  // a sync is host time: overlapping ones (threads) count once
+  for (const auto& s : g.syncs) {
+    view.syncs += static_cast<std::uint64_t>(std::llround(s.count));
+    view.sync_s += s.blocked_s;
+  }
+  const double origin_s = static_cast<double>(g.origin_ns) / 1e9;
+  const Attribution attribution =  // per device: idle, steps, strips
       add_devices(g, step_marks(trace, origin_s), origin_s, options, view);
   // NVTX ranges (nvtx_ranges.cpp): where in the program the GPU sat idle.
   view.nvtx = g.nvtx.finish(g.busy, attribution.windows,
                             attribution.traced.empty() ? nullptr : &attribution.traced);
-  view.headline = kernel_headline(view);
+  view.headline = kernel_headline(view);  // findings (kernel_findings.cpp)
   view.findings = kernel_findings(view);
   return view;
 }

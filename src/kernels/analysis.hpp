@@ -130,8 +130,33 @@ std::string sampling_sentence(const Sampling& s);
 // nullopt when the recording has no kernel records (not made with --kernels).
 std::optional<KernelView> analyze_kernels(const Trace& trace, const AnalysisOptions& options = {});
 
-// Idle statistics of merged, sorted busy intervals (seconds) over [from, to].
-IdleStats idle_over(const std::vector<std::pair<double, double>>& busy, double from, double to);
+// The same, from records summed as the recording was read (record_gatherer.hpp,
+// read_trace's kernel-record sink): `trace` gives the marks and the header.
+class RecordGatherer;
+std::optional<KernelView> analyze_kernels(RecordGatherer&& gatherer, const Trace& trace,
+                                          const AnalysisOptions& options = {});
+
+// Idle time inside a busy span that a version-4 record's sketch closed
+// (chunk_record.hpp): `gaps` gaps of `idle_s` seconds in all, somewhere in
+// [from, to]. A question over part of the span takes its share pro rata.
+struct HiddenIdle {
+  double from = 0, to = 0;
+  double gaps = 0, idle_s = 0;
+};
+using HiddenIdles = std::vector<HiddenIdle>;  // sorted by `from`, disjoint
+
+// Synchronisations on the analysis clock: a span may stand for `count` of them
+// (a sketch joined them), the host blocked `blocked_s` in all.
+struct SyncSpan {
+  double from = 0, to = 0;
+  double count = 1, blocked_s = 0;
+};
+using SyncSpans = std::vector<SyncSpan>;
+
+// Idle statistics of merged, sorted busy intervals (seconds) over [from, to];
+// `hidden` (sorted) the idle time the sketches closed inside them.
+IdleStats idle_over(const std::vector<std::pair<double, double>>& busy, double from, double to,
+                    const HiddenIdles* hidden = nullptr);
 
 // "void at::native::(anonymous namespace)::softmax_kernel<float>(float*, ...)"
 // -> "softmax_kernel".

@@ -26,21 +26,21 @@ Runs step_runs(const std::vector<double>& steps, const Spans& traced, bool windo
   return {{0, steps.size() - 1}};
 }
 
-StepStats step_stats(const Spans& busy, const Spans& syncs, const Spans& run_spans,
-                     std::size_t steps) {
+StepStats step_stats(const Spans& busy, const HiddenIdles* hidden, const SyncSpans& syncs,
+                     const Spans& run_spans, std::size_t steps) {
   StepStats st;
   st.steps = steps;
-  st.idle = idle_over_spans(busy, run_spans);
+  st.idle = idle_over_spans(busy, run_spans, hidden);
   st.mean_step_s = st.idle.window_s / static_cast<double>(st.steps);
   st.mean_idle_per_step_s = (st.idle.window_s - st.idle.busy_s) / static_cast<double>(st.steps);
-  std::size_t n = 0;
+  double n = 0;
   double blocked = 0;
-  for (const auto& [a, b] : syncs) {
+  for (const auto& s : syncs) {
     for (const auto& [from, to] : run_spans) {
-      if (a >= from && a < to) ++n, blocked += b - a;
+      if (s.from >= from && s.from < to) n += s.count, blocked += s.blocked_s;
     }
   }
-  st.syncs_per_step = static_cast<double>(n) / static_cast<double>(st.steps);
+  st.syncs_per_step = n / static_cast<double>(st.steps);
   st.sync_s_per_step = blocked / static_cast<double>(st.steps);
   return st;
 }
@@ -90,7 +90,7 @@ DeviceSteps device_steps(const DeviceInputs& in) {
   out.view.name = in.name;
   const Spans spans = traced_spans(busy, in.opened);
   if (in.opened != nullptr) out.traced = spans;
-  out.view.activity = idle_over_spans(busy, spans);
+  out.view.activity = idle_over_spans(busy, spans, in.hidden);
   out.attribution = spans;
   const Runs runs = step_runs(steps, spans, in.opened != nullptr);
   out.no_step_inside_windows = in.opened != nullptr && steps.size() >= 2 && runs.empty();
@@ -101,7 +101,7 @@ DeviceSteps device_steps(const DeviceInputs& in) {
     marked += last - first;
     run_spans.emplace_back(steps[first], steps[last]);
   }
-  out.view.steps = step_stats(busy, *in.syncs, run_spans, marked);
+  out.view.steps = step_stats(busy, in.hidden, *in.syncs, run_spans, marked);
   out.view.strips = median_strips(busy, steps, runs, in.origin_s, in.strips);
   out.attribution = std::move(run_spans);
   return out;

@@ -22,7 +22,8 @@ struct DeviceInputs {
   const Spans* busy = nullptr;    // the device's busy intervals (merged, sorted)
   const Spans* opened = nullptr;  // its trace windows as opened (merged); null: traced whole
   const std::vector<double>* steps = nullptr;  // step marks, sorted, on the analysis clock
-  const Spans* syncs = nullptr;                // the job's synchronisations (merged)
+  const SyncSpans* syncs = nullptr;            // the job's synchronisations (merged)
+  const HiddenIdles* hidden = nullptr;         // idle time the sketches closed (or none)
   double origin_s = 0;                         // the analysis clock's zero, in Unix seconds
   std::size_t strips = 3;                      // median-length steps to draw
 };

@@ -28,10 +28,10 @@ Spans windows_as_seen(const Spans& opened, const Spans& busy) {
   return seen;
 }
 
-IdleStats idle_over_spans(const Spans& busy, const Spans& spans) {
+IdleStats idle_over_spans(const Spans& busy, const Spans& spans, const HiddenIdles* hidden) {
   IdleStats total;
   for (const auto& [from, to] : spans) {
-    const IdleStats one = idle_over(busy, from, to);
+    const IdleStats one = idle_over(busy, from, to, hidden);
     total.window_s += one.window_s;
     total.busy_s += one.busy_s;
     for (std::size_t i = 0; i < total.gaps.count.size(); ++i) {

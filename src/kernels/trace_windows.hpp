@@ -29,7 +29,8 @@ Spans windows_as_seen(const Spans& opened, const Spans& busy);
 
 // Busy and idle summed over several spans (sorted, disjoint); the gap histogram
 // counts the idle stretches of each span, cut at its edges.
-IdleStats idle_over_spans(const Spans& busy, const Spans& spans);
+IdleStats idle_over_spans(const Spans& busy, const Spans& spans,
+                          const HiddenIdles* hidden = nullptr);
 
 // Runs of consecutive steps lying whole inside one span: [first, last] indices into
 // `steps` (sorted step marks), so steps[first]..steps[last] is one run.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -119,6 +120,27 @@ std::vector<nlohmann::json> kernel_records(const std::string& trace_path) {
   return out;
 }
 
+// One process's version-4 lines by kind (kernels/chunk_record.hpp).
+struct ProcessLines {
+  nlohmann::json process, end;
+  std::vector<nlohmann::json> chunks;
+  std::size_t processes = 0;  // distinct pids
+};
+ProcessLines by_kind(const std::vector<nlohmann::json>& lines) {
+  ProcessLines p;
+  std::set<std::int64_t> pids;
+  for (const auto& l : lines) {
+    EXPECT_EQ(l["x_kernels"], 4) << l.dump();
+    pids.insert(l.value("pid", std::int64_t{0}));
+    const std::string kind = l.value("record", "");
+    if (kind == "process") p.process = l;
+    if (kind == "end") p.end = l;
+    if (kind == "chunk") p.chunks.push_back(l);
+  }
+  p.processes = pids.size();
+  return p;
+}
+
 TEST(KernelsRun, TheJobsFirstNvtxCallIsPassedOnToItsCupti) {
   // gpulens names its library in NVTX_INJECTION64_PATH; the library hands NVTX's
   // call to the libcupti it found (here one with only NVTX's entry point).
@@ -129,11 +151,11 @@ TEST(KernelsRun, TheJobsFirstNvtxCallIsPassedOnToItsCupti) {
                              "' FAKE_JOB_SAY_NVTX=1 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "nvtx init 1 table 1\nfake cuda job output\n");
-  const auto records = kernel_records(trace);
-  ASSERT_EQ(records.size(), 1u) << read_file(trace);
-  EXPECT_EQ(records[0]["x_kernels"], 3);
-  EXPECT_EQ(records[0]["status"], "no_cupti");  // no Activity API in the stand-in
-  EXPECT_EQ(records[0]["nvtx"]["status"], "ok");
+  const ProcessLines p = by_kind(kernel_records(trace));
+  ASSERT_EQ(p.processes, 1u) << read_file(trace);
+  EXPECT_EQ(p.end["status"], "no_cupti");  // no Activity API in the stand-in
+  EXPECT_EQ(p.end["nvtx"]["status"], "ok");
+  EXPECT_TRUE(p.chunks.empty());
   std::remove(report.c_str());
   std::remove(trace.c_str());
 }
@@ -148,9 +170,9 @@ TEST(KernelsRun, AJobWithItsOwnNvtxToolKeepsItAndTheReportSaysSo) {
                   GPULENS_KERNELS_FAKE_JOB + "' 0");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "nvtx init -1 table 0\nfake cuda job output\n");  // its tool, not ours
-  const auto records = kernel_records(trace);
-  ASSERT_EQ(records.size(), 1u) << read_file(trace);
-  EXPECT_EQ(records[0]["nvtx"]["status"], "injection_taken");
+  const ProcessLines p = by_kind(kernel_records(trace));
+  ASSERT_EQ(p.processes, 1u) << read_file(trace);
+  EXPECT_EQ(p.end["nvtx"]["status"], "injection_taken");
   const auto k = kernels_section(report);
   bool said = false;
   for (const auto& n : k["notes"]) {
@@ -177,7 +199,7 @@ std::map<std::pair<std::string, int>, int> fake_cupti_calls(const std::string& l
 
 // Windows of 0.2 s every 0.5 s, the first 0.25 s after the job starts; the job
 // lives 1.3 s. Returns the process's record; `log` gets the stand-in's calls.
-nlohmann::json run_windowed_fake_job(const std::string& name, const std::string& log) {
+ProcessLines run_windowed_fake_job(const std::string& name, const std::string& log) {
   const std::string trace = temp_path(name + ".jsonl");
   const auto r = run_gpulens(
       "run --kernels --kernels-window 0.2 --kernels-every 0.5 -q " + kReplay + " -o '" + trace +
@@ -185,27 +207,29 @@ nlohmann::json run_windowed_fake_job(const std::string& name, const std::string&
       "' FAKE_CUPTI_LOG='" + log + "' FAKE_JOB_SLEEP_MS=1300 '" + GPULENS_KERNELS_FAKE_JOB + "' 0");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "fake cuda job output\n");
-  const auto records = kernel_records(trace);
+  const ProcessLines p = by_kind(kernel_records(trace));
   std::remove(trace.c_str());
   std::remove((trace + ".txt").c_str());
-  if (records.size() != 1) {
-    ADD_FAILURE() << records.size() << " records";
-    return {};
-  }
-  return records[0];
+  if (p.processes != 1) ADD_FAILURE() << p.processes << " processes wrote records";
+  return p;
 }
 
 TEST(KernelsRun, CuptiRecordsOnlyInsideTheWindowsAndTheRecordListsThem) {
   const std::string log = temp_path("windows.log");
-  const auto rec = run_windowed_fake_job("windows", log);
-  ASSERT_TRUE(rec.is_object());
-  EXPECT_EQ(rec["status"], "ok") << rec.dump();
+  const ProcessLines p = run_windowed_fake_job("windows", log);
+  ASSERT_TRUE(p.end.is_object());
+  EXPECT_EQ(p.end["status"], "ok") << p.end.dump();
+  const auto& rec = p.process;
   EXPECT_DOUBLE_EQ(rec["sampling"]["window_s"].get<double>(), 0.2);
   EXPECT_DOUBLE_EQ(rec["sampling"]["every_s"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(rec["sampling"]["first_s"].get<double>(), 0.25);
   // Windows at 0.25, 0.75 and 1.25 s of the job's clock; the last one is cut by
   // the exit, or missed if the process started late on a loaded machine.
-  const auto& w = rec["windows"];
+  // Each window went out as its own chunk as it closed.
+  nlohmann::json w = nlohmann::json::array();
+  for (const auto& c : p.chunks) {
+    if (c["window"] == true) w.push_back(c["span"]);
+  }
   ASSERT_GE(w.size(), 2u) << rec.dump();
   ASSERT_LE(w.size(), 3u) << rec.dump();
   auto seconds = [](const nlohmann::json& a, const nlohmann::json& b) {

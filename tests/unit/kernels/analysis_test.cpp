@@ -10,6 +10,7 @@
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
+#include "kernel_lines.hpp"
 #include "kernels/occupancy.hpp"
 #include "render/kernels_output.hpp"
 
@@ -18,29 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kBaseUnixNs = 1'800'000'000'000'000'000;
+using testing::kBaseUnixNs;
 
-json h100_device() {
-  return {{"id", 0},
-          {"name", "NVIDIA H100 80GB HBM3"},
-          {"sms", 132},
-          {"max_blocks_per_sm", 32},
-          {"max_warps_per_sm", 64},
-          {"max_threads_per_sm", 2048},
-          {"registers_per_sm", 65536},
-          {"shared_per_sm", 233472},
-          {"cc", "9.0"}};
-}
-
-// One record the way the injection library writes it, built with its Collector.
-json record(inject::Collector& c) {
-  json j = c.to_json();
-  j["x_kernels"] = 1;
-  j["pid"] = 42;
-  j["status"] = "ok";
-  j["clock"] = {{"base_ns", 1000}, {"base_unix_ns", kBaseUnixNs}};
-  j["devices"] = json::array({h100_device()});
-  return j;
+// The lines a process of the injection library writes, from its Collector.
+std::vector<json> record(inject::Collector& c, testing::ProcessLines o = {}) {
+  o.base_ns = 1000;
+  return testing::process_lines(c, o);
 }
 
 inject::KernelKey key(const std::string& name, int blocks, int threads) {
@@ -75,7 +59,7 @@ TEST(KernelsAnalysis, TinyKernelsBackToBackAreLaunchBoundAndUseFewSms) {
     t += 20000;
   }
   Trace trace;
-  trace.kernel_records.push_back(record(c));
+  testing::add_lines(trace, record(c));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_EQ(v->launches, 1000u);
@@ -123,7 +107,7 @@ TEST(KernelsAnalysis, LongGapsInsideMarkedStepsAreHostBound) {
          json::object()});
   }
   trace.marks.push_back({static_cast<double>(kBaseUnixNs) / 1e9 + 3.0, "step", json::object()});
-  trace.kernel_records.push_back(record(c));
+  testing::add_lines(trace, record(c));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   const auto& d = v->devices.at(0);
@@ -152,7 +136,7 @@ TEST(KernelsAnalysis, PageableCopiesAreNamedWithTheirBandwidth) {
   c.copy({0, "HtoD", "pageable", "device"}, 50'000'000, 0, 10'000'000, 7);
   c.copy({0, "HtoD", "pinned", "device"}, 50'000'000, 20'000'000, 22'000'000, 7);
   Trace trace;
-  trace.kernel_records.push_back(record(c));
+  testing::add_lines(trace, record(c));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   ASSERT_EQ(v->copies.size(), 2u);
@@ -180,11 +164,11 @@ TEST(KernelsAnalysis, ARecordWithoutActivitySaysWhy) {
 TEST(KernelsAnalysis, TheJobsProfilerTakingOverIsSaid) {
   inject::Collector c(0);
   c.kernel(key("k", 132, 128), 0, 1000, 7);
-  json r = record(c);
-  r["status"] = "job_profiler";
-  r["yielded_ns"] = 2'500'000'000;
+  testing::ProcessLines o;
+  o.end->status = "job_profiler";
+  o.end->yielded_ns = 2'500'000'000;
   Trace trace;
-  trace.kernel_records.push_back(r);
+  testing::add_lines(trace, record(c, o));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_EQ(v->status, "job_profiler");
@@ -241,16 +225,33 @@ TEST(KernelsCollector, AggregatesLaunchesAndMergesBusyIntervals) {
   c.kernel(key("k", 2, 32), 1000, 1100, 1);
   c.memset(0, 64, 1100, 1200, 1);  // touches the kernel before it
   c.sync(3, 500, 900);
-  const auto merged = c.merged_busy(0);
+  const inject::Drained d = c.drain();
+  ASSERT_EQ(d.chunk.busy.size(), 1u);
+  const auto& merged = d.chunk.busy[0].spans;
   ASSERT_EQ(merged.size(), 2u);
-  EXPECT_EQ(merged[0], (std::pair<std::int64_t, std::int64_t>{0, 300}));
-  EXPECT_EQ(merged[1], (std::pair<std::int64_t, std::int64_t>{900, 1100}));
-  const json j = c.to_json();
-  ASSERT_EQ(j["kernels"].size(), 2u);  // two launch configurations
-  EXPECT_EQ(j["kernels"][0]["count"], 2);
-  EXPECT_EQ(j["kernels"][0]["total_ns"], 350);
-  EXPECT_EQ(j["syncs"][0], json({400, 800, 3}));
-  EXPECT_EQ(j["memsets"][0]["bytes"], 64);
+  EXPECT_EQ(merged[0].start, 0);
+  EXPECT_EQ(merged[0].end, 300);
+  EXPECT_EQ(merged[0].parts, 2u);  // two kernels, overlapping
+  EXPECT_EQ(merged[1].start, 900);
+  EXPECT_EQ(merged[1].end, 1100);
+  ASSERT_EQ(d.chunk.kernels.size(), 2u);  // two launch configurations
+  ASSERT_EQ(d.names.configs.size(), 2u);
+  ASSERT_EQ(d.names.kernel_names.size(), 1u);  // of one name
+  EXPECT_EQ(d.chunk.kernels[0].count, 2u);
+  EXPECT_EQ(d.chunk.kernels[0].total_ns, 350u);
+  ASSERT_EQ(d.chunk.syncs.size(), 1u);
+  EXPECT_EQ(d.chunk.syncs[0].start, 400);
+  EXPECT_EQ(d.chunk.syncs[0].end, 800);
+  EXPECT_EQ(d.chunk.memsets[0].bytes, 64u);
+  // The next chunk starts empty and names only what is new.
+  c.kernel(key("k", 1, 32), 2000, 2100, 1);
+  c.kernel(key("k2", 1, 32), 2200, 2300, 1);
+  const inject::Drained next = c.drain();
+  EXPECT_EQ(next.chunk.kernels.size(), 2u);
+  ASSERT_EQ(next.names.configs.size(), 1u);
+  EXPECT_EQ(next.names.kernel_names.size(), 1u);
+  EXPECT_EQ(next.names.kernel_names[0].second, "k2");
+  EXPECT_TRUE(next.chunk.syncs.empty());
 }
 
 TEST(KernelsCollector, DurationBucketsAreOrderedAndTight) {

@@ -8,6 +8,7 @@
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
+#include "kernel_lines.hpp"
 #include "kernels/analysis.hpp"
 #include "render/kernels_output.hpp"
 
@@ -16,17 +17,24 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kBaseUnixNs = 1'800'000'000'000'000'000;
+using testing::kBaseUnixNs;
 constexpr std::uint64_t kMs = 1'000'000;
 
-json record(inject::Collector& c, int pid = 42) {
-  json j = c.to_json();
-  j["x_kernels"] = 2;
-  j["pid"] = pid;
-  j["status"] = "ok";
-  j["nvtx"]["status"] = "ok";
-  j["clock"] = {{"base_ns", 0}, {"base_unix_ns", kBaseUnixNs}};
-  return j;
+std::vector<json> record(inject::Collector& c, int pid = 42,
+                         testing::ProcessLines o = testing::ProcessLines{}) {
+  o.pid = pid;
+  o.h100 = false;
+  return testing::process_lines(c, o);
+}
+
+// The NVTX part of a collector's next chunk, as the reader keeps it.
+struct NvtxChunk {
+  kernels::NamesRecord names;
+  kernels::ChunkRecord chunk;
+};
+NvtxChunk drained(inject::Collector& c) {
+  inject::Drained d = c.drain();
+  return {std::move(d.names), std::move(d.chunk)};
 }
 
 inject::KernelKey gemm() {
@@ -48,23 +56,30 @@ TEST(KernelsNvtxCollector, PairsStartsAndEndsByIdIntoPerNameTotalsAndInstances) 
   c.range_start(4, 3000, "io", "mylib");
   c.range_end(9, 3100);  // an end whose start CUPTI never saw
   c.range_start(5, 3200, "open at exit", "");
-  const json n = c.to_json()["nvtx"];
-  ASSERT_EQ(n["ranges"].size(), 4u);
-  EXPECT_EQ(n["ranges"][0]["name"], "step");
-  EXPECT_EQ(n["ranges"][0]["count"], 1);
-  EXPECT_EQ(n["ranges"][0]["total_ns"], 2000);
-  EXPECT_EQ(n["ranges"][1]["name"], "data");
-  EXPECT_EQ(n["ranges"][1]["count"], 2);
-  EXPECT_EQ(n["ranges"][1]["total_ns"], 700);
-  EXPECT_EQ(n["ranges"][1]["min_ns"], 200);
-  EXPECT_EQ(n["ranges"][1]["max_ns"], 500);
-  EXPECT_EQ(n["ranges"][2]["domain"], "mylib");
-  EXPECT_EQ(n["ranges"][2]["count"], 0);  // never ended
-  EXPECT_EQ(n["ranges"][2]["min_ns"], 0);
+  const NvtxChunk n = drained(c);
+  ASSERT_EQ(n.names.range_names.size(), 4u);
+  EXPECT_EQ(n.names.range_names[0].name, "step");
+  EXPECT_EQ(n.names.range_names[1].name, "data");
+  EXPECT_EQ(n.names.range_names[2].domain, "mylib");
+  ASSERT_EQ(n.chunk.ranges.size(), 2u);  // only ranges that ended have totals
+  EXPECT_EQ(n.chunk.ranges[0].range, 0u);
+  EXPECT_EQ(n.chunk.ranges[0].count, 1u);
+  EXPECT_EQ(n.chunk.ranges[0].total_ns, 2000u);
+  EXPECT_EQ(n.chunk.ranges[1].range, 1u);
+  EXPECT_EQ(n.chunk.ranges[1].count, 2u);
+  EXPECT_EQ(n.chunk.ranges[1].total_ns, 700u);
+  EXPECT_EQ(n.chunk.ranges[1].min_ns, 200u);
+  EXPECT_EQ(n.chunk.ranges[1].max_ns, 500u);
   // Instances in the order they ended, relative to the base, with the name index.
-  EXPECT_EQ(n["instances"], json({100, 600, 1, 600, 800, 1, 0, 2000, 0}));
-  EXPECT_EQ(n["unmatched"], 3);  // the stray end and the two ranges still open
-  EXPECT_EQ(n["instances_dropped"], 0);
+  ASSERT_EQ(n.chunk.instances.size(), 3u);
+  EXPECT_EQ(n.chunk.instances[0].start, 100);
+  EXPECT_EQ(n.chunk.instances[0].end, 600);
+  EXPECT_EQ(n.chunk.instances[0].range, 1u);
+  EXPECT_EQ(n.chunk.instances[2].start, 0);
+  EXPECT_EQ(n.chunk.instances[2].end, 2000);
+  EXPECT_EQ(n.chunk.instances[2].range, 0u);
+  EXPECT_EQ(c.unmatched_ranges(), 3u);  // the stray end and the two ranges still open
+  EXPECT_EQ(n.chunk.instances_dropped, 0u);
 }
 
 TEST(KernelsNvtxCollector, NamesAndInstancesStayBounded) {
@@ -80,20 +95,20 @@ TEST(KernelsNvtxCollector, NamesAndInstancesStayBounded) {
     c.range_start(++id, 10 * i, "step 0", "");
     c.range_end(id, 10 * i + 5);
   }
-  const json n = c.to_json()["nvtx"];
-  EXPECT_EQ(n["ranges"].size(), inject::kMaxRangeNames + 1);
-  EXPECT_EQ(n["ranges"].back()["name"], inject::kOtherRanges);
-  EXPECT_EQ(n["ranges"].back()["count"], 6);  // 5 past the cap and the long name
-  EXPECT_EQ(n["names_folded"], 6);
-  EXPECT_EQ(n["instances"].size(), 3 * inject::kMaxRangeInstances);
-  EXPECT_EQ(n["instances_dropped"], inject::kMaxRangeNames + 6);
-  EXPECT_EQ(n["ranges"][0]["count"], inject::kMaxRangeInstances + 1);
+  const NvtxChunk n = drained(c);
+  ASSERT_EQ(n.names.range_names.size(), inject::kMaxRangeNames + 1);
+  EXPECT_EQ(n.names.range_names.back().name, inject::kOtherRanges);
+  EXPECT_EQ(n.chunk.names_folded, 6u);  // 5 past the cap and the long name
+  // One chunk keeps its most recent instances; the reader keeps kMaxRangeInstances.
+  EXPECT_EQ(n.chunk.instances.size(), kernels::kMaxChunkInstances);
+  EXPECT_EQ(n.chunk.instances_dropped,
+            inject::kMaxRangeNames + 6 + inject::kMaxRangeInstances - kernels::kMaxChunkInstances);
+  EXPECT_EQ(n.chunk.ranges[0].count, inject::kMaxRangeInstances + 1);
 
   inject::Collector d(0);
   d.range_start(1, 0, std::string(5000, 'y'), "");
   d.range_end(1, 1);
-  EXPECT_EQ(d.to_json()["nvtx"]["ranges"][0]["name"].get<std::string>().size(),
-            inject::kMaxRangeNameChars);
+  EXPECT_EQ(drained(d).names.range_names[0].name.size(), inject::kMaxRangeNameChars);
 }
 
 TEST(KernelsNvtxIdle, IdleGoesToTheInnermostOpenRange) {
@@ -137,7 +152,7 @@ Trace starved_job() {
         {static_cast<double>(kBaseUnixNs) / 1e9 + static_cast<double>(t0) / 1e9, "step", {}});
   }
   trace.marks.push_back({static_cast<double>(kBaseUnixNs) / 1e9 + 3.0, "step", {}});
-  trace.kernel_records.push_back(record(c));
+  testing::add_lines(trace, record(c));
   return trace;
 }
 
@@ -189,7 +204,7 @@ TEST(KernelsNvtx, NoRangesNoTable) {
   inject::Collector c(0);
   c.kernel(gemm(), 0, kMs, 7);
   Trace trace;
-  trace.kernel_records.push_back(record(c));
+  testing::add_lines(trace, record(c));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_FALSE(v->nvtx.has_value());
@@ -207,7 +222,7 @@ TEST(KernelsNvtx, RangesMergeByNameAcrossProcessesWithTheirDomain) {
     c.range_end(1, 20 * kMs);
     c.range_start(2, 0, "load", "io");
     c.range_end(2, 5 * kMs);
-    trace.kernel_records.push_back(record(c, pid));
+    testing::add_lines(trace, record(c, pid));
   }
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->nvtx);
@@ -223,12 +238,12 @@ TEST(KernelsNvtx, AnNvtxToolOfTheJobsOwnIsSaidOnceInTheNotes) {
   for (int pid : {1, 2}) {
     inject::Collector c(0);
     c.kernel(gemm(), 0, kMs, 7);
-    json r = record(c, pid);
-    r["nvtx"]["status"] = "injection_taken";
-    r["nvtx"]["reason"] =
+    testing::ProcessLines o;
+    o.end->nvtx_status = "injection_taken";
+    o.end->nvtx_reason =
         "NVTX_INJECTION64_PATH names another tool (/opt/nsight/libToolsInjection64.so): the job's "
         "NVTX ranges go to it";
-    trace.kernel_records.push_back(r);
+    testing::add_lines(trace, record(c, pid, o));
   }
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);

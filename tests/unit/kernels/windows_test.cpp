@@ -9,6 +9,7 @@
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
 #include "inject/schedule.hpp"
+#include "kernel_lines.hpp"
 #include "kernels/analysis.hpp"
 #include "kernels/trace_windows.hpp"
 #include "render/kernels_output.hpp"
@@ -97,7 +98,7 @@ TEST(KernelsWindows, StepsCountOnlyWhenWholeInsideOneWindow) {
 
 // A starved training job: steps of 300 ms, 50 ms of GEMMs then 250 ms waiting for
 // data, traced in windows [2.95, 5.05] and [8.95, 11.05] s of the process's clock.
-json starved_sampled_record(Trace& trace, bool with_nvtx) {
+std::vector<json> starved_sampled_record(Trace& trace, bool with_nvtx) {
   constexpr std::int64_t kBaseUnixNs = 1'800'000'000'000'000'000;
   inject::Collector c(0);
   inject::KernelKey k;
@@ -127,20 +128,16 @@ json starved_sampled_record(Trace& trace, bool with_nvtx) {
       if (inside(a)) c.kernel(k, ns(a), ns(a + 0.005), 7);  // launched inside a window
     }
   }
-  json j = c.to_json();
-  j["x_kernels"] = 3;
-  j["pid"] = 42;
-  j["status"] = "ok";
-  j["clock"] = {{"base_ns", 0}, {"base_unix_ns", kBaseUnixNs}};
-  j["sampling"] = {{"first_s", 3}, {"window_s", 2.1}, {"every_s", 6}};
-  j["windows"] = json::array();
-  for (const auto& [a, b] : windows) j["windows"].push_back({ns(a), ns(b)});
-  return j;
+  testing::ProcessLines o;
+  o.h100 = false;
+  o.sampling = ProcessRecord::Sampling{3, 2.1, 6};
+  for (const auto& [a, b] : windows) o.windows.emplace_back(ns(a), ns(b));
+  return testing::process_lines(c, o);
 }
 
 TEST(KernelsWindowsAnalysis, AStarvedJobReadsHostBoundFromItsWindowsAlone) {
   Trace trace;
-  trace.kernel_records.push_back(starved_sampled_record(trace, false));
+  testing::add_lines(trace, starved_sampled_record(trace, false));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_TRUE(v->sampling.sampled);
@@ -173,7 +170,7 @@ TEST(KernelsWindowsAnalysis, AStarvedJobReadsHostBoundFromItsWindowsAlone) {
 
 TEST(KernelsWindowsAnalysis, NvtxRangesAreMeasuredOnlyInsideTheWindows) {
   Trace trace;
-  trace.kernel_records.push_back(starved_sampled_record(trace, true));
+  testing::add_lines(trace, starved_sampled_record(trace, true));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->nvtx);
   ASSERT_EQ(v->nvtx->ranges.size(), 1u);

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/chunk_record_read.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "kernels/checked_json.hpp"
+
+namespace gpulens::kernels {
+namespace {
+
+using nlohmann::json;
+
+// One entry of a list: a JSON array of `size` values (at least), read by position.
+class Row {
+ public:
+  Row(Checked& c, const json& v, std::string path, std::size_t size)
+      : c_(c), v_(v), path_(std::move(path)) {
+    if (!v.is_array() || v.size() < size) {
+      c.fail(path_, fmt::format("is not a list of {} values", size));
+      ok_ = false;
+    }
+  }
+  bool ok() const { return ok_ && c_.problem.empty(); }
+  std::uint64_t count(std::size_t i, std::uint64_t max = UINT64_MAX) {
+    return ok_ ? c_.count(v_[i], at(i), max) : 0;
+  }
+  std::uint32_t u32(std::size_t i) { return static_cast<std::uint32_t>(count(i, UINT32_MAX)); }
+  std::int64_t integer(std::size_t i) { return ok_ ? c_.integer(v_[i], at(i)) : 0; }
+  std::string text(std::size_t i) {
+    if (!ok_) return {};
+    if (!v_[i].is_string()) {
+      c_.fail(at(i), "is not a string");
+      return {};
+    }
+    return v_[i].get<std::string>();
+  }
+  const json& at_value(std::size_t i) const { return v_[i]; }
+  std::string at(std::size_t i) const { return Checked::item(path_, i); }
+
+ private:
+  Checked& c_;
+  const json& v_;
+  std::string path_;
+  bool ok_ = true;
+};
+
+// Each element of the list `key` (absent: none).
+template <typename F>
+void each(Checked& c, const json& line, const char* list, F&& read_one) {
+  const json* items = c.array(line, "", list);
+  if (items == nullptr) return;
+  for (std::size_t i = 0; i < items->size() && c.problem.empty(); ++i) {
+    read_one((*items)[i], Checked::item(list, i));
+  }
+}
+
+// [start, length, gap, length, ...] and [index, parts, closed, gap_ns, ...]
+// (chunk_record.cpp's sketch_json), back to spans.
+std::vector<SketchSpan> read_sketch(Checked& c, const json& flat, const json& merged,
+                                    const std::string& at) {
+  std::vector<SketchSpan> spans;
+  if (!flat.is_array() || flat.size() % 2 != 0) {
+    c.fail(at, "does not hold [start, length, gap, length, ...]");
+    return spans;
+  }
+  std::int64_t cursor = 0;
+  for (std::size_t i = 0; i < flat.size() && c.problem.empty(); i += 2) {
+    const std::int64_t step = c.integer(flat[i], Checked::item(at, i));
+    const std::uint64_t len = c.count(flat[i + 1], Checked::item(at, i + 1), INT64_MAX);
+    if (i > 0 && step < 0) c.fail(Checked::item(at, i), "is a negative gap");
+    SketchSpan s;
+    if (__builtin_add_overflow(i == 0 ? 0 : cursor, step, &s.start) ||
+        __builtin_add_overflow(s.start, static_cast<std::int64_t>(len), &s.end)) {
+      c.fail(Checked::item(at, i), "runs past the clock's range");
+    }
+    cursor = s.end;
+    spans.push_back(s);
+  }
+  if (!merged.is_array() || merged.size() % 4 != 0) {
+    c.fail(at, "has no [index, parts, closed, gap_ns, ...] list");
+    return spans;
+  }
+  for (std::size_t i = 0; i < merged.size() && c.problem.empty(); i += 4) {
+    const std::uint64_t index = c.count(merged[i], Checked::item(at + "'", i), spans.size());
+    if (index >= spans.size()) {
+      c.fail(Checked::item(at + "'", i), "is not the index of a span");
+      break;
+    }
+    SketchSpan& s = spans[index];
+    s.parts = c.count(merged[i + 1], Checked::item(at + "'", i + 1));
+    s.closed = c.count(merged[i + 2], Checked::item(at + "'", i + 2));
+    s.gap_ns = c.count(merged[i + 3], Checked::item(at + "'", i + 3),
+                       static_cast<std::uint64_t>(s.end - s.start));
+  }
+  return spans;
+}
+
+ProcessRecord read_process(Checked& c, const json& line) {
+  ProcessRecord p;
+  p.exe = c.text(line, "", key::exe, "");
+  if (const json* cupti = Checked::find(line, key::cupti); cupti && c.object(*cupti, key::cupti)) {
+    p.cupti_path = c.text(*cupti, key::cupti, key::path, "");
+    p.cupti_version = c.u32(*cupti, key::cupti, key::cupti_version);
+    if (const json* s = c.array(*cupti, key::cupti, key::searched)) {
+      for (const auto& e : *s) {
+        if (e.is_string()) p.cupti_searched.push_back(e.get<std::string>());
+      }
+    }
+  }
+  if (const json* clock = Checked::find(line, key::clock); clock && c.object(*clock, key::clock)) {
+    p.base_ns = c.count(*clock, key::clock, key::base_ns);
+    p.base_unix_ns = static_cast<std::int64_t>(
+        c.count(*clock, key::clock, key::base_unix_ns, static_cast<std::uint64_t>(INT64_MAX)));
+  }
+  if (const json* s = Checked::find(line, key::sampling); s && c.object(*s, key::sampling)) {
+    ProcessRecord::Sampling sm;
+    sm.first_s = c.number(*s, key::sampling, key::first_s, 0);
+    sm.window_s = c.number(*s, key::sampling, key::window_s, 0);
+    sm.every_s = c.number(*s, key::sampling, key::every_s, 0);
+    p.sampling = sm;
+  }
+  p.schedule_error = c.text(line, "", key::schedule_error, "");
+  p.kinds = c.text(line, "", key::kinds, "");
+  return p;
+}
+
+NamesRecord read_names(Checked& c, const json& line) {
+  NamesRecord n;
+  each(c, line, key::kernel_names, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 2);
+    const auto id = r.u32(0);
+    auto name = r.text(1);
+    if (r.ok()) n.kernel_names.emplace_back(id, std::move(name));
+  });
+  each(c, line, key::configs, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 12);
+    ConfigEntry e;
+    e.id = r.u32(0), e.name = r.u32(1), e.device = r.u32(2);
+    for (std::size_t i = 0; i < 3; ++i) e.grid[i] = r.u32(3 + i), e.block[i] = r.u32(6 + i);
+    e.registers = r.u32(9), e.static_smem = r.u32(10), e.dynamic_smem = r.u32(11);
+    if (r.ok()) n.configs.push_back(e);
+  });
+  each(c, line, key::range_names, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 3);
+    RangeName e;
+    e.id = r.u32(0), e.domain = r.text(1), e.name = r.text(2);
+    if (r.ok()) n.range_names.push_back(std::move(e));
+  });
+  each(c, line, key::devices, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 10);
+    DeviceEntry d;
+    d.id = r.u32(0), d.name = r.text(1), d.sms = r.u32(2), d.max_blocks_per_sm = r.u32(3);
+    d.max_threads_per_sm = r.u32(4), d.max_warps_per_sm = r.u32(5), d.registers_per_sm = r.u32(6);
+    d.shared_per_sm = r.u32(7), d.cc_major = r.u32(8), d.cc_minor = r.u32(9);
+    if (r.ok()) n.devices.push_back(std::move(d));
+  });
+  return n;
+}
+
+ChunkRecord read_chunk(Checked& c, const json& line, std::uint64_t seq) {
+  ChunkRecord k;
+  k.seq = seq;
+  if (const json* span = Checked::find(line, key::span)) {
+    Row r(c, *span, key::span, 2);
+    k.start_ns = r.integer(0), k.end_ns = r.integer(1);
+  }
+  if (const json* w = Checked::find(line, key::window)) {
+    if (!w->is_boolean()) c.fail(key::window, "is not true or false");
+    k.window = w->is_boolean() && w->get<bool>();
+  }
+  k.dropped = c.count(line, "", key::dropped);
+  k.instances_dropped = c.count(line, "", key::instances_dropped);
+  k.names_folded = c.count(line, "", key::names_folded);
+  k.configs_folded = c.count(line, "", key::configs_folded);
+  each(c, line, key::kernels, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 6);
+    KernelEntry e;
+    e.config = r.u32(0), e.count = r.count(1), e.total_ns = r.count(2);
+    e.min_ns = r.count(3), e.max_ns = r.count(4);
+    if (!r.ok()) return;
+    const json& hist = r.at_value(5);
+    if (!hist.is_array() || hist.size() % 2 != 0) {
+      c.fail(r.at(5), "is not a [bucket, count, ...] list");
+      return;
+    }
+    for (std::size_t i = 0; i < hist.size() && c.problem.empty(); i += 2) {
+      const auto b = c.count(hist[i], Checked::item(r.at(5), i), 1024);
+      e.hist.emplace_back(static_cast<int>(b), c.count(hist[i + 1], Checked::item(r.at(5), i + 1)));
+    }
+    k.kernels.push_back(std::move(e));
+  });
+  each(c, line, key::copies, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 7);
+    CopyEntry e;
+    e.device = r.u32(0), e.kind = r.text(1), e.src = r.text(2), e.dst = r.text(3);
+    e.count = r.count(4), e.bytes = r.count(5), e.total_ns = r.count(6);
+    if (r.ok()) k.copies.push_back(std::move(e));
+  });
+  each(c, line, key::memsets, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 4);
+    MemsetEntry e{r.u32(0), r.count(1), r.count(2), r.count(3)};
+    if (r.ok()) k.memsets.push_back(e);
+  });
+  each(c, line, key::streams, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 4);
+    StreamEntry e{r.u32(0), r.u32(1), r.count(2), r.count(3)};
+    if (r.ok()) k.streams.push_back(e);
+  });
+  each(c, line, key::busy, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 3);
+    BusySketch b;
+    b.device = r.u32(0);
+    if (r.ok()) b.spans = read_sketch(c, r.at_value(1), r.at_value(2), r.at(1));
+    if (c.problem.empty()) k.busy.push_back(std::move(b));
+  });
+  each(c, line, key::syncs, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 2);
+    if (!r.ok()) return;
+    auto spans = read_sketch(c, r.at_value(0), r.at_value(1), r.at(0));
+    k.syncs.insert(k.syncs.end(), spans.begin(), spans.end());
+  });
+  each(c, line, key::ranges, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 5);
+    RangeEntry e{r.u32(0), r.count(1), r.count(2), r.count(3), r.count(4)};
+    if (r.ok()) k.ranges.push_back(e);
+  });
+  each(c, line, key::instances, [&](const json& v, const std::string& at) {
+    Row r(c, v, at, 3);
+    InstanceEntry e{r.integer(0), r.integer(1), r.u32(2)};
+    if (r.ok()) k.instances.push_back(e);
+  });
+  return k;
+}
+
+EndRecord read_end(Checked& c, const json& line) {
+  EndRecord e;
+  e.status = c.text(line, "", key::status, "ok");
+  e.reason = c.text(line, "", key::reason, "");
+  if (const json* y = Checked::find(line, key::yielded_ns))
+    e.yielded_ns = c.integer(*y, key::yielded_ns);
+  if (const json* a = Checked::find(line, key::activity); a && c.object(*a, key::activity)) {
+    e.activity = std::make_pair(c.integer(*a, key::activity, key::first_ns),
+                                c.integer(*a, key::activity, key::last_ns));
+  }
+  if (const json* n = Checked::find(line, key::nvtx); n && c.object(*n, key::nvtx)) {
+    e.nvtx_status = c.text(*n, key::nvtx, key::status, "");
+    e.nvtx_reason = c.text(*n, key::nvtx, key::reason, "");
+    e.unmatched = c.count(*n, key::nvtx, key::unmatched);
+  }
+  e.chunks = c.count(line, "", key::chunks);
+  return e;
+}
+
+}  // namespace
+
+bool is_chunk_line(const nlohmann::json& line) {
+  if (!line.is_object()) return false;
+  const auto v = line.find(key::version);
+  return v != line.end() && v->is_number_integer() && v->get<std::int64_t>() >= kChunkRecordVersion;
+}
+
+Result<ChunkLine> read_chunk_line(const nlohmann::json& line) {
+  Checked c;
+  ChunkLine out;
+  const std::string record = c.text(line, "", key::record, "");
+  if (const json* pid = Checked::find(line, key::pid)) {
+    out.pid = c.integer(*pid, key::pid);
+  } else {
+    c.fail(key::pid, "is missing");
+  }
+  out.seq = c.count(line, "", key::seq);
+  out.part = c.count(line, "", key::part);
+  if (!c.problem.empty()) return Error{c.problem};
+  if (record == kind::process) {
+    out.record = read_process(c, line);
+  } else if (record == kind::names) {
+    out.record = read_names(c, line);
+  } else if (record == kind::chunk) {
+    out.record = read_chunk(c, line, out.seq);
+  } else if (record == kind::end) {
+    out.record = read_end(c, line);
+  } else {
+    const auto v = line.find(key::version);
+    return Error{
+        fmt::format("record kind \"{}\" is not one of version 4's (this line is of "
+                    "version {}; a newer gpulens reads it)",
+                    record, v->get<std::int64_t>())};
+  }
+  if (!c.problem.empty()) return Error{c.problem};
+  return out;
+}
+
+}  // namespace gpulens::kernels

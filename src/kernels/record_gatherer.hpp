@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The kernel records of a recording, summed as they are read: one record per
+// process of versions 1 to 3 (kernel_record.hpp), or the lines of version 4
+// (chunk_record.hpp) in any number. What it keeps grows with the number of
+// kernel launch configurations, devices and processes, and with the bounded
+// sketches of each chunk (kMaxSketchSpans spans per device), never with the
+// number of kernels: a 24-hour job reads in the memory of a few minutes' one.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/analysis.hpp"
+#include "kernels/chunk_record.hpp"
+#include "kernels/chunk_record_read.hpp"
+#include "kernels/kernel_record.hpp"
+#include "kernels/nvtx_ranges.hpp"
+#include "kernels/occupancy.hpp"
+#include "kernels/trace_windows.hpp"
+
+namespace gpulens::kernels {
+
+struct LaunchConfig {
+  LaunchShape shape;
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+};
+
+struct NameAgg {
+  std::uint32_t device = 0;
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+  std::map<int, std::uint64_t> hist;
+  std::vector<LaunchConfig> configs;
+};
+
+// What the records hold, summed over the job's processes, on the analysis clock
+// (seconds since `origin_ns`).
+struct Gathered {
+  std::int64_t origin_ns = 0;
+  std::map<std::string, NameAgg> names;
+  std::map<std::pair<std::string, std::string>, CopyRow> copies;
+  std::map<std::uint32_t, Spans> busy;
+  std::map<std::uint32_t, HiddenIdles> hidden;  // idle time the sketches closed
+  std::map<std::uint32_t, SmLimits> limits;
+  std::map<std::uint32_t, std::string> device_names;
+  SyncSpans syncs;
+  std::vector<std::string> statuses;
+  NvtxRanges nvtx;
+  // Trace windows (trace_windows.hpp), per device: those of the processes that used it.
+  std::map<std::uint32_t, Spans> opened;
+  std::size_t processes_sampled = 0, processes_untraced = 0;
+  std::size_t records = 0, skipped = 0;  // kernel record lines read, and refused
+};
+
+class RecordGatherer {
+ public:
+  // `origin_ns`: the analysis clock's zero (Unix ns); unset, the first record's clock.
+  explicit RecordGatherer(std::optional<std::int64_t> origin_ns = std::nullopt);
+
+  // One line of the recording with "x_kernels" (any version). A line that cannot
+  // be read is skipped with a note naming it and the field at fault.
+  void add(const nlohmann::json& line);
+
+  // Everything read, with each version-4 process's totals settled; `view` gets
+  // the counts, the sampling and the notes.
+  Gathered finish(KernelView& view);
+
+ private:
+  struct Process {
+    bool started = false;
+    ProcessRecord start;
+    std::optional<EndRecord> end;
+    std::unordered_map<std::uint32_t, std::string> kernel_names;
+    std::unordered_map<std::uint32_t, ConfigEntry> configs;
+    std::unordered_map<std::uint32_t, DeviceEntry> devices;
+    NvtxRecord nvtx;                          // ranges by id, instances by end
+    std::deque<NvtxRecord::Instance> recent;  // the most recent kMaxRangeInstances
+    Spans own_busy;
+    std::set<std::uint32_t> own_devices;
+    Spans windows;
+    std::uint64_t chunks = 0;
+    bool config_unknown_noted = false;
+  };
+
+  void add_whole(const KernelRecord& r);
+  void add_line(const ChunkLine& line);
+  void add_names(Process& p, const NamesRecord& n);
+  void add_chunk(Process& p, std::int64_t pid, const ChunkRecord& c);
+  void settle(std::int64_t pid, Process& p);
+  double seconds(std::int64_t base_unix_ns, bool has_clock, std::int64_t rel_ns);
+  std::int64_t origin(std::int64_t base_unix_ns, bool has_clock);
+  void gather_status(const std::optional<std::int64_t>& pid, const std::string& status,
+                     const std::string& reason, std::optional<double> yielded_ns);
+
+  std::optional<std::int64_t> origin_ns_;
+  Gathered g_;
+  KernelView partial_;  // counts and notes until finish()
+  std::map<std::int64_t, Process> processes_;
+};
+
+}  // namespace gpulens::kernels

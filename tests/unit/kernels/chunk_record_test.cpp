@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+// The version-4 kernel record (kernels/chunk_record.hpp): what the writer encodes
+// reads back the same; no line of any record type passes kMaxRecordBytes, however
+// large its fields; the sketches stay bounded and keep the long gaps; a reader
+// told a line it cannot read says which and why, and keeps the rest.
+#include "kernels/chunk_record.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_limits.hpp"
+#include "core/trace_reader.hpp"
+#include "kernel_lines.hpp"
+#include "kernels/analysis.hpp"
+#include "kernels/chunk_record_read.hpp"
+
+namespace gpulens::kernels {
+namespace {
+
+using nlohmann::json;
+
+// Every line within the bound, and read back whole.
+std::vector<ChunkLine> read_all(const std::vector<std::string>& lines) {
+  std::vector<ChunkLine> out;
+  for (const auto& l : lines) {
+    EXPECT_LE(l.size(), kMaxRecordBytes);
+    EXPECT_LE(l.size(), kMaxLineBytes);
+    auto r = read_chunk_line(json::parse(l));
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    if (r) out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+// The worst a field can be: the longest text the writer keeps, every character
+// one that JSON escapes as \u00XX (six bytes).
+std::string worst_text() {
+  return std::string(5000, '\x01');
+}
+
+TEST(ChunkRecord, AChunkReadsBackAsWritten) {
+  ChunkRecord c;
+  c.seq = 7, c.start_ns = 1000, c.end_ns = 2'000'000'000, c.window = true;
+  c.kernels.push_back({3, 10, 5000, 100, 900, {{50, 4}, {60, 6}}});
+  c.copies.push_back({0, "HtoD", "pageable", "device", 2, 4096, 800});
+  c.memsets.push_back({1, 3, 300, 30});
+  c.streams.push_back({0, 7, 10, 5000});
+  c.busy.push_back({0, {{1000, 2000, 1, 0, 0}, {5000, 9000, 5, 4, 1500}}});
+  c.syncs = {{3000, 3500, 1, 0, 0}, {7000, 7800, 3, 2, 100}};
+  c.ranges.push_back({2, 4, 400, 50, 200});
+  c.instances.push_back({100, 300, 2});
+  c.dropped = 5, c.instances_dropped = 6, c.names_folded = 7, c.configs_folded = 8;
+  const auto lines = read_all(encode_chunk(99, c));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].pid, 99);
+  const auto& r = std::get<ChunkRecord>(lines[0].record);
+  EXPECT_EQ(r.seq, 7u);
+  EXPECT_EQ(r.start_ns, 1000);
+  EXPECT_EQ(r.end_ns, 2'000'000'000);
+  EXPECT_TRUE(r.window);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.kernels[0].hist, c.kernels[0].hist);
+  EXPECT_EQ(r.copies[0].src, "pageable");
+  EXPECT_EQ(r.memsets[0].bytes, 300u);
+  EXPECT_EQ(r.streams[0].busy_ns, 5000u);
+  ASSERT_EQ(r.busy.size(), 1u);
+  ASSERT_EQ(r.busy[0].spans.size(), 2u);
+  EXPECT_EQ(r.busy[0].spans[1].start, 5000);
+  EXPECT_EQ(r.busy[0].spans[1].end, 9000);
+  EXPECT_EQ(r.busy[0].spans[1].closed, 4u);
+  EXPECT_EQ(r.busy[0].spans[1].gap_ns, 1500u);
+  ASSERT_EQ(r.syncs.size(), 2u);
+  EXPECT_EQ(r.syncs[1].parts, 3u);
+  EXPECT_EQ(r.ranges[0].max_ns, 200u);
+  EXPECT_EQ(r.instances[0].end, 300);
+  EXPECT_EQ(r.dropped, 5u);
+  EXPECT_EQ(r.configs_folded, 8u);
+}
+
+TEST(ChunkRecord, NoLineOfAnyRecordPassesTheBoundHoweverLargeItsFields) {
+  ProcessRecord p;
+  p.exe = p.cupti_path = p.schedule_error = p.kinds = worst_text();
+  p.cupti_searched.assign(100, worst_text());
+  p.sampling = ProcessRecord::Sampling{1, 2, 3};
+  p.base_unix_ns = INT64_MAX;
+  p.base_ns = UINT64_MAX;
+  EXPECT_EQ(read_all(encode_process(INT64_MIN, p)).size(), 1u);
+
+  NamesRecord n;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    n.kernel_names.emplace_back(UINT32_MAX - i, worst_text());
+    ConfigEntry cfg;
+    cfg.id = cfg.name = cfg.device = UINT32_MAX;
+    for (auto& d : cfg.grid) d = UINT32_MAX;
+    for (auto& d : cfg.block) d = UINT32_MAX;
+    n.configs.push_back(cfg);
+    n.range_names.push_back({UINT32_MAX, worst_text(), worst_text()});
+    n.devices.push_back({UINT32_MAX, worst_text()});
+  }
+  const auto names = encode_names(1, UINT64_MAX, n);
+  EXPECT_GT(names.size(), 5u);  // cut into parts
+  std::size_t read_back = 0;
+  for (const auto& l : read_all(names)) {
+    read_back += std::get<NamesRecord>(l.record).kernel_names.size();
+  }
+  EXPECT_EQ(read_back, 200u);
+
+  ChunkRecord c;
+  c.seq = UINT64_MAX;
+  KernelEntry k{UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, {}};
+  for (int b = 0; b <= 1024; ++b)
+    k.hist.emplace_back(b, UINT64_MAX);  // every bucket the reader takes
+  c.kernels.assign(30, k);
+  c.copies.assign(30, CopyEntry{UINT32_MAX, worst_text(), worst_text(), worst_text(), 1, 1, 1});
+  std::vector<SketchSpan> spans;
+  for (std::size_t i = 0; i < kMaxSketchSpans; ++i) {
+    const auto at = static_cast<std::int64_t>(i) * (INT64_MAX / 300);
+    spans.push_back({at, at + INT64_MAX / 600, UINT64_MAX, UINT64_MAX,
+                     static_cast<std::uint64_t>(INT64_MAX / 600)});
+  }
+  c.busy.assign(16, BusySketch{UINT32_MAX, spans});
+  c.syncs = spans;
+  c.instances.assign(kMaxChunkInstances, InstanceEntry{INT64_MIN, INT64_MAX, UINT32_MAX});
+  const auto chunk = encode_chunk(1, c);
+  EXPECT_GT(chunk.size(), 2u);
+  std::size_t kernels = 0, busy = 0;
+  for (const auto& l : read_all(chunk)) {
+    kernels += std::get<ChunkRecord>(l.record).kernels.size();
+    busy += std::get<ChunkRecord>(l.record).busy.size();
+  }
+  EXPECT_EQ(kernels, 30u);
+  EXPECT_EQ(busy, 16u);
+
+  EndRecord e;
+  e.status = e.reason = e.nvtx_status = e.nvtx_reason = worst_text();
+  e.yielded_ns = INT64_MIN;
+  e.activity = std::make_pair(INT64_MIN, INT64_MAX);
+  e.unmatched = e.chunks = UINT64_MAX;
+  EXPECT_EQ(read_all(encode_end(1, e)).size(), 1u);
+}
+
+TEST(ChunkRecord, ASketchKeepsTheLongestGapsAndCountsWhatItClosed) {
+  // 10,000 kernels of 5 us with 1 us gaps, and every 1,000th gap is 1 ms.
+  std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+  std::int64_t t = 0;
+  for (int i = 0; i < 10000; ++i) {
+    busy.emplace_back(t, t + 5000);
+    t += 5000 + (i % 1000 == 999 ? 1'000'000 : 1000);
+  }
+  const auto s = sketch_spans(busy, 16);
+  ASSERT_EQ(s.size(), 16u);
+  std::uint64_t parts = 0, closed = 0, gap = 0;
+  for (const auto& x : s) parts += x.parts, closed += x.closed, gap += x.gap_ns;
+  EXPECT_EQ(parts, 10000u);
+  EXPECT_EQ(closed, 10000u - 16u);
+  EXPECT_EQ(gap, (10000u - 16u) * 1000u);  // only 1 us gaps closed
+  int long_gaps = 0;
+  for (std::size_t i = 1; i < s.size(); ++i) long_gaps += s[i].start - s[i - 1].end == 1'000'000;
+  EXPECT_EQ(long_gaps, 9);  // every long gap stays
+  // Under the bound, every interval stays, exact.
+  EXPECT_EQ(sketch_spans({{0, 10}, {20, 30}}, 16).size(), 2u);
+  EXPECT_EQ(sketch_spans({{0, 10}, {5, 30}}, 16)[0].parts, 2u);  // overlapping: one span
+  // At the bound, the smallest gaps close first.
+  const auto two = sketch_spans({{0, 10}, {11, 20}, {120, 130}}, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].end, 20);
+  EXPECT_EQ(two[0].gap_ns, 1u);
+}
+
+TEST(ChunkRecord, TheReaderNamesTheFieldAtFault) {
+  auto problem = [](const json& line) {
+    auto r = read_chunk_line(line);
+    return r ? std::string() : r.error().message;
+  };
+  const json base = {{"x_kernels", 4}, {"record", "chunk"}, {"pid", 1}, {"seq", 0}};
+  json bad = base;
+  bad["busy"] = json::array({json::array({0, json::array({0, 10}), json::array({5, 2, 1, 0})})});
+  EXPECT_NE(problem(bad).find("busy[0][1]'[0]"), std::string::npos) << problem(bad);
+  bad = base;
+  bad["kernels"] = json::array({json::array({0, 1, 2})});
+  EXPECT_NE(problem(bad).find("`kernels[0]` is not a list of 6 values"), std::string::npos)
+      << problem(bad);
+  bad = base;
+  bad["record"] = "telemetry";
+  bad["x_kernels"] = 5;
+  EXPECT_NE(problem(bad).find("record kind \"telemetry\" is not one of version 4's"),
+            std::string::npos)
+      << problem(bad);
+  bad = base;
+  bad.erase("pid");
+  EXPECT_NE(problem(bad).find("`pid` is missing"), std::string::npos) << problem(bad);
+}
+
+TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
+  // 50 windows of 5,000 kernels each, 1 us apart: the view keeps at most
+  // kMaxSketchSpans busy spans per window, and its numbers stay exact.
+  inject::Collector c(0);
+  inject::KernelKey k;
+  k.name = "elementwise_kernel";
+  k.grid[0] = 132, k.grid[1] = k.grid[2] = 1;
+  k.block[0] = 256, k.block[1] = k.block[2] = 1;
+  Trace trace;
+  ProcessRecord p;
+  p.base_unix_ns = testing::kBaseUnixNs;
+  p.sampling = ProcessRecord::Sampling{10, 2, 20};
+  auto add = [&](const std::vector<std::string>& lines) {
+    for (const auto& l : lines) trace.kernel_records.push_back(json::parse(l));
+  };
+  add(encode_process(42, p));
+  constexpr std::uint64_t kWindow = 20'000'000'000;
+  for (std::uint64_t w = 0; w < 50; ++w) {
+    const std::uint64_t open = w * kWindow;
+    for (std::uint64_t i = 0; i < 5000; ++i) {
+      c.kernel(k, open + i * 5000, open + i * 5000 + 4000, 7);
+    }
+    inject::Drained d = c.drain();
+    d.chunk.seq = w;
+    d.chunk.window = true;
+    d.chunk.start_ns = static_cast<std::int64_t>(open);
+    d.chunk.end_ns = static_cast<std::int64_t>(open + 100'000'000);
+    if (!d.names.empty()) add(encode_names(42, w, d.names));
+    for (const auto& b : d.chunk.busy) EXPECT_LE(b.spans.size(), kMaxSketchSpans);
+    add(encode_chunk(42, d.chunk));
+  }
+  add(encode_end(42, testing::ProcessLines::ok_end()));
+  const auto v = analyze_kernels(trace);
+  ASSERT_TRUE(v && v->available);
+  EXPECT_EQ(v->launches, 50u * 5000u);
+  EXPECT_NEAR(v->kernel_s, 50 * 5000 * 4e-6, 1e-6);
+  EXPECT_EQ(v->sampling.windows, 50u);
+  ASSERT_EQ(v->devices.size(), 1u);
+  // Busy 4 us of every 5 inside the work; the sketches closed the 1 us gaps and
+  // gave their idle time back.
+  const IdleStats& a = v->devices[0].activity;
+  EXPECT_NEAR(a.busy_s, 50 * 5000 * 4e-6, 1e-3);
+  EXPECT_GT(a.gaps.count[0], 50u * 4500u);  // the < 10 us gaps, counted back
+}
+
+TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
+  inject::Collector c(0);
+  inject::KernelKey k;
+  k.name = "gemm";
+  c.kernel(k, 1000, 2000, 7);
+  testing::ProcessLines o;
+  o.end.reset();
+  Trace trace;
+  testing::add_lines(trace, testing::process_lines(c, o));
+  const auto v = analyze_kernels(trace);
+  ASSERT_TRUE(v && v->available);
+  EXPECT_EQ(v->launches, 1u);
+  bool said = false;
+  for (const auto& n : v->notes) said = said || n.find("wrote no end") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(ChunkRecord, AKernelLineTheReaderRefusesIsSaidInTheViewAndTheRestStays) {
+  inject::Collector c(0);
+  inject::KernelKey k;
+  k.name = "gemm";
+  c.kernel(k, 1000, 2000, 7);
+  std::string text = "{\"format\":\"gpu-trace\",\"version\":1,\"host\":\"h\",\"devices\":[]}\n";
+  for (const auto& l : testing::process_lines(c)) text += l.dump() + "\n";
+  // Someone else's writer: a chunk cut short, then a line past the reader's limit.
+  text += "{\"x_kernels\":4,\"record\":\"chunk\",\"pid\":7,\"seq\":1,\"kernels\":[[0,1\n";
+  text += "{\"x_kernels\":4,\"record\":\"chunk\",\"pid\":8,\"busy\":\"" +
+          std::string(kMaxLineBytes, 'x') + "\"}\n";
+  text += "{\"t\":1800000001.0,\"mark\":\"step\"}\n";
+  auto trace = read_trace_string(text, "k.jsonl");  // not lenient: still read
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_EQ(trace->marks.size(), 1u);
+  const auto v = analyze_kernels(*trace);
+  ASSERT_TRUE(v && v->available);
+  EXPECT_EQ(v->launches, 1u);
+  std::string notes;
+  for (const auto& n : v->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("a kernel record of process 7 at k.jsonl:6 not read"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("a kernel record of process 8 at k.jsonl:7 not read: longer than"),
+            std::string::npos)
+      << notes;
+}
+
+}  // namespace
+}  // namespace gpulens::kernels
