@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
-  clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh) and the clang preset
   libncurses-dev tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
   groff-base man-db           # the man pages' checks (tests/e2e/man_pages.py)

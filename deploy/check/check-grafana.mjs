@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Type-checks deploy/grafana/dashboards/*.json against Grafana's dashboard
 // schema as @grafana/schema publishes it (the classic JSON model, generated
 // from Grafana's CUE schema): each dashboard becomes `const d: Dashboard = {...}`

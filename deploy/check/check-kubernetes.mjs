@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validates every object of deploy/kubernetes against the Kubernetes API schemas
 // (kubernetes-models, generated from the API's OpenAPI) and, for ServiceMonitor
 // and PodMonitor, the prometheus-operator CRD schemas. Offline once installed.

@@ -59,6 +59,10 @@ class OfflineInstall(support.TempDirTest):
         self.assertEqual(version, support.gpulens_version())
         self.assertEqual([f for f in files if f != "__pycache__"],
                          ["__init__.py", "__main__.py", "client.py", "marks.py", "trace.py"])
+        # The licence in the installed package's metadata, as in the .deb and .rpm.
+        license_probe = "import importlib.metadata as m; print(m.metadata('gpulens')['License'])"
+        self.assertEqual(run(os.path.join(venv, "bin", "python"), "-c", license_probe).strip(),
+                         "Apache-2.0")
         marks = self.path("marks.jsonl")
         run(os.path.join(venv, "bin", "python"), "-m", "gpulens", "mark", "step", "--flops", "2",
             env=dict(env, GPULENS_MARKS=marks))

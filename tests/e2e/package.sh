@@ -8,8 +8,9 @@
 # unit runs the installed binary, the help names the installed example, `run
 # --kernels` finds the injection library in lib/gpulens, a man page per command,
 # the completions, the docs and Debian's copyright and changelog; Depends names the
-# newest glibc the packaged binaries need; lintian finds no error; dpkg installs
-# it over an older version (in a scratch --instdir, no chroot); `cmake --install
+# newest glibc the packaged binaries need; the copyright file gives Apache-2.0;
+# lintian finds no error; dpkg installs it over an older version (in a scratch
+# --instdir, no chroot) and leaves the user's /etc/gpulens and history; `cmake --install
 # --prefix` elsewhere gets its own paths; and builds the .rpm where rpmbuild is
 # installed.
 # Usage: package.sh BUILD_DIR. Exit 77 (skipped) only when a packaging tool is missing.
@@ -69,6 +70,13 @@ for py in "$src"/python/gpulens/*.py; do
 done
 grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
   "$p/share/doc/gpulens/copyright" || fail "the copyright file is not machine-readable (DEP-5)"
+# The licence in the .deb's metadata: gpulens' own files are Apache-2.0, and the
+# licence's text is there.
+copyright="$p/share/doc/gpulens/copyright"
+[[ $(awk '/^Files: \*$/ {f=1; next} f && /^License:/ {print $2; exit}' "$copyright") == Apache-2.0 ]] ||
+  fail "the copyright file does not give Files: * the License Apache-2.0"
+grep -qx 'License: Apache-2.0' "$copyright" && grep -q 'Apache License, Version 2.0' "$copyright" ||
+  fail "the copyright file lacks the Apache-2.0 licence paragraph"
 [[ $(gzip -dc "$p/share/doc/gpulens/changelog.gz" | head -1) == "gpulens ($version) "* ]] ||
   fail "the changelog's first entry is not $version"
 
@@ -174,12 +182,25 @@ dpkg_scratch() {
     --force-depends --force-script-chrootless --no-triggers "$@"
 }
 dpkg_scratch -i "$tmp/older.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i of the older package"; }
+# What the user made meanwhile: a configuration and the agent's history, where the
+# unit keeps them (ConfigurationDirectory, StateDirectory). The package ships neither
+# path, so an upgrade must leave both byte for byte.
+mkdir -p "$dpkg_root/inst/etc/gpulens" "$dpkg_root/inst/var/lib/gpulens"
+printf 'price_per_gpu_hour = 1.23\n' >"$dpkg_root/inst/etc/gpulens/config.toml"
+printf '{"about": "the prices of this site"}\n' >"$dpkg_root/inst/etc/gpulens/prices.json"  # --data-dir's
+head -c 65536 /dev/urandom >"$dpkg_root/inst/var/lib/gpulens/history.db"
+mkdir -p "$tmp/user-files/etc" "$tmp/user-files/var/lib"
+cp -a "$dpkg_root/inst/etc/gpulens" "$tmp/user-files/etc/"
+cp -a "$dpkg_root/inst/var/lib/gpulens" "$tmp/user-files/var/lib/"
 dpkg_scratch -i "$deb" >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i over the older package"; }
 [[ $(dpkg_scratch -s gpulens | sed -n 's/^Version: //p') == "$version" ]] ||
   fail "after the upgrade dpkg knows gpulens as: $(dpkg_scratch -s gpulens | grep ^Version)"
 [[ $("$dpkg_root/inst$prefix/bin/gpulens" --version) == "gpulens $version" ]] || fail "the upgraded gpulens --version"
 [[ ! -e "$dpkg_root/inst$prefix/share/gpulens/obsolete.txt" ]] || fail "the upgrade left the older version's file"
-echo "dpkg -i over 0.0.1 (scratch --instdir): gpulens $version installed"
+for d in etc/gpulens var/lib/gpulens; do
+  diff -r "$tmp/user-files/$d" "$dpkg_root/inst/$d" >&2 || fail "the upgrade changed the user's /$d"
+done
+echo "dpkg -i over 0.0.1 (scratch --instdir): gpulens $version installed, /etc/gpulens and /var/lib/gpulens as they were"
 
 # `cmake --install` keeps its own prefix: the unit runs that prefix's binary, the
 # help names that prefix's example, the injection library is in its lib/gpulens.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard's main loop: one poll tick reads the latest values and the
 // alerts together, so the alerts panel never contradicts the cards; the
 // history charts redraw on their own slower timer and say how old they are.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One card per GPU: the classic utilization beside SM activity, the efficiency
 // score, the state in words with its fix, then memory, power, temperature,
 // clocks and throttling; advanced metrics on demand.

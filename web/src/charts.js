@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // History from the agent's store: a state timeline per GPU and uPlot charts of
 // utilization beside SM activity, power and memory, over 15 minutes to 90 days.
 const RANGES = [["15m", 900], ["1h", 3600], ["6h", 21600], ["24h", 86400], ["7d", 604800], ["30d", 2592000], ["90d", 7776000]];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Number formatting and small DOM helpers shared by the dashboard's parts.
 const fmt = {
   pct(v, digits = 1) { return v == null ? "–" : `${v.toFixed(v >= 99.95 || v === 0 ? 0 : digits)} %`; },
