@@ -195,15 +195,18 @@ void report(const RunArgs& a, const verdict::VerdictOptions& options,
     return;
   }
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
-  const verdict::Verdict verdict = verdict::build_verdict(*trace, options);
+  // The kernel view (run --kernels) first: its collectives inform the verdict's fixes.
+  const auto view = kernels::analyze_kernels(*trace);
+  verdict::VerdictOptions with_kernels = options;
+  if (view) with_kernels.collectives = collective_evidence(*view);
+  const verdict::Verdict verdict = verdict::build_verdict(*trace, with_kernels);
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);
-    if (const auto view = kernels::analyze_kernels(*trace))
-      text += "\n" + render::kernels_to_text(*view);
+    if (view) text += "\n" + render::kernels_to_text(*view);
     print_to_stderr(text);
   }
   if (!a.output.empty()) {
-    const auto text = render_report(verdict, *trace, report_format_for_path(a.output));
+    const auto text = render_report(verdict, *trace, view, report_format_for_path(a.output));
     if (auto ok = write_report(text, a.output); !ok) {
       eprint("gpulens: {}\n", ok.error().message);
     } else {

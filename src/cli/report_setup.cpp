@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "kernels/analysis.hpp"
+#include "kernels/collectives.hpp"
+#include "kernels/kernel_findings.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/data_files.hpp"
@@ -104,9 +106,16 @@ ReportFormat report_format_for_path(const std::string& path) {
   return ReportFormat::Text;
 }
 
-std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format) {
+std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view) {
+  const auto finding = kernels::communication_finding(view);
+  if (!finding) return std::nullopt;
+  return verdict::CollectiveEvidence{kernels::collective_share(view.top), finding->fix};
+}
+
+std::string render_report(const verdict::Verdict& v, const Trace& trace,
+                          const std::optional<kernels::KernelView>& kernel_view,
+                          ReportFormat format) {
   // A recording of `gpulens run --kernels` adds "Where the GPU time went".
-  const auto kernel_view = kernels::analyze_kernels(trace);
   switch (format) {
     case ReportFormat::Json: {
       auto j = render::verdict_to_json(v);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "kernels/analysis.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::cli {
@@ -44,7 +45,16 @@ std::optional<ReportFormat> report_format_from_name(const std::string& name);
 // By extension: .html/.htm, .json, else text.
 ReportFormat report_format_for_path(const std::string& path);
 
-std::string render_report(const verdict::Verdict& v, const Trace& trace, ReportFormat format);
+// What the kernel view says of the job's collectives, for the verdict's ranked
+// fixes (verdict::CollectiveEvidence); nullopt when they hold too little kernel
+// time for a communication finding.
+std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view);
+
+// The verdict, and after it the kernel view of a recording of `gpulens run
+// --kernels` (nullopt: none).
+std::string render_report(const verdict::Verdict& v, const Trace& trace,
+                          const std::optional<kernels::KernelView>& kernel_view,
+                          ReportFormat format);
 // "-" is stdout. The file is written whole or not at all (temp file + rename).
 Status write_report(const std::string& text, const std::string& path);
 
