@@ -145,6 +145,8 @@ int run_report(const ReportArgs& args) {
     return kExitUsage;
   }
   options->edges_apart = !history;
+  // A recording of `run --kernels`: its collectives inform the verdict's fixes.
+  if (kernel_view) options->collectives = collective_evidence(*kernel_view);
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, kernel_view, *format);

@@ -196,15 +196,18 @@ void report(const RunArgs& a, const verdict::VerdictOptions& options,
   }
   const Trace* trace = &recording->trace;
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
-  const verdict::Verdict verdict = verdict::build_verdict(*trace, options);
+  // The kernel view (run --kernels) first: its collectives inform the verdict's fixes.
+  const auto& view = recording->kernels;
+  verdict::VerdictOptions with_kernels = options;
+  if (view) with_kernels.collectives = collective_evidence(*view);
+  const verdict::Verdict verdict = verdict::build_verdict(*trace, with_kernels);
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);
-    if (recording->kernels) text += "\n" + render::kernels_to_text(*recording->kernels);
+    if (view) text += "\n" + render::kernels_to_text(*view);
     print_to_stderr(text);
   }
   if (!a.output.empty()) {
-    const auto text =
-        render_report(verdict, *trace, recording->kernels, report_format_for_path(a.output));
+    const auto text = render_report(verdict, *trace, view, report_format_for_path(a.output));
     if (auto ok = write_report(text, a.output); !ok) {
       eprint("gpulens: {}\n", ok.error().message);
     } else {

@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "kernels/analysis.hpp"
+#include "kernels/collectives.hpp"
+#include "kernels/kernel_findings.hpp"
 #include "kernels/record_gatherer.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
@@ -117,6 +119,12 @@ Result<Recording> read_recording(const std::string& path, TraceReadOptions optio
   Recording r{std::move(*trace), std::nullopt};
   if (any) r.kernels = kernels::analyze_kernels(std::move(gatherer), r.trace);
   return r;
+}
+
+std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view) {
+  const auto finding = kernels::communication_finding(view);
+  if (!finding) return std::nullopt;
+  return verdict::CollectiveEvidence{kernels::collective_share(view.top), finding->fix};
 }
 
 std::string render_report(const verdict::Verdict& v, const Trace& trace,

@@ -55,9 +55,16 @@ struct Recording {
 };
 Result<Recording> read_recording(const std::string& path, TraceReadOptions options = {});
 
-// `kernels`: the recording's kernel view, when it has one ("Where the GPU time went").
+// What the kernel view says of the job's collectives, for the verdict's ranked
+// fixes (verdict::CollectiveEvidence); nullopt when they hold too little kernel
+// time for a communication finding.
+std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view);
+
+// The verdict, and after it the kernel view of a recording of `gpulens run
+// --kernels` (nullopt: none).
 std::string render_report(const verdict::Verdict& v, const Trace& trace,
-                          const std::optional<kernels::KernelView>& kernels, ReportFormat format);
+                          const std::optional<kernels::KernelView>& kernel_view,
+                          ReportFormat format);
 // "-" is stdout. The file is written whole or not at all (temp file + rename).
 Status write_report(const std::string& text, const std::string& path);
 

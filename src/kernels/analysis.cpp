@@ -12,6 +12,7 @@
 
 #include "core/intervals.hpp"
 #include "core/text_units.hpp"
+#include "kernels/collectives.hpp"
 #include "kernels/device_steps.hpp"
 #include "kernels/kernel_findings.hpp"
 #include "kernels/kernel_record.hpp"
@@ -168,6 +169,7 @@ std::vector<KernelRow> rank_kernels(const Gathered& g, const Trace& trace, doubl
     describe_main_config(a, g, trace, row);
     rows.push_back(std::move(row));
   }
+  mark_collectives(rows);
   return rows;
 }
 

@@ -48,6 +48,9 @@ struct KernelRow {
   double waves = 0;
   std::string limited_by;
   bool coverage_known = false;
+  // A communication library's kernel (collectives.hpp): its time is moving data
+  // or waiting for a peer, not compute, and SM-filling advice does not apply.
+  bool collective = false;
 };
 
 struct CopyRow {
@@ -82,7 +85,8 @@ struct DeviceView {
 };
 
 struct Finding {
-  std::string kind;  // launch_bound, host_bound, pageable_copies, low_sm_coverage, syncs
+  std::string kind;  // launch_bound, host_bound, pageable_copies, low_sm_coverage, syncs,
+                     // communication
   std::string text;  // what was seen, in numbers
   std::string fix;   // what to do
 };

@@ -3,10 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 
 #include "core/text_units.hpp"
+#include "kernels/collectives.hpp"
 
 namespace gpulens::kernels {
 namespace {
@@ -38,9 +42,11 @@ std::string idle_range_clause(const KernelView& view) {
   return fmt::format(", {} of it inside the NVTX range `{}`", share_text(share), most->name);
 }
 
+// Kernels leaving most SMs idle. Not a collective: its few blocks are channels
+// moving data or spinning on a peer, and more blocks would not make it faster.
 void add_low_sm_coverage(const KernelView& view, std::vector<Finding>& out) {
   for (const auto& k : view.top) {
-    if (k.coverage_known && k.share >= 0.05 && k.sms_used * 2 < k.sms) {
+    if (!k.collective && k.coverage_known && k.share >= 0.05 && k.sms_used * 2 < k.sms) {
       out.push_back(
           {"low_sm_coverage",
            fmt::format("`{}` takes {} of GPU time with {} of {} SMs busy ({} blocks of {} threads)",
@@ -114,6 +120,54 @@ void add_pageable_copies(const KernelView& view, std::vector<Finding>& out) {
   }
 }
 
+// The collectives among the listed kernels: their share of kernel time, the
+// libraries ("NCCL collectives") and the operations with their shares
+// ("`AllReduce` 40 %, `AllGather` 5 %").
+struct CollectiveShares {
+  double total = 0;
+  std::string libraries, parts;
+};
+
+CollectiveShares collective_shares(const KernelView& view) {
+  CollectiveShares out;
+  std::set<std::string_view> libraries;
+  std::vector<std::pair<std::string, double>> parts;  // in the rows' order: most time first
+  for (const auto& k : view.top) {
+    const auto kind = k.collective ? classify_collective(k.name) : std::nullopt;
+    if (!kind) continue;
+    out.total += k.share;
+    libraries.insert(collective_library_name(kind->library));
+    const std::string what = kind->operation.empty() ? k.short_name : kind->operation;
+    auto it =
+        std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == what; });
+    if (it == parts.end()) {
+      parts.emplace_back(what, k.share);
+    } else {
+      it->second += k.share;
+    }
+  }
+  for (const auto& lib : libraries) {
+    out.libraries += (out.libraries.empty() ? "" : ", ") + std::string(lib);
+  }
+  out.libraries += " collectives";
+  for (const auto& [what, share] : parts) {
+    out.parts += fmt::format("{}`{}` {}", out.parts.empty() ? "" : ", ", what, share_text(share));
+  }
+  return out;
+}
+
+// The rank that waited longest for another, or none.
+const RankSplit* most_waiting(const std::vector<RankSplit>& split) {
+  const RankSplit* most = nullptr;
+  for (const auto& r : split) {
+    if (r.waited_for && r.waited_for_s > 0 && *r.waited_for < split.size() &&
+        (most == nullptr || r.waiting_s > most->waiting_s)) {
+      most = &r;
+    }
+  }
+  return most;
+}
+
 }  // namespace
 
 std::string kernel_headline(const KernelView& view) {
@@ -138,16 +192,55 @@ std::string kernel_headline(const KernelView& view) {
     headline += idle_range_clause(view);
   }
   if (!view.top.empty()) {
-    headline += fmt::format(". `{}` holds {} of kernel time", view.top.front().short_name,
-                            share_text(view.top.front().share));
+    const KernelRow& top = view.top.front();
+    headline +=
+        fmt::format(". `{}` holds {} of kernel time", top.short_name, share_text(top.share));
+    if (const auto kind = top.collective ? classify_collective(top.name) : std::nullopt) {
+      headline += fmt::format(": communication ({} collective), not compute",
+                              collective_library_name(kind->library));
+    }
   }
   headline += ".";
   return headline;
 }
 
-std::vector<Finding> kernel_findings(const KernelView& view) {
+std::optional<Finding> communication_finding(const KernelView& view,
+                                             const std::vector<RankSplit>* split) {
+  const CollectiveShares shares = collective_shares(view);
+  if (shares.total < kCommunicationShareMin) return std::nullopt;
+  std::string text = fmt::format(
+      "{} take {} of kernel time ({}): time spent moving data between "
+      "GPUs or waiting for a peer rank, not compute",
+      shares.libraries, share_text(shares.total), shares.parts);
+  std::string fix;
+  const RankSplit* waiter = split != nullptr ? most_waiting(*split) : nullptr;
+  if (waiter != nullptr) {
+    const RankSplit& slow = (*split)[*waiter->waited_for];
+    text += fmt::format("; {} waited {} ({} of its collective time), most of it for {}",
+                        waiter->label, kernel_time_text(waiter->waiting_s),
+                        share_text(waiter->waiting_s / (waiter->waiting_s + waiter->moving_s)),
+                        slow.label);
+    fix = fmt::format(
+        "{} arrives last: find what holds it up before the collective (work only it does, such "
+        "as logging, evaluation or checkpointing on rank 0; a slower input pipeline or GPU) and "
+        "move it off the step or spread it over every rank; ",
+        slow.label);
+  } else {
+    fix =
+        "if the ranks wait for each other, find the slowest rank (the one the others wait for) "
+        "and even out its work; ";
+  }
+  fix +=
+      "overlap communication with compute (DDP's gradient buckets, bucket_cap_mb, let the "
+      "all-reduce run during backward) and communicate less often (gradient accumulation under "
+      "model.no_sync()). More blocks or a larger grid do not speed up a collective";
+  return Finding{"communication", std::move(text), std::move(fix)};
+}
+
+std::vector<Finding> kernel_findings(const KernelView& view, const std::vector<RankSplit>* split) {
   // The rules of docs/kernels.md ("Fixes" under "The analysis, stated as rules").
   std::vector<Finding> out;
+  if (auto f = communication_finding(view, split)) out.push_back(std::move(*f));
   add_low_sm_coverage(view, out);
   if (!view.devices.empty()) add_idle_findings(view, out);
   add_pageable_copies(view, out);

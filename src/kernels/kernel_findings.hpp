@@ -4,10 +4,12 @@
 // findings, each a rule over the numbers analysis.cpp computed. Apart from the
 // analysis because they only read a finished view, and the rules change on
 // their own (thresholds, wording, fixes).
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/analysis.hpp"
+#include "kernels/collective_split.hpp"
 
 namespace gpulens::kernels {
 
@@ -15,8 +17,21 @@ namespace gpulens::kernels {
 // marked steps, trace windows or whole activity; "" for a view without devices.
 std::string kernel_headline(const KernelView& view);
 
-// The findings, in this order: kernels leaving most SMs idle, the first device's
-// idle gaps (host-bound, launch-bound) and synchronisations, pageable copies.
-std::vector<Finding> kernel_findings(const KernelView& view);
+// Collectives (collectives.hpp) holding at least this share of kernel time are a
+// finding of their own: communication, not compute.
+inline constexpr double kCommunicationShareMin = 0.10;
+
+// "NCCL collectives take 45 % of kernel time (`AllReduce` 45 %) ...", with the
+// communication fix; nullopt below kCommunicationShareMin. Given the ranks'
+// split (collective_split.hpp), it names the rank that waited longest and the
+// rank it waited for, and the fix points at that one.
+std::optional<Finding> communication_finding(const KernelView& view,
+                                             const std::vector<RankSplit>* split = nullptr);
+
+// The findings, in this order: communication, kernels leaving most SMs idle
+// (never a collective), the first device's idle gaps (host-bound, launch-bound)
+// and synchronisations, pageable copies.
+std::vector<Finding> kernel_findings(const KernelView& view,
+                                     const std::vector<RankSplit>* split = nullptr);
 
 }  // namespace gpulens::kernels

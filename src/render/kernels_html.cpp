@@ -113,11 +113,12 @@ std::string kernels_to_html(const kernels::KernelView& v) {
       "<th>mean</th><th>p99</th><th>grid × block</th><th>SMs busy</th><th>waves</th></tr>";
   for (const auto& k : v.top) {
     out += fmt::format(
-        "<tr><td title=\"{}\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td title=\"{}\"><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{} × {}</td><td>{}</td><td>{}</td></tr>",
-        escape(k.name), escape(k.short_name), share_text(k.share, 1), kernel_time_text(k.total_s),
-        k.count, kernel_time_text(k.mean_us / 1e6), kernel_time_text(k.p99_us / 1e6), k.blocks,
-        k.threads, k.coverage_known ? fmt::format("{} of {}", k.sms_used, k.sms) : "?",
+        escape(k.name), escape(k.short_name), k.collective ? " (communication)" : "",
+        share_text(k.share, 1), kernel_time_text(k.total_s), k.count,
+        kernel_time_text(k.mean_us / 1e6), kernel_time_text(k.p99_us / 1e6), k.blocks, k.threads,
+        k.coverage_known ? fmt::format("{} of {}", k.sms_used, k.sms) : "?",
         k.coverage_known ? fmt::format("{:.2f}", k.waves) : "?");
   }
   out += "</table></div>";

@@ -44,6 +44,8 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
         {"total_s", k.total_s}, {"share", k.share},           {"mean_us", k.mean_us},
         {"p50_us", k.p50_us},   {"p99_us", k.p99_us},         {"blocks", k.blocks},
         {"threads", k.threads}, {"registers", k.registers},   {"shared_bytes", k.shared_bytes}};
+    // A collective (NCCL, ...): its time is communication, not compute.
+    r["collective"] = k.collective;
     if (k.coverage_known) {
       r["blocks_per_sm"] = k.blocks_per_sm;
       r["sms_used"] = k.sms_used;

@@ -86,10 +86,10 @@ std::string kernels_body(const kernels::KernelView& v) {
   for (const auto& k : v.top) {
     const std::string sms =
         k.coverage_known ? fmt::format("{}/{}", k.sms_used, k.sms) : std::string("?");
-    out +=
-        fmt::format("  {:>7} {:>8} {:7} {:>9} {:>9} {:>11} {:6.2f}  {}\n", share_text(k.share, 1),
-                    kernel_time_text(k.total_s), k.count, kernel_time_text(k.mean_us / 1e6),
-                    kernel_time_text(k.p99_us / 1e6), sms, k.waves, cut(k.short_name, 60));
+    out += fmt::format("  {:>7} {:>8} {:7} {:>9} {:>9} {:>11} {:6.2f}  {}\n",
+                       share_text(k.share, 1), kernel_time_text(k.total_s), k.count,
+                       kernel_time_text(k.mean_us / 1e6), kernel_time_text(k.p99_us / 1e6), sms,
+                       k.waves, cut(k.short_name, 60) + (k.collective ? "  (communication)" : ""));
   }
   if (!v.copies.empty()) {
     out += "  copies:\n";

@@ -131,6 +131,49 @@ std::string out_of_memory_fix(const JobOutcome& o) {
 
 namespace {
 
+// A state that reads low SM activity while a kernel is resident, whose fixes fill
+// the SMs (more blocks, a larger batch, bigger kernels): a spinning collective
+// looks the same.
+bool fills_sms(diagnosis::GpuState s) {
+  return s == diagnosis::GpuState::SmUnderused || s == diagnosis::GpuState::LaunchBound;
+}
+
+// Collectives hold most of the job's kernel time (the kernel view says so).
+bool mostly_collectives(const FixInputs& in) {
+  return in.collectives != nullptr && in.collectives->share >= kCollectiveMajority &&
+         !in.collectives->fix.empty();
+}
+
+// Alerts whose fixes are those of the GPU's state when they fired
+// (diagnosis::fixes_for_alert), and of those the ones that read low SM activity
+// while a kernel is resident.
+bool state_fix_alert(const std::string& rule) {
+  return rule == "low_efficiency" || rule == "high_util_low_activity" ||
+         rule == "idle_holding_memory";
+}
+bool low_sm_alert(const std::string& rule) {
+  return rule == "low_efficiency" || rule == "high_util_low_activity";
+}
+
+// A stalled alert on the same GPU over at least this share of an alert's span
+// (the timeline's rule for state runs, diagnosis/timeline.cpp): the alert's state
+// fixes would tune a kernel that waits for something that never comes. An alert
+// that fired before the stall was confirmed took the state's fixes (more blocks)
+// without knowing.
+constexpr double kHangOverlapMin = 0.25;
+
+bool hang_covers(const diagnosis::DiagnosisReport& report, int gpu, double from_t, double to_t,
+                 double end) {
+  const double span = to_t - from_t;
+  if (span <= 0) return false;
+  return std::any_of(report.alerts.begin(), report.alerts.end(), [&](const auto& a) {
+    if (a.gpu != gpu || a.rule != "stalled") return false;
+    const double from = std::max(from_t, a.since);
+    const double to = std::min(to_t, a.resolved_at.value_or(std::max(end, a.fired_at)));
+    return to - from >= kHangOverlapMin * span;
+  });
+}
+
 // Every finding of the job with its fixes: the out-of-memory death, the state
 // runs outside the steady state's edges, the alerts.
 Findings collect_findings(const diagnosis::DiagnosisReport& report, const FixInputs& in) {
@@ -146,6 +189,12 @@ Findings collect_findings(const diagnosis::DiagnosisReport& report, const FixInp
     if (in.steady != nullptr && in.steady->in_edges(run.gpu, run.start, run.end)) continue;
     const FixTier tier =
         run.state == diagnosis::GpuState::WaitingOnPeer ? FixTier::Imbalance : FixTier::Steady;
+    if (fills_sms(run.state) && mostly_collectives(in)) {
+      // The few SMs busy are a collective's channels: more blocks would not help.
+      findings.add("kernels:communication", tier, run.gpu, run.end - run.start,
+                   state_weight(run.state), {in.collectives->fix});
+      continue;
+    }
     findings.add("state:" + std::string(diagnosis::state_id(run.state)), tier, run.gpu,
                  run.end - run.start, state_weight(run.state), run.fixes);
   }
@@ -156,6 +205,12 @@ Findings collect_findings(const diagnosis::DiagnosisReport& report, const FixInp
     if (a.rule == "stalled") tier = FixTier::Hang;
     // The alert that forecast the out-of-memory death explains it.
     if (oom && a.rule == "memory_growth") tier = FixTier::OutOfMemory;
+    if (state_fix_alert(a.rule) && hang_covers(report, a.gpu, a.since, until, in.end)) continue;
+    if (low_sm_alert(a.rule) && mostly_collectives(in)) {
+      findings.add("kernels:communication", tier, a.gpu, std::max(until - a.since, 1.0),
+                   severity_weight(a.severity), {in.collectives->fix});
+      continue;
+    }
     findings.add("alert:" + a.rule, tier, a.gpu, std::max(until - a.since, 1.0),
                  severity_weight(a.severity), a.fixes);
   }

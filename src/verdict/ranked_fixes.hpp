@@ -29,13 +29,27 @@ struct RankedFix {
   std::vector<int> gpus;  // the GPUs the finding was seen on
 };
 
+// What the kernel view of `gpulens run --kernels` says of the job's collectives
+// (NCCL and the like, docs/kernels.md), handed in by the command that has both:
+// the verdict does not read kernel records itself.
+struct CollectiveEvidence {
+  double share = 0;  // of the job's kernel time, in collective kernels
+  std::string fix;   // the kernel view's communication fix
+};
+
+// Collectives holding at least this share of kernel time make a GPU's low SM
+// activity their spinning channels, not kernels too small for the GPU: the
+// state's SM-filling fixes give way to the communication fix.
+inline constexpr double kCollectiveMajority = 0.5;
+
 struct FixInputs {
   double end = 0;  // closes alerts still firing
   std::size_t count = 3;
   const SteadyState* steady = nullptr;  // nullptr: every run counts
   const JobOutcome* outcome = nullptr;
-  std::size_t job_gpus = 1;                 // > 1: fixes name their GPUs
-  std::optional<double> steady_tensor_pct;  // tensor activity over the steady state
+  std::size_t job_gpus = 1;                         // > 1: fixes name their GPUs
+  std::optional<double> steady_tensor_pct;          // tensor activity over the steady state
+  const CollectiveEvidence* collectives = nullptr;  // nullptr: no kernel view
 };
 
 std::string_view fix_tier_id(FixTier tier);  // "out_of_memory", "hang", ...

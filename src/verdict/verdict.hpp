@@ -37,6 +37,8 @@ struct VerdictOptions {
   // Start-up and tear-down of a job or a recording are reported apart; a range
   // of the agent's history has none (its first idle minutes are idle GPUs).
   bool edges_apart = true;
+  // From the kernel view of `gpulens run --kernels`, where the recording has one.
+  std::optional<CollectiveEvidence> collectives;
 };
 
 // At least this long and this share of a GPU's steady state waiting on a peer
