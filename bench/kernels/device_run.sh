@@ -13,6 +13,7 @@
 #      default windows, and fed traced whole; compare_windows.py compares the two
 #   9. windows: the cost of windowed tracing on the job's steps (cost_windows.py)
 #  10. bare: issue 15's bare-binary run (bench/install/bare_run.sh, BIN=$BARE_BIN)
+#  11. crash: a windowed job killed with SIGKILL keeps the windows it closed
 # STAGES (default: train compare nested nocuda cost nvtx) picks stages, so a
 # call fits the device tool's 10 minutes. Writes everything under $OUT (traces in
 # kernels-raw.tgz) and prints a short table.
@@ -108,6 +109,17 @@ train_run whole-good --kernels-every 0 -- --seconds 30 --nvtx
 python3 bench/kernels/compare_windows.py "$B/gpulens" "$raw/sampled-good.trace.jsonl" "$raw/whole-good.trace.jsonl" \
   >"$OUT/sampled-vs-whole.txt" 2>&1
 "$B/gpulens" report "$raw/sampled-starved.trace.jsonl" -o "$OUT/sampled-starved.html" >/dev/null 2>&1
+fi
+
+if want crash; then
+# Issue 27: a job killed mid-run keeps the windows it closed (version-4 records
+# are written as each window closes), and the report says the process wrote no end.
+step "train_gpt --seconds 90 in the default windows, killed with SIGKILL at 50 s"
+"$B/gpulens" run --kernels -o "$OUT/crash.txt" --trace "$raw/crash.trace.jsonl" \
+  -- bash -c 'python3 examples/train_gpt.py --seconds 90 & p=$!; sleep 50; kill -9 $p; wait $p' \
+  >"$OUT/crash.log" 2>&1
+echo "exit $?" >>"$OUT/crash.log"
+"$B/gpulens" report "$raw/crash.trace.jsonl" --format json -o "$OUT/crash.json" >/dev/null 2>&1
 fi
 
 if want windows; then

@@ -11,6 +11,7 @@
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
+#include "kernel_lines.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens::kernels {
@@ -20,18 +21,6 @@ using nlohmann::json;
 
 constexpr const char* kAllReduce =
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-
-json h100_device() {
-  return {{"id", 0},
-          {"name", "NVIDIA H100 80GB HBM3"},
-          {"sms", 132},
-          {"max_blocks_per_sm", 32},
-          {"max_warps_per_sm", 64},
-          {"max_threads_per_sm", 2048},
-          {"registers_per_sm", 65536},
-          {"shared_per_sm", 233472},
-          {"cc", "9.0"}};
-}
 
 inject::KernelKey key(const std::string& name, int blocks, int threads) {
   inject::KernelKey k;
@@ -55,14 +44,10 @@ KernelView ddp_view(const std::string& collective, double collective_ms, double 
     c.kernel(key(collective, 24, 640), t, t + coll_ns, 8);
     t += coll_ns;
   }
-  json j = c.to_json();
-  j["x_kernels"] = 1;
-  j["pid"] = 42;
-  j["status"] = "ok";
-  j["clock"] = {{"base_ns", 1000}, {"base_unix_ns", 1'800'000'000'000'000'000}};
-  j["devices"] = json::array({h100_device()});
+  testing::ProcessLines o;
+  o.base_ns = 1000;
   Trace trace;
-  trace.kernel_records.push_back(j);
+  testing::add_lines(trace, testing::process_lines(c, o));
   auto v = analyze_kernels(trace);
   EXPECT_TRUE(v && v->available);
   return v.value_or(KernelView{});
