@@ -109,6 +109,11 @@ train_run whole-good --kernels-every 0 -- --seconds 30 --nvtx
 python3 bench/kernels/compare_windows.py "$B/gpulens" "$raw/sampled-good.trace.jsonl" "$raw/whole-good.trace.jsonl" \
   >"$OUT/sampled-vs-whole.txt" 2>&1
 "$B/gpulens" report "$raw/sampled-starved.trace.jsonl" -o "$OUT/sampled-starved.html" >/dev/null 2>&1
+# From another directory, as a user who copied the recording would.
+(cd /tmp && "$B/gpulens" report "$raw/sampled-good.trace.jsonl" -o "$OUT/sampled-good-report.txt") \
+  >/dev/null 2>&1
+awk '/"x_kernels"/ { n++; if (length($0) > m) m = length($0) } END { print "kernel lines", n, "longest", m }' \
+  "$raw/sampled-good.trace.jsonl" "$raw/whole-good.trace.jsonl" >"$OUT/kernel-lines.txt"
 fi
 
 if want crash; then

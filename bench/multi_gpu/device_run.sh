@@ -10,6 +10,8 @@
 #                                          (expected-holdout.json), nothing else
 #   bench/multi_gpu/device_run.sh advice   the same with PLAN=advice (expected-advice.json)
 #   bench/multi_gpu/device_run.sh advice_holdout   the same, expected-advice-holdout.json
+#   bench/multi_gpu/device_run.sh kernels  the advice plan under `gpulens run --kernels`
+#                                          traced whole, reported from another directory
 #   bench/multi_gpu/device_run.sh cost     bench/multi_gpu/cost_scaling.sh: collector
 #                                          cost per GPU at 1, 2, 4 (8) GPUs beside dmon
 # Everything lands under $OUT as one archive plus the printed tables.
@@ -17,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:?OUT must name the output folder}
-stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|cost}
+stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|kernels|cost}
 n=$(nvidia-smi -L | wc -l)
 work=/tmp/multi-gpu
 mkdir -p "$work"
@@ -34,6 +36,25 @@ case $stage in
   holdout | advice | advice_holdout)
     PLAN=$stage GPULENS=.devbin/gpulens calibration/multi_gpu.sh "$work/multi" "$n"
     cp "$work/multi/score.txt" "$out/" 2>/dev/null
+    ;;
+  kernels)
+    # Issue 27: a DDP job (the advice plan: a slow rank 0, then an all-gather
+    # hang) under `gpulens run --kernels` traced whole, then `gpulens report` on
+    # its recording from another directory.
+    .devbin/gpulens run --kernels --kernels-every 0 -o "$work/ddp-kernels.txt" \
+      --trace "$work/ddp-kernels.trace.jsonl" -- python3 calibration/multi_gpu/phases.py \
+      --gpus "$n" --plan advice --scale 0.5 --out "$work/ddp" >"$work/ddp-kernels.log" 2>&1
+    echo "exit $?" >>"$work/ddp-kernels.log"
+    here=$PWD
+    (cd /tmp && "$here/.devbin/gpulens" report "$work/ddp-kernels.trace.jsonl" --format json \
+      -o "$work/ddp-kernels.json" && "$here/.devbin/gpulens" report "$work/ddp-kernels.trace.jsonl" \
+      -o "$work/ddp-kernels-report.txt") >>"$work/ddp-kernels.log" 2>&1
+    grep -c '"x_kernels"' "$work/ddp-kernels.trace.jsonl" >>"$work/ddp-kernels.log"
+    awk '/"x_kernels"/ { if (length($0) > m) m = length($0) } END { print "longest kernel line", m }' \
+      "$work/ddp-kernels.trace.jsonl" >>"$work/ddp-kernels.log"
+    cp "$work/ddp-kernels.txt" "$work/ddp-kernels.json" "$work/ddp-kernels-report.txt" \
+      "$work/ddp-kernels.log" "$out/" 2>/dev/null
+    tail -5 "$work/ddp-kernels.log"
     ;;
   cost)
     OUT="$work" bench/multi_gpu/cost_scaling.sh
