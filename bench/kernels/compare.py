@@ -15,7 +15,10 @@ from profile_train import idle_stats  # noqa: E402
 
 
 def ours(path):
-    kernels, intervals, records, steps = {}, [], [], []
+    """Kernels by name, busy intervals (Unix ns), idle the sketches closed, the
+    records and the step marks of a recording, from record versions 1 to 4."""
+    kernels, intervals, hidden, records, steps = {}, [], [], [], []
+    procs = {}  # version 4, per pid: clock base, kernel names, configurations
     with open(path) as f:
         for line in f:
             if '"mark":"step"' in line.replace(" ", ""):
@@ -23,6 +26,32 @@ def ours(path):
             if '"x_kernels"' not in line:
                 continue
             r = json.loads(line)
+            if r["x_kernels"] >= 4:
+                p = procs.setdefault(r.get("pid"), {"base": 0, "names": {}, "configs": {}})
+                kind = r.get("record")
+                if kind == "process":
+                    p["base"] = r.get("clock", {}).get("base_unix_ns", 0)
+                elif kind == "names":
+                    p["names"].update({i: n for i, n in r.get("kernel_names", [])})
+                    p["configs"].update({c[0]: c[1] for c in r.get("configs", [])})
+                elif kind == "chunk":
+                    for cfg, n, ns, *_ in r.get("kernels", []):
+                        e = kernels.setdefault(p["names"].get(p["configs"].get(cfg), "(unnamed)"), [0, 0])
+                        e[0] += n
+                        e[1] += ns
+                    for dev, flat, merged in r.get("busy", []):
+                        spans, t = [], 0
+                        for i in range(0, len(flat), 2):
+                            start = flat[i] if i == 0 else t + flat[i]
+                            t = start + flat[i + 1]
+                            spans.append((p["base"] + start, p["base"] + t))
+                        intervals += spans
+                        for i in range(0, len(merged), 4):
+                            a, b = spans[merged[i]]
+                            hidden.append((a, b, merged[i + 3]))
+                elif kind == "end":
+                    records.append({"pid": r.get("pid"), "status": r.get("status")})
+                continue
             records.append(r)
             base = r.get("clock", {}).get("base_unix_ns", 0)
             for k in r.get("kernels", []):
@@ -32,11 +61,26 @@ def ours(path):
             for b in r.get("busy", []):
                 v = b["intervals"]
                 intervals += [(base + v[i], base + v[i + 1]) for i in range(0, len(v), 2)]
-    return kernels, intervals, records, steps
+    return kernels, intervals, hidden, records, steps
+
+
+def with_hidden(st, hidden, window=None):
+    """Idle the sketches closed inside busy spans (version 4), pro rata in the window."""
+    if not hidden or not st.get("window_ns"):
+        return st
+    lo, hi = window if window else (min(a for a, _, _ in hidden), max(b for _, b, _ in hidden))
+    extra = 0.0
+    for a, b, gap in hidden:
+        over = min(b, hi) - max(a, lo)
+        if over > 0 and b > a:
+            extra += gap * over / (b - a)
+    st = dict(st)
+    st["idle_share"] = st["idle_share"] + extra / st["window_ns"]
+    return st
 
 
 def main():
-    kernels, intervals, records, steps = ours(sys.argv[1])
+    kernels, intervals, hidden, records, steps = ours(sys.argv[1])
     with open(sys.argv[2]) as f:
         prof = json.load(f)
     pk = prof["kernels"]
@@ -54,7 +98,7 @@ def main():
     print(f"{'all kernels':60} {tn:9d} {prof['kernel_launches']:7d} {tt / 1e6:10.2f} "
           f"{prof['kernel_ns'] / 1e6:9.2f} {(tt - prof['kernel_ns']) / prof['kernel_ns'] * 100:+7.2f}")
     print(f"worst top-10 disagreement (count or time): {worst:.2f} %")
-    st = idle_stats(intervals)
+    st = with_hidden(idle_stats(intervals), hidden)
     print("idle share, first to last GPU activity: gpulens {:.1f} % of {:.2f} s, torch.profiler {:.1f} % of {:.2f} s".format(
         st.get("idle_share", 0) * 100, st.get("window_ns", 0) / 1e9, prof.get("idle_share", 0) * 100,
         prof.get("window_ns", 0) / 1e9))
@@ -62,7 +106,8 @@ def main():
     # last step mark (the window gpulens' report uses). The whole-run figures above
     # differ by what each run did outside the steps (start-up, exit).
     if len(steps) >= 2 and "steps_idle_share" in prof:
-        ws = idle_stats(list(intervals), (min(steps), max(steps)))
+        ws = with_hidden(idle_stats(list(intervals), (min(steps), max(steps))), hidden,
+                         (min(steps), max(steps)))
         diff = (ws["idle_share"] - prof["steps_idle_share"]) * 100
         print(f"idle share over the marked steps: gpulens {ws['idle_share'] * 100:.2f} % of "
               f"{ws['window_ns'] / 1e9:.3f} s ({len(steps) - 1} steps), torch.profiler "

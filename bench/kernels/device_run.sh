@@ -56,8 +56,10 @@ PY
 head -3 "$OUT/probe.txt"
 
 if want train; then
-step "train_gpt good, --kernels ($STEPS steps)"
-"$B/gpulens" run --kernels -o "$OUT/train-good-kernels.html" --trace "$raw/train-good-kernels.trace.jsonl" \
+# Traced whole, as torch.profiler traces it in the compare stage (a 40-step job
+# ends before the default windows' first one would close).
+step "train_gpt good, --kernels --kernels-every 0 ($STEPS steps)"
+"$B/gpulens" run --kernels --kernels-every 0 -o "$OUT/train-good-kernels.html" --trace "$raw/train-good-kernels.trace.jsonl" \
   -- python3 examples/train_gpt.py --steps "$STEPS" >"$OUT/train-good-kernels.log" 2>&1
 echo "exit $?" >>"$OUT/train-good-kernels.log"
 step "train_gpt starved, --kernels"
