@@ -278,8 +278,13 @@ IdleStats idle_over(const Intervals& busy, double from, double to, const HiddenI
   if (!(to > from)) return st;
   st.window_s = to - from;
   double cursor = from;  // end of the last busy time seen inside the window
-  for (const auto& [a, b] : busy) {
-    if (b <= from) continue;
+  // Merged and sorted, so ends are sorted too: start at the first one past `from`
+  // (a long job asks this of thousands of windows and steps).
+  auto first = std::lower_bound(
+      busy.begin(), busy.end(), from,
+      [](const std::pair<double, double>& iv, double t) { return iv.second <= t; });
+  for (auto it = first; it != busy.end(); ++it) {
+    const auto [a, b] = *it;
     if (a >= to) break;
     const double s = std::max(a, from);
     const double e = std::min(b, to);

@@ -13,21 +13,31 @@ namespace {
 using nlohmann::json;
 
 // One entry of a list: a JSON array of `size` values (at least), read by position.
+// Long lists hold hundreds of thousands of values: a value's path is written out
+// only when it is at fault.
 class Row {
  public:
-  Row(Checked& c, const json& v, std::string path, std::size_t size)
-      : c_(c), v_(v), path_(std::move(path)) {
+  Row(Checked& c, const json& v, const char* list, std::size_t index, std::size_t size)
+      : c_(c), v_(v), list_(list), index_(index) {
     if (!v.is_array() || v.size() < size) {
-      c.fail(path_, fmt::format("is not a list of {} values", size));
+      c.fail(path(), fmt::format("is not a list of {} values", size));
       ok_ = false;
     }
   }
   bool ok() const { return ok_ && c_.problem.empty(); }
   std::uint64_t count(std::size_t i, std::uint64_t max = UINT64_MAX) {
-    return ok_ ? c_.count(v_[i], at(i), max) : 0;
+    if (!ok_) return 0;
+    const json& v = v_[i];
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+    return c_.count(v, at(i), max);
   }
   std::uint32_t u32(std::size_t i) { return static_cast<std::uint32_t>(count(i, UINT32_MAX)); }
-  std::int64_t integer(std::size_t i) { return ok_ ? c_.integer(v_[i], at(i)) : 0; }
+  std::int64_t integer(std::size_t i) {
+    if (!ok_) return 0;
+    const json& v = v_[i];
+    if (Checked::fits_i64(v)) return v.get<std::int64_t>();
+    return c_.integer(v, at(i));
+  }
   std::string text(std::size_t i) {
     if (!ok_) return {};
     if (!v_[i].is_string()) {
@@ -37,14 +47,25 @@ class Row {
     return v_[i].get<std::string>();
   }
   const json& at_value(std::size_t i) const { return v_[i]; }
-  std::string at(std::size_t i) const { return Checked::item(path_, i); }
+  // "kernels[3]", or the field's own name when it is not in a list.
+  std::string path() const { return index_ == kField ? list_ : Checked::item(list_, index_); }
+  static constexpr std::size_t kField = static_cast<std::size_t>(-1);
+  std::string at(std::size_t i) const { return Checked::item(path(), i); }
 
  private:
   Checked& c_;
   const json& v_;
-  std::string path_;
+  const char* list_;
+  std::size_t index_;
   bool ok_ = true;
 };
+
+// A count at `v`, the path made only when it is at fault.
+template <typename Path>
+std::uint64_t fast_count(Checked& c, const json& v, std::uint64_t max, Path&& path) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= max) return v.get<std::uint64_t>();
+  return c.count(v, path(), max);
+}
 
 // Each element of the list `key` (absent: none).
 template <typename F>
@@ -52,7 +73,7 @@ void each(Checked& c, const json& line, const char* list, F&& read_one) {
   const json* items = c.array(line, "", list);
   if (items == nullptr) return;
   for (std::size_t i = 0; i < items->size() && c.problem.empty(); ++i) {
-    read_one((*items)[i], Checked::item(list, i));
+    read_one((*items)[i], list, i);
   }
 }
 
@@ -67,8 +88,10 @@ std::vector<SketchSpan> read_sketch(Checked& c, const json& flat, const json& me
   }
   std::int64_t cursor = 0;
   for (std::size_t i = 0; i < flat.size() && c.problem.empty(); i += 2) {
-    const std::int64_t step = c.integer(flat[i], Checked::item(at, i));
-    const std::uint64_t len = c.count(flat[i + 1], Checked::item(at, i + 1), INT64_MAX);
+    const std::int64_t step = Checked::fits_i64(flat[i]) ? flat[i].get<std::int64_t>()
+                                                         : c.integer(flat[i], Checked::item(at, i));
+    const std::uint64_t len =
+        fast_count(c, flat[i + 1], INT64_MAX, [&] { return Checked::item(at, i + 1); });
     if (i > 0 && step < 0) c.fail(Checked::item(at, i), "is a negative gap");
     SketchSpan s;
     if (__builtin_add_overflow(i == 0 ? 0 : cursor, step, &s.start) ||
@@ -83,16 +106,19 @@ std::vector<SketchSpan> read_sketch(Checked& c, const json& flat, const json& me
     return spans;
   }
   for (std::size_t i = 0; i < merged.size() && c.problem.empty(); i += 4) {
-    const std::uint64_t index = c.count(merged[i], Checked::item(at + "'", i), spans.size());
+    const std::uint64_t index =
+        fast_count(c, merged[i], spans.size(), [&] { return Checked::item(at + "'", i); });
     if (index >= spans.size()) {
       c.fail(Checked::item(at + "'", i), "is not the index of a span");
       break;
     }
     SketchSpan& s = spans[index];
-    s.parts = c.count(merged[i + 1], Checked::item(at + "'", i + 1));
-    s.closed = c.count(merged[i + 2], Checked::item(at + "'", i + 2));
-    s.gap_ns = c.count(merged[i + 3], Checked::item(at + "'", i + 3),
-                       static_cast<std::uint64_t>(s.end - s.start));
+    s.parts =
+        fast_count(c, merged[i + 1], UINT64_MAX, [&] { return Checked::item(at + "'", i + 1); });
+    s.closed =
+        fast_count(c, merged[i + 2], UINT64_MAX, [&] { return Checked::item(at + "'", i + 2); });
+    s.gap_ns = fast_count(c, merged[i + 3], static_cast<std::uint64_t>(s.end - s.start),
+                          [&] { return Checked::item(at + "'", i + 3); });
   }
   return spans;
 }
@@ -128,28 +154,28 @@ ProcessRecord read_process(Checked& c, const json& line) {
 
 NamesRecord read_names(Checked& c, const json& line) {
   NamesRecord n;
-  each(c, line, key::kernel_names, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 2);
+  each(c, line, key::kernel_names, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 2);
     const auto id = r.u32(0);
     auto name = r.text(1);
     if (r.ok()) n.kernel_names.emplace_back(id, std::move(name));
   });
-  each(c, line, key::configs, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 12);
+  each(c, line, key::configs, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 12);
     ConfigEntry e;
     e.id = r.u32(0), e.name = r.u32(1), e.device = r.u32(2);
-    for (std::size_t i = 0; i < 3; ++i) e.grid[i] = r.u32(3 + i), e.block[i] = r.u32(6 + i);
+    for (std::size_t d = 0; d < 3; ++d) e.grid[d] = r.u32(3 + d), e.block[d] = r.u32(6 + d);
     e.registers = r.u32(9), e.static_smem = r.u32(10), e.dynamic_smem = r.u32(11);
     if (r.ok()) n.configs.push_back(e);
   });
-  each(c, line, key::range_names, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 3);
+  each(c, line, key::range_names, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 3);
     RangeName e;
     e.id = r.u32(0), e.domain = r.text(1), e.name = r.text(2);
     if (r.ok()) n.range_names.push_back(std::move(e));
   });
-  each(c, line, key::devices, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 10);
+  each(c, line, key::devices, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 10);
     DeviceEntry d;
     d.id = r.u32(0), d.name = r.text(1), d.sms = r.u32(2), d.max_blocks_per_sm = r.u32(3);
     d.max_threads_per_sm = r.u32(4), d.max_warps_per_sm = r.u32(5), d.registers_per_sm = r.u32(6);
@@ -163,7 +189,7 @@ ChunkRecord read_chunk(Checked& c, const json& line, std::uint64_t seq) {
   ChunkRecord k;
   k.seq = seq;
   if (const json* span = Checked::find(line, key::span)) {
-    Row r(c, *span, key::span, 2);
+    Row r(c, *span, key::span, Row::kField, 2);
     k.start_ns = r.integer(0), k.end_ns = r.integer(1);
   }
   if (const json* w = Checked::find(line, key::window)) {
@@ -174,8 +200,8 @@ ChunkRecord read_chunk(Checked& c, const json& line, std::uint64_t seq) {
   k.instances_dropped = c.count(line, "", key::instances_dropped);
   k.names_folded = c.count(line, "", key::names_folded);
   k.configs_folded = c.count(line, "", key::configs_folded);
-  each(c, line, key::kernels, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 6);
+  each(c, line, key::kernels, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 6);
     KernelEntry e;
     e.config = r.u32(0), e.count = r.count(1), e.total_ns = r.count(2);
     e.min_ns = r.count(3), e.max_ns = r.count(4);
@@ -185,49 +211,52 @@ ChunkRecord read_chunk(Checked& c, const json& line, std::uint64_t seq) {
       c.fail(r.at(5), "is not a [bucket, count, ...] list");
       return;
     }
-    for (std::size_t i = 0; i < hist.size() && c.problem.empty(); i += 2) {
-      const auto b = c.count(hist[i], Checked::item(r.at(5), i), 1024);
-      e.hist.emplace_back(static_cast<int>(b), c.count(hist[i + 1], Checked::item(r.at(5), i + 1)));
+    e.hist.reserve(hist.size() / 2);
+    for (std::size_t h = 0; h < hist.size() && c.problem.empty(); h += 2) {
+      const auto b = fast_count(c, hist[h], 1024, [&] { return Checked::item(r.at(5), h); });
+      e.hist.emplace_back(static_cast<int>(b), fast_count(c, hist[h + 1], UINT64_MAX, [&] {
+                            return Checked::item(r.at(5), h + 1);
+                          }));
     }
     k.kernels.push_back(std::move(e));
   });
-  each(c, line, key::copies, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 7);
+  each(c, line, key::copies, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 7);
     CopyEntry e;
     e.device = r.u32(0), e.kind = r.text(1), e.src = r.text(2), e.dst = r.text(3);
     e.count = r.count(4), e.bytes = r.count(5), e.total_ns = r.count(6);
     if (r.ok()) k.copies.push_back(std::move(e));
   });
-  each(c, line, key::memsets, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 4);
+  each(c, line, key::memsets, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 4);
     MemsetEntry e{r.u32(0), r.count(1), r.count(2), r.count(3)};
     if (r.ok()) k.memsets.push_back(e);
   });
-  each(c, line, key::streams, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 4);
+  each(c, line, key::streams, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 4);
     StreamEntry e{r.u32(0), r.u32(1), r.count(2), r.count(3)};
     if (r.ok()) k.streams.push_back(e);
   });
-  each(c, line, key::busy, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 3);
+  each(c, line, key::busy, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 3);
     BusySketch b;
     b.device = r.u32(0);
     if (r.ok()) b.spans = read_sketch(c, r.at_value(1), r.at_value(2), r.at(1));
     if (c.problem.empty()) k.busy.push_back(std::move(b));
   });
-  each(c, line, key::syncs, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 2);
+  each(c, line, key::syncs, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 2);
     if (!r.ok()) return;
     auto spans = read_sketch(c, r.at_value(0), r.at_value(1), r.at(0));
     k.syncs.insert(k.syncs.end(), spans.begin(), spans.end());
   });
-  each(c, line, key::ranges, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 5);
+  each(c, line, key::ranges, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 5);
     RangeEntry e{r.u32(0), r.count(1), r.count(2), r.count(3), r.count(4)};
     if (r.ok()) k.ranges.push_back(e);
   });
-  each(c, line, key::instances, [&](const json& v, const std::string& at) {
-    Row r(c, v, at, 3);
+  each(c, line, key::instances, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 3);
     InstanceEntry e{r.integer(0), r.integer(1), r.u32(2)};
     if (r.ok()) k.instances.push_back(e);
   });

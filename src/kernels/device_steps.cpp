@@ -33,12 +33,14 @@ StepStats step_stats(const Spans& busy, const HiddenIdles* hidden, const SyncSpa
   st.idle = idle_over_spans(busy, run_spans, hidden);
   st.mean_step_s = st.idle.window_s / static_cast<double>(st.steps);
   st.mean_idle_per_step_s = (st.idle.window_s - st.idle.busy_s) / static_cast<double>(st.steps);
+  // Both sorted (syncs by start, runs disjoint): one sweep.
   double n = 0;
   double blocked = 0;
+  auto run = run_spans.begin();
   for (const auto& s : syncs) {
-    for (const auto& [from, to] : run_spans) {
-      if (s.from >= from && s.from < to) n += s.count, blocked += s.blocked_s;
-    }
+    while (run != run_spans.end() && run->second <= s.from) ++run;
+    if (run == run_spans.end()) break;
+    if (s.from >= run->first) n += s.count, blocked += s.blocked_s;
   }
   st.syncs_per_step = n / static_cast<double>(st.steps);
   st.sync_s_per_step = blocked / static_cast<double>(st.steps);

@@ -241,12 +241,15 @@ void RecordGatherer::add_chunk(Process& p, std::int64_t pid, const ChunkRecord& 
     g_.syncs.push_back({from, to, static_cast<double>(s.parts),
                         std::max(0.0, (to - from) - static_cast<double>(s.gap_ns) / 1e9)});
   }
+  // A process's own busy time is kept only for its NVTX ranges: a process that
+  // named none by this chunk costs nothing twice.
+  const bool keep_own = !p.nvtx.ranges.empty();
   for (const auto& b : c.busy) {
     auto& v = g_.busy[b.device];
     p.own_devices.insert(b.device);
     for (const auto& s : b.spans) {
       v.emplace_back(t(s.start), t(s.end));
-      p.own_busy.push_back(v.back());
+      if (keep_own) p.own_busy.push_back(v.back());
       if (s.closed > 0) {
         g_.hidden[b.device].push_back({v.back().first, v.back().second,
                                        static_cast<double>(s.closed),
@@ -301,7 +304,7 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
       spans.insert(spans.end(), p.windows.begin(), p.windows.end());
     }
   }
-  if (!p.nvtx.ranges.empty() || p.end) {
+  if (!p.nvtx.ranges.empty() || (p.end && !p.end->nvtx_status.empty())) {
     p.nvtx.status = p.end ? p.end->nvtx_status : "";
     p.nvtx.reason = p.end && !p.end->nvtx_reason.empty() ? p.end->nvtx_reason : p.nvtx.status;
     p.nvtx.unmatched = p.end ? p.end->unmatched : 0;
