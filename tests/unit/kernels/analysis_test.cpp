@@ -27,14 +27,7 @@ std::vector<json> record(inject::Collector& c, testing::ProcessLines o = {}) {
   return testing::process_lines(c, o);
 }
 
-inject::KernelKey key(const std::string& name, int blocks, int threads) {
-  inject::KernelKey k;
-  k.name = name;
-  k.grid[0] = blocks, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = threads, k.block[1] = 1, k.block[2] = 1;
-  k.registers = 32;
-  return k;
-}
+using testing::key;
 
 const Finding* finding(const KernelView& v, const std::string& kind) {
   for (const auto& f : v.findings) {

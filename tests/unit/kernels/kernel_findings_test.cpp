@@ -22,14 +22,7 @@ using nlohmann::json;
 constexpr const char* kAllReduce =
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
-inject::KernelKey key(const std::string& name, int blocks, int threads) {
-  inject::KernelKey k;
-  k.name = name;
-  k.grid[0] = blocks, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = threads, k.block[1] = 1, k.block[2] = 1;
-  k.registers = 32;
-  return k;
-}
+using testing::key;
 
 // 100 steps of a GEMM on every SM then a collective on 24 blocks (NCCL's
 // channels), `collective_ms` and `gemm_ms` long.

@@ -5,6 +5,7 @@
 // the same Collector::drain() and encoders the library runs, read back as JSON.
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,16 @@ struct ProcessLines {
     return e;
   }
 };
+
+// A launch of `blocks` blocks of `threads` threads, 32 registers each.
+inline inject::KernelKey key(const std::string& name, int blocks, int threads) {
+  inject::KernelKey k;
+  k.name = name;
+  k.grid[0] = blocks, k.grid[1] = 1, k.grid[2] = 1;
+  k.block[0] = threads, k.block[1] = 1, k.block[2] = 1;
+  k.registers = 32;
+  return k;
+}
 
 inline void add_device(inject::Collector& c) {
   inject::DeviceInfo d;
