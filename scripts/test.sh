@@ -31,6 +31,6 @@ if [[ "${GPULENS_SKIP_ASAN:-}" != "1" && "$preset" != "asan" ]]; then
   # Leak checks off: detached threads (signal relay, stdout pumps) outlive main
   # by design; ASan's memory errors and UBSan stay fatal.
   ASAN_OPTIONS=detect_leaks=0 ctest --preset asan -j "$(nproc)" --timeout 600 \
-    -R '^(InputLimits|ExitCodes|Hardened[A-Za-z]*|TraceReader|MarksTail|Config|CgroupParse|CgroupRuntimes/CgroupLayouts|ProcfsParse[A-Za-z]*|KubePods|ServerWebConfig|ServerYaml|ServerAuth|ServerParams|ServerHttp|HttpDeadline|HttpMessage|HttpConnection|RunChild)\.'
+    -R '^(InputLimits|ExitCodes|Hardened[A-Za-z]*|TraceReader|MarksTail|Config|CgroupParse|CgroupRuntimes/CgroupLayouts|ProcfsParse[A-Za-z]*|KubePods|ServerWebConfig|ServerYaml|ServerAuth|ServerParams|ServerHttp|HttpDeadline|HttpMessage|HttpConnection|RunChild|ChunkRecord)\.'
 fi
 
