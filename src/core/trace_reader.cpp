@@ -185,7 +185,13 @@ void TraceReader::report_dropped() {
 // records as one that says which line and why, and the kernel view shows it.
 bool TraceReader::refuse_kernel_record(const std::string& line, const std::string& problem) {
   const std::string_view head = std::string_view(line).substr(0, 256);
-  if (head.find("\"x_kernels\"") == std::string_view::npos) return false;
+  // Version 4 writes "x_kernels" among its first keys; versions 1 to 3 wrote their
+  // keys sorted, "x_kernels" last, so their long lines (a whole job's intervals)
+  // start with the activity they recorded.
+  if (head.find("\"x_kernels\"") == std::string_view::npos &&
+      !head.starts_with("{\"activity\":{\"first_ns\":")) {
+    return false;
+  }
   std::string what = "a kernel record";
   const auto pid = head.find("\"pid\":");
   if (pid != std::string_view::npos) {

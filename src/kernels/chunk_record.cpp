@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 namespace gpulens::kernels {
 namespace {
@@ -237,44 +236,11 @@ std::vector<std::string> encode_end(std::int64_t pid, const EndRecord& e) {
 
 std::vector<SketchSpan> sketch_spans(std::vector<std::pair<std::int64_t, std::int64_t>> intervals,
                                      std::size_t max_spans) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<SketchSpan> joined;
-  for (const auto& [a, b] : intervals) {
-    if (!joined.empty() && a <= joined.back().end) {
-      joined.back().end = std::max(joined.back().end, b);
-      ++joined.back().parts;
-    } else {
-      joined.push_back({a, std::max(a, b), 1, 0, 0});
-    }
-  }
-  if (max_spans == 0) max_spans = 1;
-  if (joined.size() <= max_spans) return joined;
-  // Keep the max_spans - 1 longest gaps; close the others (ties: the later closes).
-  const std::size_t gaps = joined.size() - 1;
-  std::vector<std::size_t> order(gaps);
-  std::iota(order.begin(), order.end(), 0);
-  auto gap = [&](std::size_t i) { return joined[i + 1].start - joined[i].end; };
-  const std::size_t close = joined.size() - max_spans;
-  std::nth_element(
-      order.begin(), order.begin() + static_cast<long>(close), order.end(),
-      [&](std::size_t x, std::size_t y) { return gap(x) != gap(y) ? gap(x) < gap(y) : x > y; });
-  std::vector<bool> closed(gaps, false);
-  for (std::size_t i = 0; i < close; ++i) closed[order[i]] = true;
-  std::vector<SketchSpan> out;
-  out.reserve(max_spans);
-  out.push_back(joined[0]);
-  for (std::size_t i = 1; i < joined.size(); ++i) {
-    if (closed[i - 1]) {
-      SketchSpan& s = out.back();
-      s.gap_ns += static_cast<std::uint64_t>(joined[i].start - s.end) + joined[i].gap_ns;
-      s.closed += 1 + joined[i].closed;
-      s.parts += joined[i].parts;
-      s.end = joined[i].end;
-    } else {
-      out.push_back(joined[i]);
-    }
-  }
-  return out;
+  std::vector<SketchSpan> spans;
+  spans.reserve(intervals.size());
+  for (const auto& [a, b] : intervals) spans.push_back({a, std::max(a, b), 1, 0, 0});
+  join_and_close(spans, max_spans);
+  return spans;
 }
 
 }  // namespace gpulens::kernels

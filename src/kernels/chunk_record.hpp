@@ -21,6 +21,7 @@
 //   end      at exit: status, reason, activity, NVTX status.
 // Every list of a record may be cut into parts (lines with the same `seq` and a
 // growing `part`); every entry of a list is whole in one part, and parts add.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -239,6 +240,54 @@ std::vector<std::string> encode_end(std::int64_t pid, const EndRecord& e);
 // smallest gaps close until at most `max_spans` remain.
 std::vector<SketchSpan> sketch_spans(std::vector<std::pair<std::int64_t, std::int64_t>> intervals,
                                      std::size_t max_spans = kMaxSketchSpans);
+
+// The one sketching step, for the library's sketches (SketchSpan, integer ns) and
+// the reader's bound over a long job (record_gatherer.cpp, seconds): spans (any
+// order) sorted, overlapping and touching ones joined, then the smallest gaps
+// closed (ties: the later first) until at most `max_spans` remain. A span that
+// absorbs another adds its `parts`, `closed` and `gap_ns`; a closed gap adds one
+// to `closed` and its length to `gap_ns`.
+template <typename Span>
+void join_and_close(std::vector<Span>& spans, std::size_t max_spans) {
+  using Gap = decltype(Span::gap_ns);
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.start < b.start; });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (out > 0 && spans[i].start <= spans[out - 1].end) {
+      Span& m = spans[out - 1];
+      m.end = std::max(m.end, spans[i].end);
+      m.parts += spans[i].parts, m.closed += spans[i].closed, m.gap_ns += spans[i].gap_ns;
+    } else {
+      spans[out++] = spans[i];
+    }
+  }
+  spans.resize(out);
+  if (max_spans == 0) max_spans = 1;
+  if (spans.size() <= max_spans) return;
+  const std::size_t gaps = spans.size() - 1, close = spans.size() - max_spans;
+  auto gap = [&](std::size_t i) { return spans[i + 1].start - spans[i].end; };
+  std::vector<std::size_t> order(gaps);
+  for (std::size_t i = 0; i < gaps; ++i) order[i] = i;
+  std::nth_element(
+      order.begin(), order.begin() + static_cast<std::ptrdiff_t>(close), order.end(),
+      [&](std::size_t x, std::size_t y) { return gap(x) != gap(y) ? gap(x) < gap(y) : x > y; });
+  std::vector<bool> closed(gaps, false);
+  for (std::size_t i = 0; i < close; ++i) closed[order[i]] = true;
+  out = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (i > 0 && closed[i - 1]) {
+      Span& m = spans[out - 1];
+      m.gap_ns += static_cast<Gap>(spans[i].start - m.end) + spans[i].gap_ns;
+      m.closed += 1 + spans[i].closed;
+      m.parts += spans[i].parts;
+      m.end = spans[i].end;
+    } else {
+      spans[out++] = spans[i];
+    }
+  }
+  spans.resize(out);
+}
 
 // A string cut to kMaxTextChars characters without splitting a UTF-8 sequence.
 std::string bounded_text(std::string s);

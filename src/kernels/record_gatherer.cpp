@@ -68,7 +68,15 @@ LaunchShape shape_of(const ConfigEntry& c) {
 
 }  // namespace
 
-RecordGatherer::RecordGatherer(std::optional<std::int64_t> origin_ns) : origin_ns_(origin_ns) {}
+RecordGatherer::RecordGatherer(std::optional<std::int64_t> origin_ns, std::size_t max_spans)
+    : origin_ns_(origin_ns), max_spans_(std::max<std::size_t>(max_spans, 2)) {}
+
+// Past the bound, the spans join and close their smallest gaps down to half of it:
+// amortised, each span is sorted a few times over the job.
+void RecordGatherer::add_busy(BusySpans& spans, BusySpan s) {
+  spans.push_back(s);
+  if (spans.size() > max_spans_) join_and_close(spans, max_spans_ / 2);
+}
 
 std::int64_t RecordGatherer::origin(std::int64_t base_unix_ns, bool has_clock) {
   if (!origin_ns_ && has_clock && base_unix_ns > 0) origin_ns_ = base_unix_ns;
@@ -141,11 +149,11 @@ void RecordGatherer::add_whole(const KernelRecord& r) {
   Spans own_busy;  // this process's, for its NVTX ranges
   std::set<std::uint32_t> own_devices;
   for (const auto& b : r.busy) {
-    auto& v = g_.busy[b.device];
+    auto& v = busy_[b.device];
     own_devices.insert(b.device);
     for (const auto& [from, to] : b.intervals) {
-      v.emplace_back(t(from), t(to));
-      own_busy.push_back(v.back());
+      add_busy(v, {t(from) * 1e9, t(to) * 1e9});
+      own_busy.emplace_back(t(from), t(to));
     }
   }
   if (r.sampling) {
@@ -245,16 +253,13 @@ void RecordGatherer::add_chunk(Process& p, std::int64_t pid, const ChunkRecord& 
   // named none by this chunk costs nothing twice.
   const bool keep_own = !p.nvtx.ranges.empty();
   for (const auto& b : c.busy) {
-    auto& v = g_.busy[b.device];
+    auto& v = busy_[b.device];
     p.own_devices.insert(b.device);
     for (const auto& s : b.spans) {
-      v.emplace_back(t(s.start), t(s.end));
-      if (keep_own) p.own_busy.push_back(v.back());
-      if (s.closed > 0) {
-        g_.hidden[b.device].push_back({v.back().first, v.back().second,
-                                       static_cast<double>(s.closed),
-                                       static_cast<double>(s.gap_ns) / 1e9});
-      }
+      const BusySpan span{t(s.start) * 1e9, t(s.end) * 1e9, s.parts, s.closed,
+                          static_cast<double>(s.gap_ns)};
+      add_busy(v, span);
+      if (keep_own) add_busy(p.own_busy, span);
     }
   }
   if (c.window) p.windows.emplace_back(t(c.start_ns), t(c.end_ns));
@@ -309,18 +314,34 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
     p.nvtx.reason = p.end && !p.end->nvtx_reason.empty() ? p.end->nvtx_reason : p.nvtx.status;
     p.nvtx.unmatched = p.end ? p.end->unmatched : 0;
     p.nvtx.instances.assign(p.recent.begin(), p.recent.end());
-    merge_intervals(p.own_busy);
-    g_.nvtx.add_process(p.nvtx, t, std::move(p.own_busy), std::move(p.own_devices));
+    Spans own;
+    own.reserve(p.own_busy.size());
+    for (const auto& b : p.own_busy) own.emplace_back(b.start / 1e9, b.end / 1e9);
+    p.own_busy = {};
+    merge_intervals(own);
+    g_.nvtx.add_process(p.nvtx, t, std::move(own), std::move(p.own_devices));
   }
 }
 
 Gathered RecordGatherer::finish(KernelView& view) {
   for (auto& [pid, p] : processes_) settle(pid, p);
   processes_.clear();
-  for (auto& [dev, h] : g_.hidden) {
-    std::sort(h.begin(), h.end(),
-              [](const HiddenIdle& a, const HiddenIdle& b) { return a.from < b.from; });
+  // Each device's spans joined (several processes may share it), then split into
+  // the busy intervals and the idle time the sketches closed inside them.
+  for (auto& [dev, spans] : busy_) {
+    join_and_close(spans, spans.size());
+    Spans& busy = g_.busy[dev];
+    busy.reserve(spans.size());
+    for (const auto& b : spans) {
+      busy.emplace_back(b.start / 1e9, b.end / 1e9);
+      if (b.closed > 0) {
+        g_.hidden[dev].push_back(
+            {busy.back().first, busy.back().second, static_cast<double>(b.closed), b.gap_ns / 1e9});
+      }
+    }
+    spans = {};
   }
+  busy_.clear();
   g_.origin_ns = origin_ns_.value_or(0);
   view.launches = partial_.launches;
   view.kernel_s = partial_.kernel_s;

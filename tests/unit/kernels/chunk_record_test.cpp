@@ -14,6 +14,7 @@
 #include "kernel_lines.hpp"
 #include "kernels/analysis.hpp"
 #include "kernels/chunk_record_read.hpp"
+#include "kernels/record_gatherer.hpp"
 
 namespace gpulens::kernels {
 namespace {
@@ -192,14 +193,10 @@ TEST(ChunkRecord, TheReaderNamesTheFieldAtFault) {
   EXPECT_NE(problem(bad).find("`pid` is missing"), std::string::npos) << problem(bad);
 }
 
-TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
-  // 50 windows of 5,000 kernels each, 1 us apart: the view keeps at most
-  // kMaxSketchSpans busy spans per window, and its numbers stay exact.
+// 50 windows of 5,000 kernels each, 1 us apart, as the library writes them.
+Trace long_job() {
   inject::Collector c(0);
-  inject::KernelKey k;
-  k.name = "elementwise_kernel";
-  k.grid[0] = 132, k.grid[1] = k.grid[2] = 1;
-  k.block[0] = 256, k.block[1] = k.block[2] = 1;
+  inject::KernelKey k = testing::key("elementwise_kernel", 132, 256);
   Trace trace;
   ProcessRecord p;
   p.base_unix_ns = testing::kBaseUnixNs;
@@ -224,7 +221,13 @@ TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
     add(encode_chunk(42, d.chunk));
   }
   add(encode_end(42, testing::ProcessLines::ok_end()));
-  const auto v = analyze_kernels(trace);
+  return trace;
+}
+
+TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
+  // The view keeps at most kMaxSketchSpans busy spans per window, and its numbers
+  // stay exact.
+  const auto v = analyze_kernels(long_job());
   ASSERT_TRUE(v && v->available);
   EXPECT_EQ(v->launches, 50u * 5000u);
   EXPECT_NEAR(v->kernel_s, 50 * 5000 * 4e-6, 1e-6);
@@ -235,6 +238,27 @@ TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
   const IdleStats& a = v->devices[0].activity;
   EXPECT_NEAR(a.busy_s, 50 * 5000 * 4e-6, 1e-3);
   EXPECT_GT(a.gaps.count[0], 50u * 4500u);  // the < 10 us gaps, counted back
+}
+
+TEST(ChunkRecord, TheReaderKeepsItsBoundOverAnyNumberOfWindows) {
+  // The same job read with a bound of 1,000 spans a device (50 windows of up to
+  // 256 spans would be 12,800): the spans stay within it, and busy and idle time
+  // stay what the job had, the closed gaps' idle given back.
+  const Trace trace = long_job();
+  RecordGatherer small(std::nullopt, 1000);
+  for (const auto& line : trace.kernel_records) small.add(line);
+  KernelView counts;
+  const Gathered g = small.finish(counts);
+  ASSERT_EQ(g.busy.count(0), 1u);
+  EXPECT_LE(g.busy.at(0).size(), 1000u);
+  RecordGatherer again(std::nullopt, 1000);
+  for (const auto& line : trace.kernel_records) again.add(line);
+  const auto v = analyze_kernels(std::move(again), trace);
+  ASSERT_TRUE(v && v->available);
+  const IdleStats& a = v->devices.at(0).activity;
+  EXPECT_NEAR(a.busy_s, 50 * 5000 * 4e-6, 1e-3);
+  EXPECT_GT(a.gaps.count[0], 50u * 4500u);
+  EXPECT_EQ(v->sampling.windows, 50u);
 }
 
 TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
@@ -252,6 +276,24 @@ TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
   bool said = false;
   for (const auto& n : v->notes) said = said || n.find("wrote no end") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+TEST(ChunkRecord, AnOldWholeJobLinePastTheLimitIsSaidNotFatal) {
+  // A version-3 record keeps its keys sorted, "x_kernels" last: a 14 MB one (a
+  // 44-second job traced whole) starts with its activity.
+  std::string text = "{\"format\":\"gpu-trace\",\"version\":1,\"host\":\"h\",\"devices\":[]}\n";
+  text += "{\"activity\":{\"first_ns\":1,\"last_ns\":2},\"busy\":[{\"device\":0,\"intervals\":[" +
+          std::string(kMaxLineBytes, '1') + "]}],\"pid\":77,\"x_kernels\":3}\n";
+  text += "{\"t\":1800000001.0,\"mark\":\"step\"}\n";
+  auto trace = read_trace_string(text, "old.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_EQ(trace->marks.size(), 1u);
+  const auto v = analyze_kernels(*trace);
+  ASSERT_TRUE(v.has_value());
+  ASSERT_FALSE(v->notes.empty());
+  EXPECT_NE(v->notes[0].find("a kernel record at old.jsonl:2 not read: longer than"),
+            std::string::npos)
+      << v->notes[0];
 }
 
 TEST(ChunkRecord, AKernelLineTheReaderRefusesIsSaidInTheViewAndTheRestStays) {
