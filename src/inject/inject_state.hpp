@@ -5,6 +5,7 @@
 // trace_control.cpp (when CUPTI records: attaching, windows).
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 
 #include "inject/collector.hpp"
 #include "inject/cupti_loader.hpp"
+#include "inject/detach_gate.hpp"
 #include "inject/schedule.hpp"
 
 namespace gpulens::inject {
@@ -31,6 +33,11 @@ struct Api {
   decltype(&::cuptiGetTimestamp) timestamp = nullptr;
   decltype(&::cuptiGetResultString) result_string = nullptr;
   decltype(&::cuptiGetVersion) version = nullptr;
+  // Detaching between windows only (detach.hpp); null where libcupti lacks them.
+  decltype(&::cuptiSubscribe) subscribe = nullptr;
+  decltype(&::cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&::cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&::cuptiFinalize) finalize = nullptr;
 };
 
 inline constexpr CUpti_ActivityKind kKinds[] = {
@@ -91,7 +98,17 @@ struct State {
   bool tracing = false;   // a window is open
   std::uint64_t window_start_ns = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;  // CUPTI timestamps
-  bool attached = false;  // CUPTI initialised with our buffers registered
+  // CUPTI initialised with our buffers registered; a detach (a job thread's
+  // cuptiFinalize, detach.cpp) clears it.
+  std::atomic<bool> attached{false};
+
+  // Detaching between windows (detach.hpp).
+  bool detach_on = false;  // GPULENS_KERNELS_DETACH=1, and libcupti can
+  DetachGate detach_gate;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::atomic<std::uint64_t> detaches{0};
+  std::atomic<std::uint64_t> detach_max_ns{0};  // the longest cuptiFinalize, on a job thread
+  std::string detach_note;  // why CUPTI stayed attached although asked to detach
 
   // The record file (kernels_inject.cpp): `writing` orders the window or chunk
   // thread's lines against the exit handler's.

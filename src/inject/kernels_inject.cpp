@@ -6,11 +6,11 @@
 //
 // It records GPU activity with the CUPTI Activity API only: kernels, copies,
 // memsets, synchronisations, device properties, and the job's NVTX ranges as
-// CUPTI marker records. It never subscribes to the
-// Callback API, which admits one subscriber per process, so a profiler the job
-// starts itself (torch.profiler, kineto) still can. When the job registers its own
-// activity buffers, this library flushes what it has, steps aside and says so
-// in its record: the job's profiler then gets every record, as it would alone.
+// CUPTI marker records. It never subscribes to the Callback API, which admits
+// one subscriber per process, so a profiler the job starts itself (torch.profiler,
+// kineto) still can (except under the detach experiment, detach.hpp). When the job registers its
+// own activity buffers, this library flushes what it has, steps aside and says so in its record:
+// the job's profiler then gets every record, as it would alone.
 //
 // NVTX reaches a tool only through the library NVTX_INJECTION64_PATH names (NVTX
 // ignores preloaded libraries). `gpulens run` names this library there, unless
@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "inject/detach.hpp"
 #include "inject/inject_state.hpp"
 #include "inject/trace_control.hpp"
 #include "kernels/chunk_record.hpp"
@@ -392,6 +393,9 @@ void write_end(State& s) {
     if (s.collector != nullptr) e.unmatched = s.collector->unmatched_ranges();
   }
   e.chunks = s.chunks;
+  e.detaches = s.detaches.load();
+  e.detach_max_ns = s.detach_max_ns.load();
+  e.detach_note = s.detach_note;
   append_lines(s, kernels::encode_end(getpid(), e));
   s.written = true;
   if (s.record_fd >= 0) close(s.record_fd);
@@ -476,6 +480,14 @@ int initialize() {
     s.status = "no_cupti";
     s.reason = s.library.path + " lacks the CUPTI Activity API";
     return 1;
+  }
+  if (s.schedule && detach_wanted()) {
+    // Optional: without them CUPTI stays attached between windows (detach.hpp).
+    resolve(h, "cuptiSubscribe", a.subscribe);
+    resolve(h, "cuptiUnsubscribe", a.unsubscribe);
+    resolve(h, "cuptiEnableDomain", a.enable_domain);
+    resolve(h, "cuptiFinalize", a.finalize);
+    s.detach_on = true;
   }
   s.active = true;
   if (s.schedule) {

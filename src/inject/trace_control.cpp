@@ -3,9 +3,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <thread>
 
+#include "inject/detach.hpp"
 #include "kernels/chunk_record.hpp"
 
 namespace gpulens::inject {
@@ -78,8 +81,14 @@ bool attach(State& s) {
   return enable_per_launch_kinds(s);
 }
 
+// How long after a window closes a detach waits: work launched inside the window
+// may still be running on the GPU, and its records must be complete when the
+// forced flush takes them (a finalise would lose them).
+constexpr double kDrainS = 0.5;
+
 // Opens a window. Called with `toggle` held.
 bool open_window(State& s) {
+  settle_detach(s);
   const bool ok = s.attached ? enable_per_launch_kinds(s) : attach(s);
   if (!ok) return false;
   s.api.timestamp(&s.window_start_ns);
@@ -102,6 +111,8 @@ void close_window(State& s) {
 
 void window_loop() {
   State& s = state();
+  const double gap_s = s.schedule->every_s - s.schedule->window_s;
+  const auto drain = std::chrono::duration<double>(std::min(kDrainS, gap_s / 2));
   for (;;) {
     const Window w = window_at_or_after(*s.schedule, unix_now_ns());
     sleep_until_unix(w.start_ns);
@@ -125,6 +136,14 @@ void window_loop() {
       write_chunk(s, s.windows.back().first, s.windows.back().second, true);
       s.windows_written = s.windows.size();
     }
+    if (!s.detach_on) continue;
+    std::this_thread::sleep_for(drain);
+    std::lock_guard lock(s.toggle);
+    if (s.stopping) return;
+    // Every record of the window is in our buffers before CUPTI may go; they leave
+    // with the next chunk or the end line.
+    s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    request_detach(s);
   }
 }
 
@@ -164,6 +183,7 @@ void stop_tracing(State& s) {
   std::lock_guard lock(s.toggle);
   s.stopping = true;
   close_window(s);
+  settle_detach(s);
   if (s.attached) {
     s.api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes `mutex`
     for (CUpti_ActivityKind k : kKinds) s.api.disable(k);

@@ -230,6 +230,9 @@ std::vector<std::string> encode_end(std::int64_t pid, const EndRecord& e) {
   if (!e.nvtx_reason.empty()) nvtx[key::reason] = cut(e.nvtx_reason);
   f[key::nvtx] = std::move(nvtx);
   f[key::chunks] = e.chunks;
+  if (e.detaches > 0) f[key::detaches] = e.detaches;
+  if (e.detach_max_ns > 0) f[key::detach_max_ns] = e.detach_max_ns;
+  if (!e.detach_note.empty()) f[key::detach_note] = cut(e.detach_note);
   LinePacker lines(head(pid, kind::end, e.chunks), fields(f));
   return lines.finish();
 }

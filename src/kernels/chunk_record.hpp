@@ -101,6 +101,9 @@ inline constexpr const char* last_ns = "last_ns";
 inline constexpr const char* nvtx = "nvtx";
 inline constexpr const char* unmatched = "unmatched";
 inline constexpr const char* chunks = "chunks";
+inline constexpr const char* detaches = "detaches";
+inline constexpr const char* detach_note = "detach_note";
+inline constexpr const char* detach_max_ns = "detach_max_ns";
 }  // namespace key
 
 // The `record` values.
@@ -227,6 +230,11 @@ struct EndRecord {
   std::string nvtx_status, nvtx_reason;
   std::uint64_t unmatched = 0;  // NVTX starts without an end, ends without a start
   std::uint64_t chunks = 0;
+  // CUPTI detached between windows ($GPULENS_KERNELS_DETACH=1): how often,
+  // the longest a job thread spent finalising it, or why it could not.
+  std::uint64_t detaches = 0;
+  std::uint64_t detach_max_ns = 0;
+  std::string detach_note;
 };
 
 // The lines of each record, each at most kMaxRecordBytes, without newlines.

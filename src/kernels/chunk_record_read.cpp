@@ -279,6 +279,9 @@ EndRecord read_end(Checked& c, const json& line) {
     e.unmatched = c.count(*n, key::nvtx, key::unmatched);
   }
   e.chunks = c.count(line, "", key::chunks);
+  e.detaches = c.count(line, "", key::detaches);
+  e.detach_max_ns = c.count(line, "", key::detach_max_ns);
+  e.detach_note = c.text(line, "", key::detach_note, "");
   return e;
 }
 

@@ -287,6 +287,16 @@ void RecordGatherer::add_chunk(Process& p, std::int64_t pid, const ChunkRecord& 
 void RecordGatherer::settle(std::int64_t pid, Process& p) {
   const bool clock = p.started && p.start.base_unix_ns > 0;
   auto t = [&](std::int64_t rel_ns) { return seconds(p.start.base_unix_ns, clock, rel_ns); };
+  if (p.end && !p.end->detach_note.empty()) {
+    partial_.notes.push_back(fmt::format("process {}: {}", pid, p.end->detach_note));
+  } else if (p.end && p.end->detaches > 0) {
+    partial_.notes.push_back(fmt::format(
+        "process {}: CUPTI was detached between trace windows {} time{}, the longest taking {:.1f} "
+        "ms of a job thread (GPULENS_KERNELS_DETACH=1: a measurement setting, not safe for real "
+        "jobs)",
+        pid, p.end->detaches, p.end->detaches == 1 ? "" : "s",
+        static_cast<double>(p.end->detach_max_ns) / 1e6));
+  }
   if (p.end) {
     gather_status(pid, p.end->status, p.end->reason,
                   p.end->yielded_ns ? std::optional<double>(static_cast<double>(*p.end->yielded_ns))

@@ -134,11 +134,28 @@ TEST(ChunkRecord, NoLineOfAnyRecordPassesTheBoundHoweverLargeItsFields) {
   EXPECT_EQ(busy, 16u);
 
   EndRecord e;
-  e.status = e.reason = e.nvtx_status = e.nvtx_reason = worst_text();
+  e.status = e.reason = e.nvtx_status = e.nvtx_reason = e.detach_note = worst_text();
   e.yielded_ns = INT64_MIN;
   e.activity = std::make_pair(INT64_MIN, INT64_MAX);
-  e.unmatched = e.chunks = UINT64_MAX;
+  e.unmatched = e.chunks = e.detaches = e.detach_max_ns = UINT64_MAX;
   EXPECT_EQ(read_all(encode_end(1, e)).size(), 1u);
+}
+
+TEST(ChunkRecord, AnEndSaysHowOftenCuptiDetachedOrWhyNot) {
+  EndRecord e;
+  e.chunks = 3;
+  e.detaches = 12;
+  e.detach_max_ns = 4'500'000;
+  const auto back = std::get<EndRecord>(read_all(encode_end(7, e)).at(0).record);
+  EXPECT_EQ(back.detaches, 12u);
+  EXPECT_EQ(back.detach_max_ns, 4'500'000u);
+  EXPECT_TRUE(back.detach_note.empty());
+
+  EndRecord kept;
+  kept.detach_note = "cuptiSubscribe: taken; CUPTI stayed attached between windows";
+  const auto line = encode_end(7, kept).at(0);
+  EXPECT_EQ(line.find("\"detaches\""), std::string::npos);  // none: not written
+  EXPECT_EQ(std::get<EndRecord>(read_all({line}).at(0).record).detach_note, kept.detach_note);
 }
 
 TEST(ChunkRecord, ASketchKeepsTheLongestGapsAndCountsWhatItClosed) {
@@ -276,6 +293,32 @@ TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
   bool said = false;
   for (const auto& n : v->notes) said = said || n.find("wrote no end") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+TEST(ChunkRecord, TheViewSaysWhenCuptiWasDetachedOrWhyNot) {
+  auto notes_with = [](std::uint64_t detaches, const std::string& why) {
+    inject::Collector c(0);
+    inject::KernelKey k;
+    k.name = "gemm";
+    c.kernel(k, 1000, 2000, 7);
+    testing::ProcessLines o;
+    o.end->detaches = detaches;
+    o.end->detach_max_ns = 2'500'000;
+    o.end->detach_note = why;
+    Trace trace;
+    testing::add_lines(trace, testing::process_lines(c, o));
+    const auto v = analyze_kernels(trace);
+    EXPECT_TRUE(v && v->available);
+    std::string all;
+    for (const auto& n : v->notes) all += n + "\n";
+    return all;
+  };
+  EXPECT_NE(notes_with(12, "").find("detached between trace windows 12 times, the longest taking "
+                                    "2.5 ms"),
+            std::string::npos);
+  EXPECT_NE(notes_with(0, "cuptiSubscribe: taken").find("cuptiSubscribe: taken"),
+            std::string::npos);
+  EXPECT_EQ(notes_with(0, "").find("detach"), std::string::npos);
 }
 
 TEST(ChunkRecord, AnOldWholeJobLinePastTheLimitIsSaidNotFatal) {
