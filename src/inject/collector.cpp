@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/intervals.hpp"
+#include "kernels/kernel_names.hpp"
 
 namespace gpulens::inject {
 namespace {
@@ -51,6 +52,7 @@ std::uint32_t Collector::config_id(const KernelKey& key) {
   if (name == name_ids_.end()) {
     name = name_ids_.emplace(k.name, static_cast<std::uint32_t>(name_ids_.size())).first;
     new_names_.kernel_names.emplace_back(name->second, k.name);
+    name_collective_.push_back(kernels::is_collective(k.name));
   }
   const auto id = static_cast<std::uint32_t>(config_ids_.size());
   kernels::ConfigEntry e;
@@ -63,6 +65,7 @@ std::uint32_t Collector::config_id(const KernelKey& key) {
   e.static_smem = static_cast<std::uint32_t>(std::max(0, k.static_smem));
   e.dynamic_smem = static_cast<std::uint32_t>(std::max(0, k.dynamic_smem));
   new_names_.configs.push_back(e);
+  config_collective_.push_back(name_collective_[name->second]);
   config_ids_.emplace(std::move(k), id);
   return id;
 }
@@ -71,13 +74,22 @@ void Collector::kernel(const KernelKey& key, std::uint64_t start, std::uint64_t 
                        std::uint32_t stream) {
   if (end < start) return;
   const std::uint64_t d = end - start;
-  KernelStats& s = kernels_[config_id(key)];
+  const std::uint32_t id = config_id(key);
+  KernelStats& s = kernels_[id];
   ++s.count;
   s.total_ns += d;
   s.min_ns = std::min(s.min_ns, d);
   s.max_ns = std::max(s.max_ns, d);
   ++s.buckets[duration_bucket(d)];
   busy(key.device, stream, start, end);
+  if (config_collective_[id]) {
+    auto& c = collectives_[key.device];
+    if (c.instances.size() < kernels::kMaxChunkCollectives) {
+      c.instances.emplace_back(rel(start, base_ns_), rel(end, base_ns_));
+    } else {
+      ++c.dropped;  // the first ones are kept; the split matches instances by time
+    }
+  }
 }
 
 void Collector::copy(const CopyKey& key, std::uint64_t bytes, std::uint64_t start,
@@ -209,12 +221,18 @@ Drained Collector::drain() {
                         st.count > 0 ? st.min_ns : 0, st.max_ns});
   }
   c.instances.assign(range_instances_.begin(), range_instances_.end());
+  for (auto& [d, col] : collectives_) {
+    col.device = d;
+    std::sort(col.instances.begin(), col.instances.end());
+    c.collectives.push_back(std::move(col));
+  }
   c.dropped = dropped_ + syncs_dropped_;
   c.instances_dropped = range_instances_dropped_;
   c.names_folded = range_names_folded_;
   c.configs_folded = kernel_keys_overflow_;
   kernels_.clear(), copies_.clear(), memsets_.clear(), streams_.clear(), busy_.clear();
-  compact_at_.clear(), syncs_.clear(), range_stats_.clear(), range_instances_.clear();
+  compact_at_.clear(), collectives_.clear(), syncs_.clear(), range_stats_.clear(),
+      range_instances_.clear();
   dropped_ = syncs_dropped_ = range_instances_dropped_ = range_names_folded_ = 0;
   kernel_keys_overflow_ = 0;
   return out;

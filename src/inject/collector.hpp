@@ -4,8 +4,9 @@
 // process, chunk by chunk (kernels/chunk_record.hpp): per kernel launch
 // configuration a count and a duration histogram, per copy kind totals, the
 // synchronisations, per device the union of busy intervals (kernels, copies,
-// memsets on any stream), and the job's NVTX ranges (per name totals and the
-// most recent instances). Pure C++: no CUPTI here, so the aggregation is tested
+// memsets on any stream) and the first collective kernel instances of the chunk
+// (kernels::kMaxChunkCollectives), and the job's NVTX ranges (per name totals
+// and the most recent instances). Pure C++: no CUPTI here, so the aggregation is tested
 // without a GPU.
 #include <cstdint>
 #include <deque>
@@ -142,6 +143,11 @@ class Collector {
   // Name tables, for the whole process: ids the chunks refer to.
   std::map<KernelKey, std::uint32_t> config_ids_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
+  // Per name id: a collective (kernels/kernel_names.hpp)? Classified once, when a
+  // name is first seen, never per record; per configuration id the same, so a
+  // kernel record costs one index more.
+  std::vector<bool> name_collective_;
+  std::vector<bool> config_collective_;
   std::map<std::uint32_t, DeviceInfo> devices_;  // as last seen
   kernels::NamesRecord new_names_;               // first seen since the last drain
   // This chunk's.
@@ -151,6 +157,7 @@ class Collector {
   std::vector<std::pair<std::int64_t, std::int64_t>> syncs_;
   std::map<std::uint32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;
   std::map<std::uint32_t, std::size_t> compact_at_;  // merge a device's list when it is this long
+  std::map<std::uint32_t, kernels::CollectiveInstances> collectives_;  // by device
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>>
       streams_;  // (device, stream) -> (launches, busy ns)
   std::uint64_t dropped_ = 0;

@@ -264,6 +264,38 @@ void add_hidden_idle(const HiddenIdles& hidden, double from, double to, IdleStat
   }
 }
 
+// The ranks' collective time split (collective_split.hpp), one timeline per
+// process and device; only for a job of several processes, on one host's clock.
+void split_ranks(const Gathered& g, KernelView& view) {
+  std::set<std::int64_t> pids;
+  std::vector<RankTimeline> ranks;
+  std::uint64_t not_recorded = 0, thinned = 0;
+  for (const auto& t : g.collectives) {
+    not_recorded += t.not_recorded, thinned += t.thinned;
+    if (t.instances.empty()) continue;
+    pids.insert(t.pid);
+    ranks.push_back({fmt::format("GPU {} (pid {})", t.device, t.pid), t.instances});
+  }
+  if (pids.size() < 2) return;
+  view.collective_ranks = split_collective_time(ranks);
+  std::size_t unmatched = 0, all = 0;
+  for (const auto& r : view.collective_ranks)
+    unmatched += r.unmatched, all += r.unmatched + r.matched;
+  if (unmatched + not_recorded + thinned == 0) return;
+  view.notes.push_back(fmt::format(
+      "collectives split into waiting and moving data: {} of {} instances matched on another "
+      "rank (the rest ran where no other rank was traced, or their peers were dropped){}{}",
+      all - unmatched, all,
+      not_recorded > 0 ? fmt::format("; {} past the library's {} per device and chunk were not "
+                                     "recorded",
+                                     not_recorded, kMaxChunkCollectives)
+                       : "",
+      thinned > 0 ? fmt::format("; {} were thinned out, evenly in time, to keep the report's "
+                                "memory bounded",
+                                thinned)
+                  : ""));
+}
+
 }  // namespace
 
 void GapHistogram::add(double gap_s) {
@@ -296,31 +328,6 @@ IdleStats idle_over(const Intervals& busy, double from, double to, const HiddenI
   if (hidden != nullptr) add_hidden_idle(*hidden, from, to, st);
   st.idle_share = 1 - st.busy_s / st.window_s;
   return st;
-}
-
-std::string short_kernel_name(const std::string& name) {
-  std::string s;
-  int depth = 0;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '<') {
-      ++depth;
-    } else if (c == '>') {
-      if (depth > 0) --depth;
-    } else if (depth == 0) {
-      s += c;
-    }
-  }
-  for (const char* anon : {"(anonymous namespace)::", "(anonymous namespace)"}) {
-    for (auto p = s.find(anon); p != std::string::npos; p = s.find(anon)) {
-      s.erase(p, std::string(anon).size());
-    }
-  }
-  if (auto p = s.find('('); p != std::string::npos) s.resize(p);
-  if (auto p = s.rfind(' '); p != std::string::npos) s = s.substr(p + 1);
-  if (auto p = s.rfind("::"); p != std::string::npos) s = s.substr(p + 2);
-  if (s.empty()) return name.size() > 60 ? name.substr(0, 60) : name;
-  return s;
 }
 
 std::string sampling_sentence(const Sampling& s) {
@@ -364,6 +371,7 @@ std::optional<KernelView> analyze_kernels(RecordGatherer&& gatherer, const Trace
   // NVTX ranges (nvtx_ranges.cpp): where in the program the GPU sat idle.
   view.nvtx = g.nvtx.finish(g.busy, attribution.windows,
                             attribution.traced.empty() ? nullptr : &attribution.traced);
+  split_ranks(g, view);                   // collectives: waiting vs moving, per rank
   view.headline = kernel_headline(view);  // findings (kernel_findings.cpp)
   view.findings = kernel_findings(view);
   return view;

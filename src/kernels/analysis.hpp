@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/trace_reader.hpp"
+#include "kernels/collective_split.hpp"
+#include "kernels/kernel_names.hpp"
 #include "kernels/nvtx_ranges.hpp"
 
 namespace gpulens::kernels {
@@ -121,6 +123,10 @@ struct KernelView {
   std::string headline;
   std::uint64_t dropped = 0;
   std::optional<NvtxView> nvtx;  // only when the job's NVTX ranges were recorded
+  // A job of several processes: each rank's (process and device, "GPU 1 (pid
+  // 4242)") collective time split into waiting for a peer and moving data, where
+  // the other ranks' timelines show it (collective_split.hpp); empty otherwise.
+  std::vector<RankSplit> collective_ranks;
 };
 
 struct AnalysisOptions {
@@ -161,9 +167,5 @@ using SyncSpans = std::vector<SyncSpan>;
 // `hidden` (sorted) the idle time the sketches closed inside them.
 IdleStats idle_over(const std::vector<std::pair<double, double>>& busy, double from, double to,
                     const HiddenIdles* hidden = nullptr);
-
-// "void at::native::(anonymous namespace)::softmax_kernel<float>(float*, ...)"
-// -> "softmax_kernel".
-std::string short_kernel_name(const std::string& demangled);
 
 }  // namespace gpulens::kernels

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace gpulens::kernels {
 namespace {
@@ -115,6 +116,42 @@ json sketch_json(const std::vector<SketchSpan>& spans) {
   return json::array({flat, merged});
 }
 
+// [device, dropped, [start, length, step, length, ...]]: the first start, then
+// each start as the step from the one before (sorted by start; instances on
+// several streams may overlap, so a step from the previous end could be negative).
+json collectives_json(const CollectiveInstances& c) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> sorted(
+      c.instances.begin(), c.instances.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                     c.instances.size(), kMaxChunkCollectives)));
+  std::sort(sorted.begin(), sorted.end());
+  // Steps and lengths are differences: taken in unsigned arithmetic, and an
+  // instance whose step or length would not fit the reader's range (no clock of
+  // a real job) is counted as dropped.
+  auto diff = [](std::int64_t a, std::int64_t b) {
+    return a < b ? 0 : static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b);
+  };
+  constexpr auto kMax = static_cast<std::uint64_t>(INT64_MAX);
+  json flat = json::array();
+  std::uint64_t dropped = c.dropped + (c.instances.size() - sorted.size());
+  std::optional<std::int64_t> last_start;
+  for (const auto& [start, end] : sorted) {
+    const std::uint64_t step = last_start ? diff(start, *last_start) : 0;
+    const std::uint64_t len = diff(end, start);
+    if (step > kMax || len > kMax) {
+      ++dropped;
+      continue;
+    }
+    if (last_start) {
+      flat.push_back(step);
+    } else {
+      flat.push_back(start);
+    }
+    flat.push_back(len);
+    last_start = start;
+  }
+  return json::array({c.device, dropped, flat});
+}
+
 std::string cut(std::string s) {
   return bounded_text(std::move(s));
 }
@@ -214,6 +251,9 @@ std::vector<std::string> encode_chunk(std::int64_t pid, const ChunkRecord& c) {
   }
   for (const auto& i : c.instances) {
     lines.add(key::instances, dump(json::array({i.start, i.end, i.range})));
+  }
+  for (const auto& col : c.collectives) {
+    lines.add(key::collectives, dump(collectives_json(col)));
   }
   return lines.finish();
 }

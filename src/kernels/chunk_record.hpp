@@ -17,7 +17,8 @@
 //            configurations, kernel names, NVTX range names, and devices;
 //   chunk    one window (or chunk of a whole-job trace): per configuration counts
 //            and duration histograms, copies, memsets, streams, sketches of the
-//            busy intervals and the synchronisations, NVTX ranges and instances;
+//            busy intervals and the synchronisations, NVTX ranges and instances,
+//            and per device its first collective kernel instances;
 //   end      at exit: status, reason, activity, NVTX status.
 // Every list of a record may be cut into parts (lines with the same `seq` and a
 // growing `part`); every entry of a list is whole in one part, and parts add.
@@ -44,6 +45,12 @@ inline constexpr std::size_t kMaxSketchSpans = 256;
 // most recent kMaxRangeInstances of each process, as version 3's library did.
 inline constexpr std::size_t kMaxChunkInstances = 2000;
 inline constexpr std::size_t kMaxRangeInstances = 20000;
+// Collective kernel instances (kernel_names.hpp) kept per device and chunk, the
+// first ones of the chunk; past it they are counted. One device's entry is at
+// most 1024 x 2 numbers of at most 20 characters and a comma: 43 KB, inside
+// kMaxEntryBytes. A 2-second window of a DDP step of 20 gradient buckets at
+// 20 steps/s holds 800.
+inline constexpr std::size_t kMaxChunkCollectives = 1024;
 // Traced whole (--kernels-every 0), the library closes a chunk this often.
 inline constexpr double kChunkSeconds = 2.0;
 // Names, paths and reasons are cut to this many characters.
@@ -89,6 +96,7 @@ inline constexpr const char* ranges = "ranges";
 inline constexpr const char* instances = "instances";
 inline constexpr const char* dropped = "dropped";
 inline constexpr const char* instances_dropped = "instances_dropped";
+inline constexpr const char* collectives = "collectives";
 inline constexpr const char* names_folded = "names_folded";
 inline constexpr const char* configs_folded = "configs_folded";
 // end
@@ -205,6 +213,15 @@ struct InstanceEntry {
   std::uint32_t range = 0;
 };
 
+// One device's collective kernel instances in a chunk (relative ns), sorted by
+// start, at most kMaxChunkCollectives; `dropped` past it. For the split of
+// collective time into moving data and waiting for a peer (collective_split.hpp).
+struct CollectiveInstances {
+  std::uint32_t device = 0;
+  std::uint64_t dropped = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> instances;  // [start, end]
+};
+
 struct ChunkRecord {
   std::uint64_t seq = 0;
   std::int64_t start_ns = 0, end_ns = 0;  // the window as opened and closed, or the chunk
@@ -217,10 +234,11 @@ struct ChunkRecord {
   std::vector<SketchSpan> syncs;  // synchronisations (host time blocked)
   std::vector<RangeEntry> ranges;
   std::vector<InstanceEntry> instances;
-  std::uint64_t dropped = 0;            // records CUPTI dropped
-  std::uint64_t instances_dropped = 0;  // NVTX instances past kMaxChunkInstances
-  std::uint64_t names_folded = 0;       // NVTX instances folded into "(other ranges)"
-  std::uint64_t configs_folded = 0;     // launches of configurations past the library's cap
+  std::vector<CollectiveInstances> collectives;  // absent in lines before it was added
+  std::uint64_t dropped = 0;                     // records CUPTI dropped
+  std::uint64_t instances_dropped = 0;           // NVTX instances past kMaxChunkInstances
+  std::uint64_t names_folded = 0;                // NVTX instances folded into "(other ranges)"
+  std::uint64_t configs_folded = 0;  // launches of configurations past the library's cap
 };
 
 struct EndRecord {

@@ -123,6 +123,41 @@ std::vector<SketchSpan> read_sketch(Checked& c, const json& flat, const json& me
   return spans;
 }
 
+// [start, length, step, length, ...] (chunk_record.cpp's collectives_json) back
+// to [start, end] pairs.
+std::vector<std::pair<std::int64_t, std::int64_t>> read_collectives(Checked& c, const json& flat,
+                                                                    const std::string& at) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (!flat.is_array() || flat.size() % 2 != 0) {
+    c.fail(at, "does not hold [start, length, step, length, ...]");
+    return out;
+  }
+  if (flat.size() / 2 > kMaxChunkCollectives) {
+    c.fail(at, fmt::format("holds more than {} instances", kMaxChunkCollectives));
+    return out;
+  }
+  out.reserve(flat.size() / 2);
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < flat.size() && c.problem.empty(); i += 2) {
+    std::int64_t step = 0;
+    if (i == 0) {
+      step = Checked::fits_i64(flat[i]) ? flat[i].get<std::int64_t>()
+                                        : c.integer(flat[i], Checked::item(at, i));
+    } else {
+      step = static_cast<std::int64_t>(
+          fast_count(c, flat[i], INT64_MAX, [&] { return Checked::item(at, i); }));
+    }
+    const auto len = static_cast<std::int64_t>(
+        fast_count(c, flat[i + 1], INT64_MAX, [&] { return Checked::item(at, i + 1); }));
+    std::int64_t end = 0;
+    if (__builtin_add_overflow(start, step, &start) || __builtin_add_overflow(start, len, &end)) {
+      c.fail(Checked::item(at, i), "runs past the clock's range");
+    }
+    out.emplace_back(start, end);
+  }
+  return out;
+}
+
 ProcessRecord read_process(Checked& c, const json& line) {
   ProcessRecord p;
   p.exe = c.text(line, "", key::exe, "");
@@ -259,6 +294,13 @@ ChunkRecord read_chunk(Checked& c, const json& line, std::uint64_t seq) {
     Row r(c, v, list, i, 3);
     InstanceEntry e{r.integer(0), r.integer(1), r.u32(2)};
     if (r.ok()) k.instances.push_back(e);
+  });
+  each(c, line, key::collectives, [&](const json& v, const char* list, std::size_t i) {
+    Row r(c, v, list, i, 3);
+    CollectiveInstances col;
+    col.device = r.u32(0), col.dropped = r.count(1);
+    if (r.ok()) col.instances = read_collectives(c, r.at_value(2), r.at(2));
+    if (c.problem.empty()) k.collectives.push_back(std::move(col));
   });
   return k;
 }

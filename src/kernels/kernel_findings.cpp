@@ -213,13 +213,14 @@ std::optional<Finding> communication_finding(const KernelView& view,
       "GPUs or waiting for a peer rank, not compute",
       shares.libraries, share_text(shares.total), shares.parts);
   std::string fix;
-  const RankSplit* waiter = split != nullptr ? most_waiting(*split) : nullptr;
+  if (split == nullptr) split = &view.collective_ranks;
+  const RankSplit* waiter = most_waiting(*split);
   if (waiter != nullptr) {
     const RankSplit& slow = (*split)[*waiter->waited_for];
-    text += fmt::format("; {} waited {} ({} of its collective time), most of it for {}",
-                        waiter->label, kernel_time_text(waiter->waiting_s),
-                        share_text(waiter->waiting_s / (waiter->waiting_s + waiter->moving_s)),
-                        slow.label);
+    text += fmt::format(
+        "; rank {} waited {} of its {} in collectives{} for {}", waiter->label,
+        kernel_time_text(waiter->waiting_s), kernel_time_text(waiter->waiting_s + waiter->moving_s),
+        waiter->waited_for_s < waiter->waiting_s ? ", most of it," : "", slow.label);
     fix = fmt::format(
         "{} arrives last: find what holds it up before the collective (work only it does, such "
         "as logging, evaluation or checkpointing on rank 0; a slower input pipeline or GPU) and "

@@ -23,8 +23,9 @@ inline constexpr double kCommunicationShareMin = 0.10;
 
 // "NCCL collectives take 45 % of kernel time (`AllReduce` 45 %) ...", with the
 // communication fix; nullopt below kCommunicationShareMin. Given the ranks'
-// split (collective_split.hpp), it names the rank that waited longest and the
-// rank it waited for, and the fix points at that one.
+// split (collective_split.hpp; `split` null: the view's collective_ranks), it
+// names the rank that waited longest and the rank it waited for, and the fix
+// points at that one.
 std::optional<Finding> communication_finding(const KernelView& view,
                                              const std::vector<RankSplit>* split = nullptr);
 

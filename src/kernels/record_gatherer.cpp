@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <variant>
 
@@ -66,10 +67,61 @@ LaunchShape shape_of(const ConfigEntry& c) {
   return s;
 }
 
+// Whether an instance ending at `end_s` is kept at thinning level `level`
+// (kMaxCollectivesKept): its second is a multiple of 2^level.
+bool kept_at(double end_s, int level) {
+  if (level <= 0) return true;
+  if (level >= 62) return false;
+  const auto second = static_cast<std::int64_t>(std::floor(end_s));
+  return (second & ((std::int64_t{1} << level) - 1)) == 0;
+}
+
+// Drops the instances of `v` not kept at `level`; returns how many.
+std::uint64_t thin(std::vector<std::pair<double, double>>& v, int level) {
+  const auto before = v.size();
+  std::erase_if(v, [&](const auto& i) { return !kept_at(i.second, level); });
+  return before - v.size();
+}
+
 }  // namespace
 
-RecordGatherer::RecordGatherer(std::optional<std::int64_t> origin_ns, std::size_t max_spans)
-    : origin_ns_(origin_ns), max_spans_(std::max<std::size_t>(max_spans, 2)) {}
+RecordGatherer::RecordGatherer(std::optional<std::int64_t> origin_ns, std::size_t max_spans,
+                               std::size_t max_collectives)
+    : origin_ns_(origin_ns),
+      max_spans_(std::max<std::size_t>(max_spans, 2)),
+      max_collectives_(std::max<std::size_t>(max_collectives, 1)) {}
+
+void RecordGatherer::add_collectives(Process& p, const CollectiveInstances& c, double base_s) {
+  auto& kept = p.collectives[c.device];
+  kept.not_recorded += c.dropped;
+  for (const auto& [start, end] : c.instances) {
+    const double end_s = base_s + static_cast<double>(end) / 1e9;
+    if (!kept_at(end_s, kept.level)) {
+      ++kept.thinned;
+      continue;
+    }
+    kept.instances.emplace_back(base_s + static_cast<double>(start) / 1e9, end_s);
+    while (kept.instances.size() > max_collectives_ && kept.level < 62) {
+      kept.thinned += thin(kept.instances, ++kept.level);
+    }
+  }
+}
+
+// Every timeline thinned to the highest level any reached, so each keeps the
+// same seconds of the job.
+void RecordGatherer::settle_collectives() {
+  int level = 0;
+  for (const auto& [pid, p] : processes_) {
+    for (const auto& [dev, kept] : p.collectives) level = std::max(level, kept.level);
+  }
+  for (auto& [pid, p] : processes_) {
+    for (auto& [dev, kept] : p.collectives) {
+      CollectiveTimeline t{pid, dev, std::move(kept.instances), kept.not_recorded, kept.thinned};
+      t.thinned += thin(t.instances, level);
+      g_.collectives.push_back(std::move(t));
+    }
+  }
+}
 
 // Past the bound, the spans join and close their smallest gaps down to half of it:
 // amortised, each span is sorted a few times over the job.
@@ -262,6 +314,7 @@ void RecordGatherer::add_chunk(Process& p, std::int64_t pid, const ChunkRecord& 
       if (keep_own) add_busy(p.own_busy, span);
     }
   }
+  for (const auto& col : c.collectives) add_collectives(p, col, t(0));
   if (c.window) p.windows.emplace_back(t(c.start_ns), t(c.end_ns));
   // NVTX: totals per range id, and the most recent instances.
   for (const auto& r : c.ranges) {
@@ -335,6 +388,7 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
 
 Gathered RecordGatherer::finish(KernelView& view) {
   for (auto& [pid, p] : processes_) settle(pid, p);
+  settle_collectives();
   processes_.clear();
   // Each device's spans joined (several processes may share it), then split into
   // the busy intervals and the idle time the sketches closed inside them.

@@ -40,6 +40,16 @@ struct NameAgg {
   std::vector<LaunchConfig> configs;
 };
 
+// One process's collective kernel instances on one device (version 4 records
+// only), for the split into moving data and waiting (collective_split.hpp).
+struct CollectiveTimeline {
+  std::int64_t pid = 0;
+  std::uint32_t device = 0;
+  std::vector<std::pair<double, double>> instances;  // [start, end], analysis clock (s)
+  std::uint64_t not_recorded = 0;  // past the library's per-chunk cap (kMaxChunkCollectives)
+  std::uint64_t thinned = 0;       // left out by the reader's bound (kMaxCollectivesKept)
+};
+
 // What the records hold, summed over the job's processes, on the analysis clock
 // (seconds since `origin_ns`).
 struct Gathered {
@@ -56,7 +66,8 @@ struct Gathered {
   // Trace windows (trace_windows.hpp), per device: those of the processes that used it.
   std::map<std::uint32_t, Spans> opened;
   std::size_t processes_sampled = 0, processes_untraced = 0;
-  std::size_t records = 0, skipped = 0;  // kernel record lines read, and refused
+  std::size_t records = 0, skipped = 0;         // kernel record lines read, and refused
+  std::vector<CollectiveTimeline> collectives;  // by pid, then device
 };
 
 // Busy spans a device keeps over the whole job, at most: past it, the smallest gaps
@@ -65,12 +76,27 @@ struct Gathered {
 // that coarsens with the job's length.
 inline constexpr std::size_t kMaxReaderSpans = std::size_t{1} << 18;
 
+// Collective instances a process keeps per device over the whole job, at most.
+// Past it they are thinned evenly in time, the same way on every rank: the
+// instances kept are those whose end falls in a kept second (second n is kept
+// at thinning level L when n is a multiple of 2^L), and each time the bound is
+// passed L goes up by one. Thinning by index (every other instance) would keep
+// different collectives on different ranks, whose drops differ, and leave few
+// to match; keeping the newest would lose the start of a long job. The kept
+// seconds of a level are a subset of those of the level below, and finish()
+// thins every timeline to the highest level reached, so what one rank keeps
+// the others keep too (but an instance whose end lies within the tolerance of
+// a second's edge).
+inline constexpr std::size_t kMaxCollectivesKept = std::size_t{1} << 16;
+
 class RecordGatherer {
  public:
   // `origin_ns`: the analysis clock's zero (Unix ns); unset, the first record's clock.
   // `max_spans`: kMaxReaderSpans (tests make it small).
+  // `max_collectives`: kMaxCollectivesKept (tests make it small).
   explicit RecordGatherer(std::optional<std::int64_t> origin_ns = std::nullopt,
-                          std::size_t max_spans = kMaxReaderSpans);
+                          std::size_t max_spans = kMaxReaderSpans,
+                          std::size_t max_collectives = kMaxCollectivesKept);
 
   // One line of the recording with "x_kernels" (any version). A line that cannot
   // be read is skipped with a note naming it and the field at fault.
@@ -103,6 +129,12 @@ class RecordGatherer {
     BusySpans own_busy;
     std::set<std::uint32_t> own_devices;
     Spans windows;
+    struct Collectives {
+      std::vector<std::pair<double, double>> instances;
+      int level = 0;  // thinning: kept are the seconds that are multiples of 2^level
+      std::uint64_t not_recorded = 0, thinned = 0;
+    };
+    std::map<std::uint32_t, Collectives> collectives;  // by device
     std::uint64_t chunks = 0;
     bool config_unknown_noted = false;
   };
@@ -111,7 +143,9 @@ class RecordGatherer {
   void add_line(const ChunkLine& line);
   void add_names(Process& p, const NamesRecord& n);
   void add_chunk(Process& p, std::int64_t pid, const ChunkRecord& c);
+  void add_collectives(Process& p, const CollectiveInstances& c, double base_s);
   void settle(std::int64_t pid, Process& p);
+  void settle_collectives();
   double seconds(std::int64_t base_unix_ns, bool has_clock, std::int64_t rel_ns);
   std::int64_t origin(std::int64_t base_unix_ns, bool has_clock);
   void gather_status(const std::optional<std::int64_t>& pid, const std::string& status,
@@ -119,6 +153,7 @@ class RecordGatherer {
 
   std::optional<std::int64_t> origin_ns_;
   std::size_t max_spans_;
+  std::size_t max_collectives_;
   std::map<std::uint32_t, BusySpans> busy_;  // per device, bounded by max_spans_
   Gathered g_;
   KernelView partial_;  // counts and notes until finish()

@@ -135,6 +135,24 @@ std::string kernels_to_html(const kernels::KernelView& v) {
     }
     out += "</table>";
   }
+  if (!v.collective_ranks.empty()) {
+    out +=
+        "<h3>Collectives per rank</h3><p>Each rank's time in collective kernels, split where the "
+        "other ranks' timelines show it: waiting for the last rank to arrive, and moving data "
+        "once all had.</p><table><tr><th>rank</th><th>waiting</th><th>moving data</th>"
+        "<th>waited longest for</th><th>not split</th></tr>";
+    for (const auto& r : v.collective_ranks) {
+      const bool named = r.waited_for && *r.waited_for < v.collective_ranks.size();
+      out += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", escape(r.label),
+          kernel_time_text(r.waiting_s), kernel_time_text(r.moving_s),
+          named ? fmt::format("{} ({})", escape(v.collective_ranks[*r.waited_for].label),
+                              kernel_time_text(r.waited_for_s))
+                : std::string("—"),
+          r.unmatched > 0 ? kernel_time_text(r.unmatched_s) : std::string("—"));
+    }
+    out += "</table>";
+  }
   if (v.nvtx) {
     const auto& n = *v.nvtx;
     out +=

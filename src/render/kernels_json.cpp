@@ -83,6 +83,24 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
     }
     devices.push_back(std::move(dj));
   }
+  if (!v.collective_ranks.empty()) {
+    // Each rank's collective time: waiting for a peer vs moving data
+    // (docs/kernels.md, "Collectives across ranks").
+    auto& ranks = j["collective_ranks"] = nlohmann::ordered_json::array();
+    for (const auto& r : v.collective_ranks) {
+      const bool named = r.waited_for && *r.waited_for < v.collective_ranks.size();
+      ranks.push_back(
+          {{"rank", r.label},
+           {"waiting_s", r.waiting_s},
+           {"moving_s", r.moving_s},
+           {"matched", r.matched},
+           {"unmatched", r.unmatched},
+           {"unmatched_s", r.unmatched_s},
+           {"waited_for", named ? nlohmann::ordered_json(v.collective_ranks[*r.waited_for].label)
+                                : nlohmann::ordered_json()},
+           {"waited_for_s", r.waited_for_s}});
+    }
+  }
   auto& findings = j["findings"] = nlohmann::ordered_json::array();
   for (const auto& f : v.findings)
     findings.push_back({{"kind", f.kind}, {"text", f.text}, {"fix", f.fix}});

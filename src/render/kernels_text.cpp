@@ -53,6 +53,25 @@ void nvtx_lines(std::string& out, const kernels::NvtxView& n) {
   }
 }
 
+// Per rank of a multi-process job: its collective time, waiting vs moving data,
+// and the rank it waited for longest.
+void collective_rank_lines(std::string& out, const std::vector<kernels::RankSplit>& ranks) {
+  out += "  collectives per rank (waiting for a peer vs moving data):\n";
+  for (const auto& r : ranks) {
+    out += fmt::format("    {}: {} waiting, {} moving data", terminal_safe(r.label),
+                       kernel_time_text(r.waiting_s), kernel_time_text(r.moving_s));
+    if (r.waited_for && *r.waited_for < ranks.size()) {
+      out += fmt::format("; waited longest for {} ({})", terminal_safe(ranks[*r.waited_for].label),
+                         kernel_time_text(r.waited_for_s));
+    }
+    if (r.unmatched > 0) {
+      out += fmt::format("; {} in {} no other rank shows, not split",
+                         kernel_time_text(r.unmatched_s), r.unmatched);
+    }
+    out += "\n";
+  }
+}
+
 std::string kernels_body(const kernels::KernelView& v) {
   std::string out = "Where the GPU time went (gpulens run --kernels)\n";
   if (!v.available) {
@@ -99,6 +118,7 @@ std::string kernels_body(const kernels::KernelView& v) {
                          gb_rate_text(c.gb_per_s), c.pageable ? "  (pageable host memory)" : "");
     }
   }
+  if (!v.collective_ranks.empty()) collective_rank_lines(out, v.collective_ranks);
   if (v.nvtx) nvtx_lines(out, *v.nvtx);
   out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
                      kernel_time_text(v.sync_s));

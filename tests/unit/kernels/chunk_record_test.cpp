@@ -51,6 +51,7 @@ TEST(ChunkRecord, AChunkReadsBackAsWritten) {
   c.syncs = {{3000, 3500, 1, 0, 0}, {7000, 7800, 3, 2, 100}};
   c.ranges.push_back({2, 4, 400, 50, 200});
   c.instances.push_back({100, 300, 2});
+  c.collectives.push_back({2, 3, {{500, 900}, {100, 400}, {100, 150}}});
   c.dropped = 5, c.instances_dropped = 6, c.names_folded = 7, c.configs_folded = 8;
   const auto lines = read_all(encode_chunk(99, c));
   ASSERT_EQ(lines.size(), 1u);
@@ -75,6 +76,12 @@ TEST(ChunkRecord, AChunkReadsBackAsWritten) {
   EXPECT_EQ(r.syncs[1].parts, 3u);
   EXPECT_EQ(r.ranges[0].max_ns, 200u);
   EXPECT_EQ(r.instances[0].end, 300);
+  ASSERT_EQ(r.collectives.size(), 1u);  // sorted by start
+  EXPECT_EQ(r.collectives[0].device, 2u);
+  EXPECT_EQ(r.collectives[0].dropped, 3u);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> sorted = {
+      {100, 150}, {100, 400}, {500, 900}};
+  EXPECT_EQ(r.collectives[0].instances, sorted);
   EXPECT_EQ(r.dropped, 5u);
   EXPECT_EQ(r.configs_folded, 8u);
 }
@@ -123,15 +130,34 @@ TEST(ChunkRecord, NoLineOfAnyRecordPassesTheBoundHoweverLargeItsFields) {
   c.busy.assign(16, BusySketch{UINT32_MAX, spans});
   c.syncs = spans;
   c.instances.assign(kMaxChunkInstances, InstanceEntry{INT64_MIN, INT64_MAX, UINT32_MAX});
+  // Collectives: the cap's worth per device, every length of 19 digits, and more
+  // past the cap (counted, not written).
+  CollectiveInstances col{UINT32_MAX, UINT32_MAX, {}};
+  for (std::size_t i = 0; i < kMaxChunkCollectives + 10; ++i) {
+    col.instances.emplace_back(static_cast<std::int64_t>(i) * (INT64_MAX / 4096), INT64_MAX);
+  }
+  col.instances.front().first = INT64_MIN + 1;  // a step from it passes the range: dropped
+  c.collectives.assign(16, col);
+  ChunkRecord one;
+  one.collectives = {col};
+  const auto one_line = encode_chunk(1, one);
+  ASSERT_EQ(one_line.size(), 1u);
+  EXPECT_LE(one_line[0].size(), kMaxEntryBytes);  // one entry and the line's head
   const auto chunk = encode_chunk(1, c);
   EXPECT_GT(chunk.size(), 2u);
-  std::size_t kernels = 0, busy = 0;
+  std::size_t kernels = 0, busy = 0, collectives = 0;
   for (const auto& l : read_all(chunk)) {
     kernels += std::get<ChunkRecord>(l.record).kernels.size();
     busy += std::get<ChunkRecord>(l.record).busy.size();
+    for (const auto& cl : std::get<ChunkRecord>(l.record).collectives) {
+      ++collectives;
+      EXPECT_EQ(cl.instances.size(), kMaxChunkCollectives - 1);
+      EXPECT_EQ(cl.dropped, std::uint64_t{UINT32_MAX} + 11);
+    }
   }
   EXPECT_EQ(kernels, 30u);
   EXPECT_EQ(busy, 16u);
+  EXPECT_EQ(collectives, 16u);
 
   EndRecord e;
   e.status = e.reason = e.nvtx_status = e.nvtx_reason = e.detach_note = worst_text();

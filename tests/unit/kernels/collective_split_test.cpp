@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A collective's time split into moving data and waiting for the last rank, on
-// hand-made timelines: a slow rank, ranks in step, a hang, unequal counts and
-// clock skew within the tolerance.
+// hand-made timelines: a slow rank, ranks in step, instances matched by end (a
+// dropped one, ranks traced over different spans, the tolerance) and clock skew.
 #include "kernels/collective_split.hpp"
 
 #include <gtest/gtest.h>
@@ -59,38 +59,77 @@ TEST(KernelsCollectiveSplit, EachInstanceBlamesWhoeverArrivedLast) {
   EXPECT_EQ(*split[1].waited_for, 2u);
 }
 
-TEST(KernelsCollectiveSplit, AHungRankMakesTheOthersWaitThroughTheirLastInstance) {
-  // Rank 3 never reaches the third collective; the others sit in it until the
-  // job is killed at t = 100 s.
-  std::vector<RankTimeline> ranks;
-  for (int r = 0; r < 4; ++r) {
-    RankTimeline t{"rank " + std::to_string(r), {{1.0, 1.1}, {2.0, 2.1}}};
-    if (r != 3) t.instances.emplace_back(3.0, 100.0);
-    ranks.push_back(t);
-  }
-  const auto split = split_collective_time(ranks);
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_NEAR(split[r].waiting_s, 97.0, 1e-9);
-    EXPECT_NEAR(split[r].moving_s, 0.2, 1e-9);
-    EXPECT_EQ(split[r].matched, 2u);
-    EXPECT_EQ(split[r].unmatched, 1u);
-    ASSERT_TRUE(split[r].waited_for);
-    EXPECT_EQ(*split[r].waited_for, 3u);
-  }
-  EXPECT_EQ(split[3].unmatched, 0u);
-  EXPECT_DOUBLE_EQ(split[3].waiting_s, 0);
-}
-
-TEST(KernelsCollectiveSplit, UnequalTailsBlameTheRankThatStoppedFirst) {
+TEST(KernelsCollectiveSplit, AnInstanceNoOtherRankShowsIsCountedNotSplit) {
+  // Rank 0 has a third collective the others never show (past the cap, dropped,
+  // or not traced there): nothing says whom it waited for.
   RankTimeline a{"a", {{0, 1}, {2, 3}, {4, 5}}}, b{"b", {{0, 1}, {2, 3}}}, c{"c", {{0, 1}}};
   const auto split = split_collective_time({a, b, c});
-  // Instance 1 on a and b waits for c; instance 2 on a also waits for c, the fewest.
+  EXPECT_EQ(split[0].matched, 2u);
+  EXPECT_EQ(split[0].unmatched, 1u);
+  EXPECT_DOUBLE_EQ(split[0].unmatched_s, 1.0);
+  EXPECT_DOUBLE_EQ(split[0].waiting_s, 0);
+  EXPECT_DOUBLE_EQ(split[0].moving_s, 2.0);
+  EXPECT_FALSE(split[0].waited_for);
+  EXPECT_EQ(split[1].matched, 2u);
+  EXPECT_EQ(split[1].unmatched, 0u);
+  EXPECT_EQ(split[2].matched, 1u);
+}
+
+// Ten steps, rank 0 late by 30 ms to each all-reduce that then moves for 10 ms.
+RankTimeline step_rank(const char* label, double late_s, int first, int last) {
+  RankTimeline t{label, {}};
+  for (int s = first; s <= last; ++s) {
+    const double at = s * 1.0;
+    t.instances.emplace_back(at + 0.100 + late_s, at + 0.140);
+  }
+  return t;
+}
+
+TEST(KernelsCollectiveSplit, ADroppedInstanceOnOneRankShiftsNoOtherMatch) {
+  // Rank 1 lost its fourth instance (CUPTI dropped it): by position every later
+  // instance of rank 0 would pair with the next step's of rank 1 and read as a
+  // wait of a second; by end each pairs with its own.
+  RankTimeline slow = step_rank("rank 0", 0.030, 0, 9), fast = step_rank("rank 1", 0, 0, 9);
+  fast.instances.erase(fast.instances.begin() + 3);
+  const auto split = split_collective_time({slow, fast});
+  EXPECT_NEAR(split[1].waiting_s, 9 * 0.030, 1e-9);
+  EXPECT_NEAR(split[1].moving_s, 9 * 0.010, 1e-9);
+  EXPECT_EQ(split[1].matched, 9u);
+  EXPECT_EQ(split[1].unmatched, 0u);
+  EXPECT_EQ(*split[1].waited_for, 0u);
+  EXPECT_EQ(split[0].matched, 9u);
+  EXPECT_EQ(split[0].unmatched, 1u);
+  EXPECT_NEAR(split[0].unmatched_s, 0.010, 1e-9);
+  EXPECT_NEAR(split[0].waiting_s, 0, 1e-12);
+}
+
+TEST(KernelsCollectiveSplit, RanksTracedOverDifferentSpansSplitOnlyWhatBothShow) {
+  // Rank 0 traced steps 0-9, rank 1 steps 5-14 (their windows opened apart): by
+  // position rank 1's step 5 would pair with rank 0's step 0.
+  const RankTimeline slow = step_rank("rank 0", 0.030, 0, 9);
+  const RankTimeline fast = step_rank("rank 1", 0, 5, 14);
+  const auto split = split_collective_time({slow, fast});
+  EXPECT_EQ(split[1].matched, 5u);
+  EXPECT_EQ(split[1].unmatched, 5u);
+  EXPECT_NEAR(split[1].waiting_s, 5 * 0.030, 1e-9);
+  EXPECT_NEAR(split[1].moving_s, 5 * 0.010, 1e-9);
+  EXPECT_NEAR(split[1].unmatched_s, 5 * 0.040, 1e-9);
+  EXPECT_EQ(split[0].matched, 5u);
+  EXPECT_EQ(split[0].unmatched, 5u);
+}
+
+TEST(KernelsCollectiveSplit, EndsFurtherApartThanTheToleranceAreTwoCollectives) {
+  // Half the shorter instance: a 40 ms collective and the 2 ms one right after it
+  // on the same stream end 2 ms apart, more than 1 ms (half of 2 ms).
+  EXPECT_DOUBLE_EQ(end_match_tolerance(0.040, 0.002, 0), 0.001);
+  EXPECT_DOUBLE_EQ(end_match_tolerance(3.0, 2.0, 0), kMaxEndGapS);  // long ones: at most 1 ms
+  EXPECT_DOUBLE_EQ(end_match_tolerance(3.0, 2.0, 0.002), kMaxEndGapS + 0.002);
+  RankTimeline a{"a", {{0.0, 3.0}}}, b{"b", {{2.9, 2.9985}}};  // ends 1.5 ms apart
+  EXPECT_EQ(split_collective_time({a, b})[0].unmatched, 1u);
+  b.instances[0].second = 2.9995;  // 0.5 ms apart: one collective
+  const auto split = split_collective_time({a, b});
   EXPECT_EQ(split[0].matched, 1u);
-  EXPECT_EQ(split[0].unmatched, 2u);
-  EXPECT_NEAR(split[0].waiting_s, 2.0, 1e-12);
-  EXPECT_EQ(*split[0].waited_for, 2u);
-  EXPECT_EQ(split[1].unmatched, 1u);
-  EXPECT_EQ(*split[1].waited_for, 2u);
+  EXPECT_NEAR(split[0].waiting_s, 2.9, 1e-9);
 }
 
 TEST(KernelsCollectiveSplit, SkewWithinTheToleranceIsNoWait) {
@@ -105,18 +144,21 @@ TEST(KernelsCollectiveSplit, SkewWithinTheToleranceIsNoWait) {
 }
 
 TEST(KernelsCollectiveSplit, ARankThatEndedBeforeTheLastArrivedWaitedAllOfIt) {
-  // Clocks apart by more than the collective: the split stays inside the instance.
-  RankTimeline a{"a", {{0.0, 0.5}}}, b{"b", {{1.0, 1.5}}};
-  const auto split = split_collective_time({a, b});
-  EXPECT_NEAR(split[0].waiting_s, 0.5, 1e-12);
+  // Clocks apart (2 ms of skew allowed) by more than the 0.1 ms the data moved:
+  // the split stays inside the instance.
+  RankTimeline a{"a", {{0.0, 0.010}}}, b{"b", {{0.0115, 0.0116}}};
+  const auto split = split_collective_time({a, b}, {.tolerance_s = 2e-3});
+  EXPECT_EQ(split[0].matched, 1u);
+  EXPECT_NEAR(split[0].waiting_s, 0.010, 1e-12);
   EXPECT_DOUBLE_EQ(split[0].moving_s, 0);
 }
 
 TEST(KernelsCollectiveSplit, NoRanksNoSplit) {
   EXPECT_TRUE(split_collective_time({}).empty());
   const auto one = split_collective_time({RankTimeline{"only", {{0, 1}}}});
-  ASSERT_EQ(one.size(), 1u);
-  EXPECT_DOUBLE_EQ(one[0].moving_s, 1);
+  ASSERT_EQ(one.size(), 1u);  // no peer: nothing to split against
+  EXPECT_DOUBLE_EQ(one[0].moving_s, 0);
+  EXPECT_EQ(one[0].unmatched, 1u);
 }
 
 }  // namespace

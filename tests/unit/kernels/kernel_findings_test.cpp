@@ -100,24 +100,37 @@ TEST(KernelsFindings, CollectivesUnderTenPercentAreNoFinding) {
 TEST(KernelsFindings, GivenTheRanksSplitTheFindingNamesTheRankWaitedFor) {
   const KernelView v = ddp_view(kAllReduce, 4.5, 5.5);
   std::vector<RankSplit> split(2);
-  split[0].label = "rank 0";
+  split[0].label = "GPU 0 (pid 4241)";
   split[0].moving_s = 0.1;
-  split[1].label = "rank 1";
+  split[1].label = "GPU 1 (pid 4242)";
   split[1].waiting_s = 0.3;
   split[1].moving_s = 0.1;
   split[1].waited_for = 0;
   split[1].waited_for_s = 0.3;
   const auto comm = communication_finding(v, &split);
   ASSERT_TRUE(comm);
-  EXPECT_NE(comm->text.find("rank 1 waited 300.00 ms (75 % of its collective time), most of it for "
-                            "rank 0"),
+  EXPECT_NE(comm->text.find("rank GPU 1 (pid 4242) waited 300.00 ms of its 400.00 ms in "
+                            "collectives for GPU 0 (pid 4241)"),
             std::string::npos)
       << comm->text;
-  EXPECT_TRUE(comm->fix.starts_with("rank 0 arrives last"));
+  EXPECT_TRUE(comm->fix.starts_with("GPU 0 (pid 4241) arrives last"));
   // The same through kernel_findings.
   const auto all = kernel_findings(v, &split);
   ASSERT_NE(finding(all, "communication"), nullptr);
   EXPECT_EQ(finding(all, "communication")->text, comm->text);
+  // The view's own split when none is given (the verdict's CollectiveEvidence
+  // reads the finding that way); a wait spread over several ranks says "most of it".
+  KernelView with = v;
+  with.collective_ranks = split;
+  with.collective_ranks[1].waiting_s = 0.5;
+  with.collective_ranks[1].moving_s = 0;
+  const auto own = communication_finding(with);
+  ASSERT_TRUE(own);
+  EXPECT_NE(
+      own->text.find("waited 500.00 ms of its 500.00 ms in collectives, most of it, for GPU 0"),
+      std::string::npos)
+      << own->text;
+  EXPECT_TRUE(own->fix.starts_with("GPU 0 (pid 4241) arrives last"));
 }
 
 TEST(KernelsFindings, TheViewMarksCollectiveRowsInTextJsonAndHtml) {
