@@ -72,6 +72,30 @@ void append_optional(std::string& out, std::string_view key, const std::optional
   append_number(out, *v);
 }
 
+// ", \"x_slurm\": {...}": an object of its own (the format asks additions beyond it
+// to be prefixed x_), with only the fields that are known.
+void append_slurm(std::string& out, const SlurmJob& s) {
+  out += ", \"x_slurm\": {";
+  bool first = true;
+  const auto add = [&](std::string_view key, const std::string& value) {
+    if (value.empty()) return;
+    if (!first) out += ", ";
+    first = false;
+    append_json_string(out, key);
+    out += ": ";
+    append_json_string(out, value);
+  };
+  add("job", s.job);
+  add("step", s.step);
+  add("user", s.user);
+  add("account", s.account);
+  add("array_job", s.array_job);
+  add("array_task", s.array_task);
+  add("from", s.from);
+  add("unknown", s.unknown);
+  out += '}';
+}
+
 void append_process(std::string& out, const ProcessSample& p) {
   fmt::format_to(std::back_inserter(out), "{{\"pid\": {}, \"name\": ", p.pid);
   append_json_string(out, p.name);
@@ -91,6 +115,7 @@ void append_process(std::string& out, const ProcessSample& p) {
   add_text("container", p.container);
   add_text("pod", p.pod);
   add_text("cmdline", p.cmdline);
+  if (p.slurm) append_slurm(out, *p.slurm);
   out += '}';
 }
 

@@ -50,6 +50,24 @@ class MetricValues {
 // decimals::kReading (core/json_number.hpp); an absent one is left out.
 void to_json(nlohmann::ordered_json& j, const MetricValues& values);
 
+// The Slurm job a process belongs to (docs/slurm.md): from Slurm's cgroup and the
+// process's SLURM_* environment. Ids are kept as the decimal text Slurm prints.
+struct SlurmJob {
+  std::string job;         // SLURM_JOB_ID / cgroup job_<id>; empty when unknown
+  std::string step;        // "0", "batch", "extern", "interactive"; empty when unknown
+  std::string user;        // the job's user: cgroup uid_<n>, SLURM_JOB_USER, else the uid's
+  std::string account;     // SLURM_JOB_ACCOUNT; empty when unknown
+  std::string array_job;   // SLURM_ARRAY_JOB_ID; empty outside a job array
+  std::string array_task;  // SLURM_ARRAY_TASK_ID
+  // "cgroup" when Slurm's cgroup names the job (the environment cannot forge it),
+  // "environ" when only the process's environment does.
+  std::string from;
+  // Why the job is not known although the process shows signs of Slurm (a malformed
+  // SLURM_JOB_ID, a cgroup path of an unknown layout); empty when `job` is set.
+  std::string unknown;
+  bool operator==(const SlurmJob&) const = default;
+};
+
 struct ProcessSample {
   std::uint32_t pid = 0;
   std::string name;                   // short command name (comm); empty when unknown
@@ -62,6 +80,7 @@ struct ProcessSample {
   std::string pod;                    // Kubernetes pod UID, empty when not in one
   std::string cmdline;                // full command line; empty unless asked for
   std::optional<std::uint32_t> ppid;  // parent PID, for grouping processes into jobs
+  std::optional<SlurmJob> slurm;      // nullopt: no sign of Slurm
   bool operator==(const ProcessSample&) const = default;
 };
 

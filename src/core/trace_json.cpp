@@ -128,6 +128,20 @@ Result<ProcessSample> process_from_json(const json& j) {
   if (const auto ppid = opt_number<std::int64_t>(j, "ppid"); ppid && *ppid >= 0) {
     p.ppid = static_cast<std::uint32_t>(*ppid);
   }
+  // Added after the first recordings: absent in older ones, and a value of another
+  // type reads as absent like every optional key.
+  if (const auto it = j.find("x_slurm"); it != j.end() && it->is_object()) {
+    SlurmJob s;
+    s.job = opt_string(*it, "job");
+    s.step = opt_string(*it, "step");
+    s.user = opt_string(*it, "user");
+    s.account = opt_string(*it, "account");
+    s.array_job = opt_string(*it, "array_job");
+    s.array_task = opt_string(*it, "array_task");
+    s.from = opt_string(*it, "from");
+    s.unknown = opt_string(*it, "unknown");
+    p.slurm = std::move(s);
+  }
   return p;
 }
 

@@ -49,6 +49,8 @@ GpuJobKeys job_keys_of(const Sample& sample) {
     if (p.ppid && *p.ppid > 1) k.keys.push_back("ppid:" + std::to_string(*p.ppid));
     if (!p.container.empty()) k.keys.push_back("container:" + p.container);
     if (!p.pod.empty()) k.keys.push_back("pod:" + p.pod);
+    // Every step of a Slurm job is the same job: its GPUs are judged together.
+    if (p.slurm && !p.slurm->job.empty()) k.keys.push_back("slurm:" + p.slurm->job);
     if (!p.cmdline.empty()) k.keys.push_back("cmd:" + p.cmdline);
   }
   k.has_job_info = std::any_of(k.keys.begin(), k.keys.end(),

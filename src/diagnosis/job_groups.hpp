@@ -24,7 +24,8 @@ enum class JobGrouping : std::uint8_t {
 std::string_view job_grouping_id(JobGrouping mode);
 std::optional<JobGrouping> job_grouping_from_id(std::string_view id);
 
-// The job keys of one GPU's processes: "pid:", "ppid:", "container:", "pod:", "cmd:".
+// The job keys of one GPU's processes: "pid:", "ppid:", "container:", "pod:", "slurm:"
+// (the Slurm job id), "cmd:".
 struct GpuJobKeys {
   int gpu = 0;
   std::vector<std::string> keys;

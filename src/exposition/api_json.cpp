@@ -38,6 +38,12 @@ Json device_json(const agent::GpuLive& g) {
   return j;
 }
 
+Json slurm_json(const SlurmJob& s) {
+  return {{"job", s.job},         {"step", s.step},           {"user", s.user},
+          {"account", s.account}, {"array_job", s.array_job}, {"array_task", s.array_task},
+          {"from", s.from},       {"unknown", s.unknown}};
+}
+
 Json processes_json(const agent::LiveSnapshot& snap, const std::vector<ProcessSample>& procs,
                     bool show_cmdline) {
   Json out = Json::array();
@@ -57,6 +63,7 @@ Json processes_json(const agent::LiveSnapshot& snap, const std::vector<ProcessSa
       j["kube"] = {
           {"namespace", kube->namespace_name}, {"pod", kube->pod}, {"container", kube->container}};
     }
+    if (p.slurm) j["slurm"] = slurm_json(*p.slurm);
     if (show_cmdline) j["cmdline"] = p.cmdline;
     out.push_back(std::move(j));
   }
@@ -203,6 +210,12 @@ Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::Sto
   if (const auto& s = snap.source.sampler) {
     source["timeouts"] = s->timeouts;
     source["missed_ticks"] = s->missed_ticks;
+    Json slurm = Json::object();
+    for (std::size_t i = 0; i < sources::kSlurmProblemCount; ++i) {
+      slurm[std::string(sources::slurm_problem_id(static_cast<sources::SlurmProblem>(i)))] =
+          s->slurm_problems[i];
+    }
+    source["slurm_problems"] = std::move(slurm);
   }
   source["sample_cpu_s"] = opt(snap.source.sample_cpu_s);
   j["source"] = std::move(source);

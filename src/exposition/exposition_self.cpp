@@ -30,6 +30,12 @@ void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap) {
       append_label(l, "namespace", names.namespace_name);
       append_label(l, "pod", names.pod);
       append_label(l, "container", names.container);
+      // The Slurm job and account, never on per-GPU series: each process series has
+      // a pid already, so these add no series of their own (docs/slurm.md).
+      const SlurmJob slurm = p.slurm.value_or(SlurmJob{});
+      append_label(l, "slurm_job", slurm.job);
+      append_label(l, "slurm_step", slurm.step);
+      append_label(l, "slurm_account", slurm.account);
       rows.push_back({std::move(l), &p});
     }
   }
@@ -97,6 +103,14 @@ void write_sampler_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
         {"procfs", s->cost.procfs_s},   {"host", s->host_s},    {"events", s->events_s}};
     for (const auto& [part, secs] : parts)
       w.sample("gpulens_sampler_cpu_seconds_total", "", "part", part, secs);
+    w.family("gpulens_slurm_attribution_problems_total", "counter",
+             "GPU processes whose Slurm job could not be (fully) told, by reason "
+             "(docs/slurm.md)");
+    for (std::size_t i = 0; i < sources::kSlurmProblemCount; ++i) {
+      const auto reason = sources::slurm_problem_id(static_cast<sources::SlurmProblem>(i));
+      w.sample("gpulens_slurm_attribution_problems_total", "", "reason", std::string(reason),
+               static_cast<double>(s->slurm_problems[i]));
+    }
   }
   if (snap.source.sample_cpu_s) {
     w.family("gpulens_sample_duration_seconds", "gauge",

@@ -178,6 +178,7 @@ void Sampler::add_host_readings(Tick& tick) {
   std::lock_guard lock(mutex_);
   stats_.host_s += cpu1 - cpu0;
   stats_.cost.procfs_s += cpu2 - cpu1;
+  stats_.slurm_problems = host_.slurm_problems();
 }
 
 void Sampler::add_events_and_marks(Tick& tick) {

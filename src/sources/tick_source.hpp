@@ -9,19 +9,21 @@
 #include "core/result.hpp"
 #include "core/sample.hpp"
 #include "sources/gpu_collector.hpp"
+#include "sources/host/slurm_attribution.hpp"
 
 namespace gpulens::sources {
 
 // What sampling cost, counted by the live sampler.
 struct SamplerStats {
   std::uint64_t ticks = 0;
-  std::uint64_t gpu_samples = 0;   // device samples collected (ticks x GPUs, less timeouts)
-  std::uint64_t timeouts = 0;      // device samples that did not answer in time
-  std::uint64_t missed_ticks = 0;  // schedule slots skipped because a tick overran
-  std::uint64_t out_of_range = 0;  // readings outside their physical range, dropped
-  CollectCost cost;                // thread CPU time summed over all device samples
-  double host_s = 0;               // thread CPU time reading /proc/stat
-  double events_s = 0;             // thread CPU time polling XID events and the marks file
+  std::uint64_t gpu_samples = 0;        // device samples collected (ticks x GPUs, less timeouts)
+  std::uint64_t timeouts = 0;           // device samples that did not answer in time
+  std::uint64_t missed_ticks = 0;       // schedule slots skipped because a tick overran
+  std::uint64_t out_of_range = 0;       // readings outside their physical range, dropped
+  CollectCost cost;                     // thread CPU time summed over all device samples
+  double host_s = 0;                    // thread CPU time reading /proc/stat
+  double events_s = 0;                  // thread CPU time polling XID events and the marks file
+  SlurmProblemCounts slurm_problems{};  // processes whose Slurm job could not be told, by why
 };
 
 class TickSource {

@@ -12,7 +12,8 @@ namespace gpulens::tui {
 namespace {
 
 struct ProcCols {
-  bool container = false;
+  bool container = false;  // the JOB/CONTAINER column
+  bool slurm = false;      // some process is in a Slurm job: the column is headed SLURM JOB
 };
 
 Line proc_header(const Ctx& c, const ProcCols& cols, std::size_t shown, std::size_t total,
@@ -34,7 +35,7 @@ Line proc_header(const Ctx& c, const ProcCols& cols, std::size_t shown, std::siz
   head(SortKey::Sm, "SM%", 5);
   head(SortKey::Cpu, "CPU%", 6);
   head(SortKey::Rss, "RSS", 7);
-  if (cols.container) head(SortKey::Container, "CONTAINER", -12);
+  if (cols.container) head(SortKey::Container, cols.slurm ? "SLURM JOB" : "CONTAINER", -12);
   head(SortKey::Command, "COMMAND", -8);
   std::string count = shown == total ? fmt::format("{} processes", total)
                                      : fmt::format("{} of {} processes", shown, total);
@@ -50,7 +51,7 @@ Line proc_line(const Ctx& c, const ProcCols& cols, const ProcView& p, bool selec
                     p.gpu, p.mem_mib ? num(p.mem_mib) + "MiB" : "-", num(p.sm_pct),
                     num(p.cpu_pct, "{:.1f}"), mib_short(p.rss_mib)),
         st);
-  if (cols.container) b.add(fit(p.container, 12, c.utf8) + " ", st);
+  if (cols.container) b.add(fit(where_label(p), 12, c.utf8) + " ", st);
   b.add(p.command, st);
   return b.done(st, selected);
 }
@@ -67,8 +68,11 @@ void add_process_table(const Ctx& c, std::size_t rows, Screen& screen) {
   const TopModel& model = c.model;
   const auto procs = visible_processes(model.procs, c.view);
   ProcCols cols;
-  cols.container = std::any_of(model.procs.begin(), model.procs.end(),
-                               [](const ProcView& p) { return !p.container.empty(); });
+  cols.slurm = std::any_of(model.procs.begin(), model.procs.end(),
+                           [](const ProcView& p) { return !p.job.empty(); });
+  cols.container =
+      cols.slurm || std::any_of(model.procs.begin(), model.procs.end(),
+                                [](const ProcView& p) { return !p.container.empty(); });
   auto& lines = screen.lines;
   screen.table.heading_row = static_cast<int>(lines.size());
   lines.push_back(proc_header(c, cols, procs.size(), model.procs.size(), screen.table));

@@ -105,7 +105,9 @@ std::vector<Line> help_lines(const Ctx& c) {
   const std::vector<std::pair<std::string, std::string>> keys = {
       {"q", "quit"},
       {"?  h", "this help (any key closes it)"},
-      {"/", "filter processes by text (PID, user, command, container; Enter keeps, Esc clears)"},
+      {"/",
+       "filter processes by text (PID, user, command, container, Slurm job; Enter keeps, Esc "
+       "clears)"},
       {"<  >  ,  .", "sort by the previous / next column"},
       {"r", "reverse the sort order"},
       {"Up Down j k", "select a process (PgUp PgDn Home End)"},

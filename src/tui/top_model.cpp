@@ -29,6 +29,12 @@ std::string container_label(const ProcessSample& p) {
   return p.container.substr(0, 12);
 }
 
+std::string slurm_label(const ProcessSample& p) {
+  if (!p.slurm) return {};
+  if (p.slurm->job.empty()) return "slurm:?";
+  return p.slurm->step.empty() ? p.slurm->job : p.slurm->job + "." + p.slurm->step;
+}
+
 std::optional<double> number_at(const nlohmann::json& entry, Metric m) {
   const auto it = entry.find(std::string(metric_info(m).key));
   if (it == entry.end() || !it->is_number()) return std::nullopt;
@@ -183,6 +189,8 @@ void ModelBuilder::rebuild_processes() {
       v.cpu_pct = p.cpu_pct;
       v.rss_mib = p.rss_mib;
       v.container = container_label(p);
+      v.job = slurm_label(p);
+      if (p.slurm) v.account = p.slurm->account;
       v.command = p.cmdline.empty() ? p.name : p.cmdline;
       v.name = p.name;
       v.start_ticks = start_ticks;

@@ -66,12 +66,20 @@ struct ProcView {
   int gpu = 0;
   std::optional<double> mem_mib, sm_pct, cpu_pct, rss_mib;
   std::string container;  // short container id or "pod:<uid>"; empty outside one
+  std::string job;        // Slurm "<job>.<step>" ("slurm:?" when unknown); empty outside
+  std::string account;    // Slurm account; empty when unknown
   std::string command;    // command line when recorded (--cmdline), else the short name
   std::string name;       // the short name (comm); empty when the host could not tell
   // Live only: the start time (clock ticks since boot, /proc/PID/stat field 22) read
   // when the tick listed it, so that a signal reaches this process and no PID reuser.
   std::optional<std::uint64_t> start_ticks;
 };
+
+// What the process table's JOB/CONTAINER column shows: the Slurm job where there is
+// one (on a Slurm node the job is what a process is charged to), else the container.
+inline const std::string& where_label(const ProcView& p) {
+  return p.job.empty() ? p.container : p.job;
+}
 
 struct TopModel {
   std::string host;

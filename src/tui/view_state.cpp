@@ -15,8 +15,9 @@ std::string lower(std::string s) {
 
 bool matches(const ProcView& p, const std::string& needle) {
   if (needle.empty()) return true;
-  const std::string hay = lower(std::to_string(p.pid) + ' ' + p.user + ' ' + p.command + ' ' +
-                                p.container + " gpu" + std::to_string(p.gpu));
+  const std::string hay =
+      lower(std::to_string(p.pid) + ' ' + p.user + ' ' + p.command + ' ' + p.container + ' ' +
+            p.job + ' ' + p.account + " gpu" + std::to_string(p.gpu));
   return hay.find(lower(needle)) != std::string::npos;
 }
 
@@ -45,7 +46,7 @@ int compare(const ProcView& a, const ProcView& b, SortKey k) {
     case SortKey::Rss:
       return compare_opt(a.rss_mib, b.rss_mib);
     case SortKey::Container:
-      return a.container.compare(b.container);
+      return where_label(a).compare(where_label(b));
     case SortKey::Command:
     case SortKey::Count:
       return a.command.compare(b.command);

@@ -94,7 +94,16 @@ function renderCards(latest) {
 
 // The table's columns; on a narrow screen each row stacks into labelled cells
 // (app.css), so the labels travel with the cells.
-const PROC_COLUMNS = ["GPU", "PID", "Process", "User", "Container / pod", "GPU memory", "SM share", "CPU"];
+const PROC_COLUMNS = ["GPU", "PID", "Process", "User", "Job / container", "GPU memory", "SM share", "CPU"];
+
+// "slurm 1234.0 (physics)": the Slurm job, step and account; "slurm ?" with the
+// reason as the title when the process shows signs of Slurm but its job is unknown.
+function slurmText(s) {
+  if (!s) return "";
+  if (!s.job) return "slurm ?";
+  const id = s.step ? `${s.job}.${s.step}` : s.job;
+  return `slurm ${id}${s.account ? ` (${s.account})` : ""}`;
+}
 
 function renderProcesses(latest) {
   const body = document.querySelector("#procs tbody");
@@ -102,11 +111,12 @@ function renderProcesses(latest) {
   const cell = (i, text, extra) => el("td", { "data-label": PROC_COLUMNS[i], text, ...(extra || {}) });
   for (const g of latest.gpus) {
     for (const p of g.processes || []) {
-      const where = [p.container && p.container.slice(0, 12), p.pod].filter(Boolean).join(" / ");
+      const where = [slurmText(p.slurm), p.container && p.container.slice(0, 12), p.pod].filter(Boolean).join(" / ");
+      const whereTitle = p.slurm && p.slurm.unknown ? p.slurm.unknown : null;
       rows.push(el("tr", {},
         cell(0, String(g.gpu)), cell(1, String(p.pid)),
         cell(2, p.name || "?", { class: "name", title: p.cmdline || null }), cell(3, p.user || ""),
-        cell(4, where, { class: where ? "where" : "where empty" }), cell(5, fmt.gib(p.used_mib), { class: "num" }),
+        cell(4, where, { class: where ? "where" : "where empty", title: whereTitle }), cell(5, fmt.gib(p.used_mib), { class: "num" }),
         cell(6, fmt.pct(p.sm_util), { class: "num" }),
         cell(7, p.cpu_pct == null ? "–" : `${Math.round(p.cpu_pct)} %`, { class: "num" })));
     }

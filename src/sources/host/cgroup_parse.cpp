@@ -87,7 +87,8 @@ CgroupInfo parse_cgroup_path(std::string_view path) {
 }
 
 Result<CgroupInfo> parse_pid_cgroup(std::string_view text) {
-  std::optional<CgroupInfo> first_pod;
+  std::optional<CgroupInfo> container, first_pod;
+  SlurmCgroup slurm;
   for (std::string_view rest = text; !rest.empty();) {
     const auto line = text_scan::next_line(rest);
     if (line.empty()) continue;
@@ -98,11 +99,28 @@ Result<CgroupInfo> parse_pid_cgroup(std::string_view text) {
     }
     const auto path = line.substr(c2 + 1);
     if (!path.starts_with('/')) return Error{"cgroup: path does not start with '/'"};
+    if (slurm.kind != SlurmCgroup::Kind::Job) {
+      // A job on any line beats a daemon or an odd path on another; an odd path
+      // beats none, so that it is counted.
+      auto s = parse_slurm_cgroup_path(path);
+      if (s.kind == SlurmCgroup::Kind::Job ||
+          static_cast<int>(s.kind) > static_cast<int>(slurm.kind)) {
+        slurm = std::move(s);
+      }
+    }
+    if (container) continue;
     auto info = parse_cgroup_path(path);
-    if (!info.container.empty()) return info;
-    if (!info.pod.empty() && !first_pod) first_pod = std::move(info);
+    if (!info.container.empty()) {
+      container = std::move(info);
+    } else if (!info.pod.empty() && !first_pod) {
+      first_pod = std::move(info);
+    }
   }
-  return first_pod ? std::move(*first_pod) : CgroupInfo{};
+  CgroupInfo out = container   ? std::move(*container)
+                   : first_pod ? std::move(*first_pod)
+                               : CgroupInfo{};
+  out.slurm = std::move(slurm);
+  return out;
 }
 
 }  // namespace gpulens::sources

@@ -112,6 +112,7 @@ void HostCollector::enrich(std::vector<ProcessSample>& procs, double now_s) {
     p.rss_mib = entry->rss_mib;
     p.container = entry->container;
     p.pod = entry->pod;
+    p.slurm = entry->slurm;
     p.ppid = entry->ppid;
     if (options_.with_cmdline) p.cmdline = entry->cmdline;
   }
@@ -169,15 +170,37 @@ void HostCollector::load_identity(std::uint32_t pid, ProcCache& entry) {
   if (buf_.read(pid_path(pid, "status")) == 0) {
     if (const auto status = parse_pid_status(buf_.view())) entry.user = user_name(status->uid);
   }
+  SlurmCgroup slurm_cgroup;
   if (buf_.read(pid_path(pid, "cgroup")) == 0) {
     if (auto cgroup = parse_pid_cgroup(buf_.view())) {
       entry.container = std::move(cgroup->container);
       entry.pod = std::move(cgroup->pod);
+      slurm_cgroup = std::move(cgroup->slurm);
     }
   }
+  load_slurm(pid, slurm_cgroup, entry);
   if (options_.with_cmdline && buf_.read(pid_path(pid, "cmdline")) == 0) {
     entry.cmdline = parse_cmdline(buf_.view());
   }
+}
+
+void HostCollector::load_slurm(std::uint32_t pid, const SlurmCgroup& cgroup, ProcCache& entry) {
+  SlurmEvidence evidence;
+  evidence.cgroup = cgroup;
+  // Read with the cap +1 so that an environment of exactly the cap is not "truncated".
+  evidence.environ_errno = buf_.read(pid_path(pid, "environ"), kMaxEnvironBytes + 1);
+  if (evidence.environ_errno == 0) {
+    auto raw = buf_.view();
+    evidence.environ_truncated = raw.size() > kMaxEnvironBytes;
+    if (evidence.environ_truncated) raw = raw.substr(0, kMaxEnvironBytes);
+    evidence.environ = parse_slurm_environ(raw, evidence.environ_truncated);
+  }
+  const std::string cgroup_user = cgroup.uid ? user_name(*cgroup.uid) : std::string();
+  auto found = attribute_slurm(evidence, cgroup_user, entry.user);
+  for (std::size_t i = 0; i < kSlurmProblemCount; ++i) {
+    if (found.problems[i]) ++slurm_problems_[i];
+  }
+  entry.slurm = std::move(found.job);
 }
 
 const std::string& HostCollector::user_name(std::uint32_t uid) {

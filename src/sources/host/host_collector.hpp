@@ -12,6 +12,7 @@
 #include "core/sample.hpp"
 #include "sources/host/file_buffer.hpp"
 #include "sources/host/procfs_parse.hpp"
+#include "sources/host/slurm_attribution.hpp"
 
 namespace gpulens::sources {
 
@@ -39,8 +40,8 @@ class HostCollector {
   explicit HostCollector(HostOptions options = {});
   // CPU figures are deltas since the previous call (absent on the first call).
   HostSnapshot sample(HostReadings what = HostReadings::CpuAndMemory);
-  // Fills name, user, cpu_pct, rss_mib, container, pod, ppid (and cmdline when enabled)
-  // for processes reported by the GPU collector. cpu_pct is a delta since this PID was
+  // Fills name, user, cpu_pct, rss_mib, container, pod, slurm, ppid (and cmdline when
+  // enabled) for processes reported by the GPU collector. cpu_pct is a delta since this PID was
   // last seen; processes whose /proc entry does not resolve (other PID namespace) keep
   // their name empty and get x_unresolved via the caller.
   void enrich(std::vector<ProcessSample>& procs, double now_s);
@@ -51,6 +52,17 @@ class HostCollector {
   // without hostPID): GPU PIDs are host PIDs, so none is looked up there, lest a
   // container process with the same number lend its name.
   bool foreign_pid_namespace() const { return foreign_pid_ns_; }
+  // Per reason, how many processes' Slurm job could not be (fully) told, counted once
+  // per process when it is first seen (docs/slurm.md).
+  const SlurmProblemCounts& slurm_problems() const { return slurm_problems_; }
+
+  // /proc/PID/environ is read up to this many bytes, once per process. Linux holds
+  // argv and the environment together to a quarter of the stack limit (2 MiB with the
+  // usual 8 MiB) and a real environment is a few KiB, Slurm's ~100 SLURM_* variables
+  // included; the cap keeps a process that bloats its own environment from costing
+  // the sampler more than this. Past it the process counts as environ_truncated and
+  // its cgroup (which it cannot bloat) still names the job.
+  static constexpr std::size_t kMaxEnvironBytes = 256 * 1024;
 
  private:
   struct ProcCache {
@@ -60,9 +72,11 @@ class HostCollector {
     std::optional<double> cpu_pct, rss_mib;  // last reading, reused within one tick
     std::optional<std::uint32_t> ppid;
     std::string name, user, container, pod, cmdline;
+    std::optional<SlurmJob> slurm;
   };
   ProcCache* refresh(std::uint32_t pid, double now_s);
   void load_identity(std::uint32_t pid, ProcCache& entry);
+  void load_slurm(std::uint32_t pid, const SlurmCgroup& cgroup, ProcCache& entry);
   const std::string& user_name(std::uint32_t uid);
   const char* path_of(std::string_view file);
   const char* pid_path(std::uint32_t pid, std::string_view file);
@@ -74,6 +88,7 @@ class HostCollector {
   std::unordered_map<std::uint32_t, ProcCache> procs_;
   std::unordered_map<std::uint32_t, std::string> user_names_;
   std::vector<std::uint32_t> unresolved_;
+  SlurmProblemCounts slurm_problems_{};
   FileBuffer buf_;
   KeptOpenFile stat_file_;    // /proc/stat, read every tick
   std::string path_;          // reused to build file names without allocating

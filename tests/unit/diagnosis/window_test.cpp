@@ -102,6 +102,25 @@ TEST(JobGroups, SameParentIsOneJobDifferentContainersAreNot) {
   EXPECT_EQ(groups, (std::vector<std::vector<int>>{{0, 1}, {2}, {3}}));
 }
 
+TEST(JobGroups, OneSlurmJobIsOneJobAcrossItsSteps) {
+  const auto in_job = [](std::uint32_t pid, const std::string& job, const std::string& step) {
+    ProcessSample p;
+    p.pid = pid;
+    p.slurm = SlurmJob{};
+    p.slurm->job = job;
+    p.slurm->step = step;
+    return p;
+  };
+  ProcessSample unknown;
+  unknown.pid = 40;
+  unknown.slurm = SlurmJob{};  // job unknown: no key of its own
+  const auto groups = group_gpus({keys(0, {in_job(10, "7", "0")}), keys(1, {in_job(11, "7", "1")}),
+                                  keys(2, {in_job(20, "8", "0")}), keys(3, {unknown})},
+                                 JobGrouping::Auto);
+  EXPECT_EQ(groups, (std::vector<std::vector<int>>{{0, 1}, {2}, {3}}));
+  EXPECT_FALSE(keys(3, {unknown}).has_job_info);
+}
+
 TEST(JobGroups, ParentOneSaysNothing) {
   const auto k = keys(0, {proc(10, {}, {}, {}, 1u)});
   EXPECT_FALSE(k.has_job_info);

@@ -140,15 +140,17 @@ TEST(KubeExposition, ProcessSeriesCarryNamesNextToIds) {
   EXPECT_NE(text.find("pid=\"101\",process=\"python\",container_id=\"" + id("a1") +
                       "\",pod_uid=\"" + kUid +
                       "\",namespace=\"ml-team\",pod=\"trainer-7d9f5c-abcde\","
-                      "container=\"trainer\"}"),
+                      "container=\"trainer\",slurm_job=\"\",slurm_step=\"\",slurm_account=\"\"}"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("pid=\"201\",process=\"python\",container_id=\"\",pod_uid=\"" + kStaticUid +
-                      "\",namespace=\"kube-system\",pod=\"etcd-node-1\",container=\"\"}"),
+                      "\",namespace=\"kube-system\",pod=\"etcd-node-1\",container=\"\","
+                      "slurm_job=\"\",slurm_step=\"\",slurm_account=\"\"}"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("pid=\"202\",process=\"python\",container_id=\"" + id("e5") +
-                      "\",pod_uid=\"\",namespace=\"\",pod=\"\",container=\"\"}"),
+                      "\",pod_uid=\"\",namespace=\"\",pod=\"\",container=\"\","
+                      "slurm_job=\"\",slurm_step=\"\",slurm_account=\"\"}"),
             std::string::npos)
       << text;
 }
@@ -189,7 +191,8 @@ TEST(KubeExposition, NoPodLabelsOffKubernetes) {
     EXPECT_EQ(text.find("pod="), std::string::npos);
     EXPECT_NE(processes(*snap).find("pid=\"101\",process=\"python\",container_id=\"" + id("a1") +
                                     "\",pod_uid=\"" + kUid +
-                                    "\",namespace=\"\",pod=\"\",container=\"\"}"),
+                                    "\",namespace=\"\",pod=\"\",container=\"\","
+                                    "slurm_job=\"\",slurm_step=\"\",slurm_account=\"\"}"),
               std::string::npos);
   }
 }

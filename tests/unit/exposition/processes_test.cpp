@@ -110,7 +110,9 @@ TEST_F(SnapshotProcesses, ProcessSeriesScaleTheirReadingsAndSkipMissingOnes) {
   };
   EXPECT_EQ(count("# TYPE gpulens_process_memory_used_bytes gauge"), 1u) << out;
   EXPECT_EQ(count("# TYPE gpulens_process_sm_utilization_ratio gauge"), 1u) << out;
-  const std::string no_kube = R"(,container_id="",pod_uid="",namespace="",pod="",container=""})";
+  const std::string no_kube =
+      R"(,container_id="",pod_uid="",namespace="",pod="",container="",slurm_job="",)"
+      R"(slurm_step="",slurm_account=""})";
   const std::string loader_labels = fmt::format(R"(pid="77",process="loader"{})", no_kube);
   const std::string trainer_labels = fmt::format(R"(pid="4242",process="python"{})", no_kube);
   EXPECT_NE(out.find(fmt::format("{} 536870912\n", loader_labels)), std::string::npos) << out;

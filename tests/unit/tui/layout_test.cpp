@@ -310,6 +310,26 @@ TEST(TuiLayout, ContainerColumnAppearsWhenAProcessRunsInOne) {
   EXPECT_TRUE(contains(s, "pod:1234abcd"));
 }
 
+TEST(TuiLayout, SlurmJobTakesTheColumnAndFitsEightyColumns) {
+  TopModel m = make_model(1);
+  m.procs[0].container = "abcdef012345";
+  m.procs[0].job = "4101.0";
+  m.procs[0].account = "physics";
+  const Screen s = layout_top(m, {}, {}, 80, 30, {});
+  EXPECT_TRUE(contains(s, "SLURM JOB"));
+  EXPECT_TRUE(contains(s, "4101.0"));
+  EXPECT_FALSE(contains(s, "abcdef012345"));  // the job is what the process is charged to
+  for (const auto& line : s.lines) EXPECT_LE(text_width(line.text()), 80u) << line.text();
+  // The filter finds a process by its job or account.
+  ViewState v;
+  v.filter = "physics";
+  EXPECT_EQ(visible_processes(m.procs, v).size(), 1u);
+  v.filter = "4101.0";
+  EXPECT_EQ(visible_processes(m.procs, v).size(), 1u);
+  v.filter = "4102";
+  EXPECT_TRUE(visible_processes(m.procs, v).empty());
+}
+
 TEST(TuiLayout, SaysWhetherProcessesWereListedAtAll) {
   TopModel m = make_model(1);
   m.procs.clear();

@@ -3,6 +3,8 @@
 // diagnosis engine as `stream`.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "diagnosis/config.hpp"
 #include "diagnosis/engine.hpp"
 #include "sampler/open_source.hpp"
@@ -64,6 +66,36 @@ TEST(TuiModel, ProcessesKeepUserRssAndCpuFromTheRecording) {
   ASSERT_FALSE(f.model.procs.empty());
   EXPECT_EQ(f.model.procs[0].user, "root");
   EXPECT_TRUE(f.model.procs[0].rss_mib.has_value());
+}
+
+TEST(TuiModel, SlurmJobOfAProcessIsJobDotStep) {
+  TraceHeader h;
+  h.devices.push_back(DeviceInfo{});
+  ModelBuilder builder(h, 10);
+  Tick t;
+  t.t = 1;
+  Sample s;
+  s.t = 1;
+  ProcessSample in_job, no_step, unknown, plain;
+  in_job.pid = 1;
+  in_job.slurm = SlurmJob{"4101", "batch", "alice", "physics", "", "", "cgroup", ""};
+  no_step.pid = 2;
+  no_step.slurm = SlurmJob{};
+  no_step.slurm->job = "4102";
+  unknown.pid = 3;
+  unknown.slurm = SlurmJob{};
+  unknown.slurm->unknown = "malformed SLURM_JOB_ID";
+  plain.pid = 4;
+  s.procs = std::vector<ProcessSample>{in_job, no_step, unknown, plain};
+  t.samples.push_back(s);
+  builder.on_tick(t, nullptr);
+  std::map<std::uint32_t, ProcView> by_pid;
+  for (const auto& p : builder.model().procs) by_pid[p.pid] = p;
+  EXPECT_EQ(by_pid[1].job, "4101.batch");
+  EXPECT_EQ(by_pid[1].account, "physics");
+  EXPECT_EQ(by_pid[2].job, "4102");
+  EXPECT_EQ(by_pid[3].job, "slurm:?");
+  EXPECT_EQ(by_pid[4].job, "");
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// A process's Slurm job in a recording: written as x_slurm, read back whole, absent
+// from older recordings, and a malformed x_slurm reads as absent, never an error.
+#include <gtest/gtest.h>
+
+#include "core/json_format.hpp"
+#include "core/trace_reader.hpp"
+
+namespace gpulens {
+namespace {
+
+const std::string kHeader =
+    R"({"format": "gpu-trace", "version": 1, "host": "h", "interval_s": 1, "devices": [{"index": 0}]})";
+
+Sample sample_with(std::vector<ProcessSample> procs) {
+  Sample s;
+  s.t = 10;
+  s.gpu = 0;
+  s.procs = std::move(procs);
+  return s;
+}
+
+TEST(TraceSlurm, RoundTrip) {
+  ProcessSample in_job;
+  in_job.pid = 42;
+  in_job.name = "python";
+  in_job.user = "alice";
+  in_job.slurm = SlurmJob{"4101", "batch", "alice", "physics", "4100", "3", "cgroup", ""};
+  ProcessSample unknown;
+  unknown.pid = 43;
+  unknown.slurm = SlurmJob{};
+  unknown.slurm->unknown = "malformed SLURM_JOB_ID";
+  ProcessSample plain;
+  plain.pid = 44;
+  std::string line;
+  append_sample_json(line, sample_with({in_job, unknown, plain}));
+  EXPECT_NE(line.find(R"("x_slurm": {"job": "4101", "step": "batch", "user": "alice", )"
+                      R"("account": "physics", "array_job": "4100", "array_task": "3", )"
+                      R"("from": "cgroup"})"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(R"("x_slurm": {"unknown": "malformed SLURM_JOB_ID"})"), std::string::npos)
+      << line;
+  auto trace = read_trace_string(kHeader + "\n" + line + "\n", "slurm.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  const auto& procs = *trace->samples.at(0).procs;
+  ASSERT_EQ(procs.size(), 3u);
+  EXPECT_EQ(procs[0], in_job);
+  EXPECT_EQ(procs[1], unknown);
+  EXPECT_EQ(procs[2], plain);
+  EXPECT_FALSE(procs[2].slurm.has_value());
+}
+
+TEST(TraceSlurm, OlderAndOddRecordingsRead) {
+  const std::string text =
+      kHeader + "\n" +
+      R"({"t": 1, "gpu": 0, "procs": [{"pid": 1, "name": "a"}, )"
+      R"({"pid": 2, "x_slurm": "4101"}, )"
+      R"({"pid": 3, "x_slurm": {"job": 4101, "account": ["x"], "step": "0"}}]})"
+      "\n";
+  auto trace = read_trace_string(text, "odd.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  const auto& procs = *trace->samples.at(0).procs;
+  EXPECT_FALSE(procs[0].slurm);  // a recording from before Slurm attribution
+  EXPECT_FALSE(procs[1].slurm);  // not an object: absent
+  ASSERT_TRUE(procs[2].slurm);   // fields of another type read as absent
+  EXPECT_EQ(procs[2].slurm->job, "");
+  EXPECT_EQ(procs[2].slurm->account, "");
+  EXPECT_EQ(procs[2].slurm->step, "0");
+}
+
+}  // namespace
+}  // namespace gpulens
