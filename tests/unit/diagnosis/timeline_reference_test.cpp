@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Acceptance: on every phase of the recordings listed in
 // tests/fixtures/diagnosis/expected.json, the majority state equals the expected
-// diagnosis, expected flags are set and expected alerts fire. New recordings are
+// diagnosis, expected flags are set, expected alerts fire, and the first fix says
+// what the workload's physics calls for and nothing it rules out. New recordings are
 // a file plus their cases in that list; nothing here is specific to one file.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -26,6 +29,8 @@ struct Case {
   std::vector<std::string> flags;
   std::vector<std::string> alerts;
   std::vector<std::string> not_alerts;
+  std::vector<std::string> fix;      // the first fix contains one of these (any case)
+  std::vector<std::string> fix_not;  // ... and none of these
   double alert_grace_s = 5;
   std::string config;
   nlohmann::json job_groups;
@@ -45,6 +50,8 @@ std::vector<Case> load_cases() {
     c.flags = j.value("flags", std::vector<std::string>{});
     c.alerts = j.value("alerts", std::vector<std::string>{});
     c.not_alerts = j.value("not_alerts", std::vector<std::string>{});
+    c.fix = j.value("fix", std::vector<std::string>{});
+    c.fix_not = j.value("fix_not", std::vector<std::string>{});
     c.alert_grace_s = j.value("alert_grace_s", 5.0);
     c.config = j.value("config", std::string());
     c.job_groups = j.value("job_groups", nlohmann::json::array());
@@ -74,6 +81,11 @@ const DiagnosisReport& report_for(const Case& c) {
   }
   auto groups = c.job_groups.get<std::vector<std::vector<int>>>();
   return cache.emplace(key, diagnose_trace(*trace, config, groups)).first->second;
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
 }
 
 std::string shares_text(const StateShares& shares) {
@@ -114,6 +126,18 @@ TEST_P(ReferencePhase, MajorityStateFlagsAndAlerts) {
   };
   for (const auto& rule : c.alerts) EXPECT_TRUE(fired(rule)) << "alert " << rule << " did not fire";
   for (const auto& rule : c.not_alerts) EXPECT_FALSE(fired(rule)) << "alert " << rule << " fired";
+
+  const std::string first = phase->fixes.empty() ? std::string() : lower(phase->fixes.front());
+  if (!c.fix.empty()) {
+    const bool said = std::any_of(c.fix.begin(), c.fix.end(), [&](const std::string& w) {
+      return first.find(lower(w)) != std::string::npos;
+    });
+    EXPECT_TRUE(said) << "first fix: " << (first.empty() ? "(none)" : phase->fixes.front());
+  }
+  for (const auto& w : c.fix_not) {
+    EXPECT_EQ(first.find(lower(w)), std::string::npos)
+        << "first fix says \"" << w << "\": " << phase->fixes.front();
+  }
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
