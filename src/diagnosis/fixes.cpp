@@ -321,6 +321,21 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       host_bound_fixes(f, window, out);
       break;
     case GpuState::LaunchBound:
+      // A loop that synchronises after every op and one that only launches look
+      // alike in the counters: short kernels, the SMs mostly idle, a core busy
+      // (CUDA's wait spins it). Only a trace's synchronisations tell them apart.
+      if (f.process_at_full_core) {
+        out.push_back(fmt::format(
+            "{} keeps a CPU core busy ({}) feeding kernels of a few microseconds. Two causes "
+            "look alike in the counters: launch overhead (each launch costs the host more than "
+            "the kernel runs: launch fewer, bigger kernels with fusion, torch.compile, CUDA "
+            "Graphs or larger batches) or a synchronisation after every op (.item(), .cpu(), "
+            "torch.cuda.synchronize(): each kernel waits for the host's round trip; read values "
+            "every N steps instead). `gpulens run --kernels` counts the synchronisations and "
+            "tells them apart.",
+            process_label(window.procs.top_cpu_name, window.procs.top_cpu_pid),
+            points_text(*f.process_cpu_pct)));
+      }
       out.push_back("Give each launch more work: larger batches, fewer and bigger kernels.");
       out.push_back(
           "Cut launch overhead with CUDA Graphs or "
