@@ -10,7 +10,8 @@
 #
 # Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor),
 # PLAN (main: expected.json, the default; holdout: expected-holdout.json; advice:
-# expected-advice.json; advice_holdout: expected-advice-holdout.json).
+# expected-advice.json; advice_holdout: expected-advice-holdout.json; advice_holdout2:
+# expected-advice-holdout2.json).
 # NVLink multicast stays off in every rank (the GPU machines require it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ expected=calibration/multi_gpu/expected.json
 [[ $plan == holdout ]] && expected=calibration/multi_gpu/expected-holdout.json
 [[ $plan == advice ]] && expected=calibration/multi_gpu/expected-advice.json
 [[ $plan == advice_holdout ]] && expected=calibration/multi_gpu/expected-advice-holdout.json
+[[ $plan == advice_holdout2 ]] && expected=calibration/multi_gpu/expected-advice-holdout2.json
 gpulens=${GPULENS:-.devbin/gpulens}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$out/ranks"

@@ -10,6 +10,7 @@
 #                                          (expected-holdout.json), nothing else
 #   bench/multi_gpu/device_run.sh advice   the same with PLAN=advice (expected-advice.json)
 #   bench/multi_gpu/device_run.sh advice_holdout   the same, expected-advice-holdout.json
+#   bench/multi_gpu/device_run.sh advice_holdout2  the same, expected-advice-holdout2.json
 #   bench/multi_gpu/device_run.sh kernels  the advice plan under `gpulens run --kernels`
 #                                          traced whole, reported from another directory
 #   bench/multi_gpu/device_run.sh cost     bench/multi_gpu/cost_scaling.sh: collector
@@ -19,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:?OUT must name the output folder}
-stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|kernels|cost}
+stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|advice_holdout2|kernels|cost}
 n=$(nvidia-smi -L | wc -l)
 work=/tmp/multi-gpu
 mkdir -p "$work"
@@ -33,7 +34,7 @@ case $stage in
     bench/multi_gpu/serve_check.sh "$work/serve"
     cp "$work/multi/score.txt" "$work/serve/serve-check.txt" "$out/" 2>/dev/null
     ;;
-  holdout | advice | advice_holdout)
+  holdout | advice | advice_holdout | advice_holdout2)
     PLAN=$stage GPULENS=.devbin/gpulens calibration/multi_gpu.sh "$work/multi" "$n"
     cp "$work/multi/score.txt" "$out/" 2>/dev/null
     ;;

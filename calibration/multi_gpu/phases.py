@@ -394,15 +394,63 @@ def advice_holdout_main(rank, world, out, scale):
         json.dump(record, f, indent=1)
 
 
+def advice_holdout2_main(rank, world, out, scale):
+    """The second advice holdout (expected-advice-holdout2.json), for the slower-rank
+    rule judged on the math pipes: rank 0 holds its CPU busy (a Python loop, a
+    core at 100 %, not a sleep) for 20 ms every step of a DDP job of another model
+    (12 bf16 Linear(4096) layers, batch 4096); then the same job with no slow rank."""
+    import hashlib
+
+    import torch
+    import torch.distributed as dist
+
+    dev = join_group(rank, world)
+    secs = lambda s: max(2.0, s * scale)  # noqa: E731
+    record = {"rank": rank, "world": world, "plan": "advice_holdout2"}
+    step = ddp_trainer(dev, rank, width=4096, layers=12, batch=4096)
+    time.sleep(3)
+
+    def run_steps(name, busy_rank):
+        end = time.time() + secs(40)
+        n = 0
+        while True:
+            step()
+            if rank == busy_rank:
+                torch.cuda.synchronize()
+                until = time.perf_counter() + 0.020
+                h = b"gpulens"
+                while time.perf_counter() < until:  # host work: tokenizing, decoding
+                    h = hashlib.sha256(h).digest()
+            n += 1
+            stop = torch.tensor([1 if time.time() >= end else 0], device=dev)
+            dist.broadcast(stop, 0)
+            if stop.item():
+                break
+        record[name]["steps"] = n
+        log(rank, f"{name}: {n} steps")
+
+    with Phase(rank, "ddp_cpu_busy_rank0", record, slow_rank=0, host_ms=20):
+        run_steps("ddp_cpu_busy_rank0", 0)
+    time.sleep(2)
+    with Phase(rank, "ddp_balanced", record):
+        run_steps("ddp_balanced", -1)
+    dist.barrier()
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+        json.dump(record, f, indent=1)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, default=0, help="ranks (default: every visible GPU)")
     parser.add_argument("--out", required=True, help="folder for rank<R>.json")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length")
-    parser.add_argument("--plan", choices=["main", "holdout", "advice", "advice_holdout"], default="main",
+    parser.add_argument("--plan", choices=["main", "holdout", "advice", "advice_holdout",
+                                           "advice_holdout2"], default="main",
                         help="main: expected.json's phases; holdout: expected-holdout.json's; "
                              "advice: expected-advice.json's; advice_holdout: "
-                             "expected-advice-holdout.json's")
+                             "expected-advice-holdout.json's; advice_holdout2: "
+                             "expected-advice-holdout2.json's")
     args = parser.parse_args(argv)
     import torch
     import torch.multiprocessing as mp
@@ -415,7 +463,8 @@ def main(argv):
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
     target = {"main": rank_main, "holdout": holdout_main, "advice": advice_main,
-              "advice_holdout": advice_holdout_main}[args.plan]
+              "advice_holdout": advice_holdout_main,
+              "advice_holdout2": advice_holdout2_main}[args.plan]
     mp.spawn(target, args=(world, args.out, args.scale), nprocs=world, join=True)
     return 0
 

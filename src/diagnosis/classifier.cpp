@@ -56,10 +56,7 @@ class Classifier {
     f.gpu_util = w_.get(Metric::GpuUtil);
     f.sm_active = w_.get(Metric::SmActive);
     f.tensor_active = w_.get(Metric::TensorActive);
-    for (Metric m :
-         {Metric::TensorActive, Metric::Fp16Active, Metric::Fp32Active, Metric::Fp64Active}) {
-      if (const auto v = w_.get(m)) f.float_pipes = std::max(f.float_pipes.value_or(0.0), *v);
-    }
+    f.float_pipes = busiest_math_pipe(w_);
     f.int_active = w_.get(Metric::IntActive);
     if (f.int_active && f.sm_active && *f.sm_active >= 1.0) {
       f.int_share = std::min(1.0, *f.int_active / *f.sm_active);
@@ -342,8 +339,35 @@ class Classifier {
     return true;
   }
 
-  // A slower rank: another GPU of the job does the same work (SM activity within
-  // peer_same_work_points) with a kernel resident far less of the time. In a
+  // Whether a peer does the same work as this GPU, and the evidence for it: the
+  // busiest math pipes when both were measured and one works, else SM activity.
+  bool same_work(const PeerActivity& p, std::vector<Evidence>* why) const {
+    const StateFacts& f = out_.facts;
+    if (f.float_pipes && p.math_active &&
+        std::max(*f.float_pipes, *p.math_active) >= th_.math_idle_max) {
+      const double hi = std::max(*f.float_pipes, *p.math_active);
+      const double ratio = std::min(*f.float_pipes, *p.math_active) / hi;
+      if (why) {
+        why->push_back(
+            ev("peer_math_ratio", ratio, ">=", th_.peer_same_math_ratio_min, "ratio",
+               fmt::format("the same math on both: busiest math pipe {} here, {} on "
+                           "GPU {}",
+                           points_text(*f.float_pipes, 1), points_text(*p.math_active, 1), p.gpu)));
+      }
+      return ratio >= th_.peer_same_math_ratio_min;
+    }
+    const double diff = std::abs(*f.sm_active - *p.sm_active);
+    if (why) {
+      why->push_back(ev("peer_sm_active_difference", diff, "<=", th_.peer_same_work_points,
+                        "points",
+                        "the same work on both (judged by SM activity: no math pipe measured or "
+                        "at work, so a wait's spinning is not told from work)"));
+    }
+    return diff <= th_.peer_same_work_points;
+  }
+
+  // A slower rank: another GPU of the job does the same work (same_work) with a
+  // kernel resident far less of the time. In a
   // synchronous job every rank runs the same collectives, so this GPU's extra
   // resident time is a collective waiting for that rank, whose GPU idles while
   // its process is held up on the host. A peer that runs nothing is not a rank
@@ -355,7 +379,7 @@ class Classifier {
     for (const auto& p : peers_) {
       if (!p.gpu_util || !p.sm_active || *p.gpu_util < th_.idle_util_max) continue;
       if (util - *p.gpu_util < th_.peer_gap_points) continue;
-      if (std::abs(*f.sm_active - *p.sm_active) > th_.peer_same_work_points) continue;
+      if (!same_work(p, nullptr)) continue;
       if (!slow || *p.gpu_util < *slow->gpu_util) slow = &p;
     }
     if (!slow) return false;
@@ -367,8 +391,9 @@ class Classifier {
     add(ev("peer_util_gap", util - *slow->gpu_util, ">=", th_.peer_gap_points, "points",
            fmt::format("GPU {} of the same job has a kernel resident only {} of the time",
                        slow->gpu, points_text(*slow->gpu_util, 1))));
-    add(ev("peer_sm_active_difference", std::abs(*f.sm_active - *slow->sm_active),
-           "<=", th_.peer_same_work_points, "points", "the same work on both"));
+    std::vector<Evidence> why;
+    same_work(*slow, &why);
+    for (auto& e : why) add(std::move(e));
     set(GpuState::WaitingOnPeer,
         margin(util - *slow->gpu_util, th_.peer_gap_points, th_.peer_gap_points));
     return true;
@@ -468,6 +493,15 @@ class Classifier {
 };
 
 }  // namespace
+
+std::optional<double> busiest_math_pipe(const WindowStats& window) {
+  std::optional<double> most;
+  for (Metric m :
+       {Metric::TensorActive, Metric::Fp16Active, Metric::Fp32Active, Metric::Fp64Active}) {
+    if (const auto v = window.get(m)) most = std::max(most.value_or(0.0), *v);
+  }
+  return most;
+}
 
 StateFinding classify_state(const WindowStats& window, const HardwareLimits& hw,
                             const Thresholds& th, const std::vector<PeerActivity>& peers,

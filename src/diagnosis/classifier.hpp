@@ -77,7 +77,12 @@ struct PeerActivity {
   int gpu = 0;
   std::optional<double> sm_active;
   std::optional<double> gpu_util;
+  std::optional<double> math_active;  // busiest_math_pipe of its window
 };
+
+// The busiest of the tensor, FP16, FP32 and FP64 pipes (GPM, %); nullopt when none
+// was measured.
+std::optional<double> busiest_math_pipe(const WindowStats& window);
 
 StateFinding classify_state(const WindowStats& window, const HardwareLimits& hw,
                             const Thresholds& th, const std::vector<PeerActivity>& peers,

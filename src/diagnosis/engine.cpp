@@ -214,8 +214,9 @@ void DiagnosisEngine::judge(Slot& s, double t) {
     if (other == st.gpu) continue;
     const Slot* o = find(other);
     if (!o || !o->status.seen || o->window.empty() || o->status.lost) continue;
+    const WindowStats& ow = o->window.stats();
     peers.push_back(
-        {other, o->window.stats().get(Metric::SmActive), o->window.stats().get(Metric::GpuUtil)});
+        {other, ow.get(Metric::SmActive), ow.get(Metric::GpuUtil), busiest_math_pipe(ow)});
   }
   st.window = s.window.stats();
   const GpuState previous = st.state.state;

@@ -30,7 +30,10 @@ const std::vector<ThresholdSpec>& threshold_specs() {
       {"peer_gap_points", &Thresholds::peer_gap_points, 0, 100,
        "SM activity gap (points) between GPUs of one job for waiting_on_peer"},
       {"peer_same_work_points", &Thresholds::peer_same_work_points, 0, 100,
-       "SM activity within which two GPUs of one job do the same work (a slower rank)"},
+       "SM activity within which two GPUs of one job do the same work (a slower rank), "
+       "when their math pipes cannot tell"},
+      {"peer_same_math_ratio_min", &Thresholds::peer_same_math_ratio_min, 0, 1,
+       "busiest math pipe of two GPUs of one job, smaller over larger, for the same work"},
       {"math_idle_max", &Thresholds::math_idle_max, 0, 100,
        "activity (%) below which a tensor/FP pipe does no math"},
       {"int_work_share_min", &Thresholds::int_work_share_min, 0, 1,

@@ -56,6 +56,15 @@ struct Thresholds {
   // time than the other. The extra resident time does no work: it is a
   // collective waiting for the rank whose GPU idles (held up on its host).
   double peer_same_work_points = 10.0;
+  // The same work judged where it is done: the busiest math pipe (tensor, FP16,
+  // FP32, FP64) of the two GPUs, the smaller over the larger, at least this. A
+  // rank waiting in a collective spins NCCL's channels (SM activity) but does no
+  // math, so SM activity overstates its work; the math pipes do not. Ranks of one
+  // synchronous program run the same steps at the same rate, so their math shares
+  // agree to within sampling noise and the extra work of one rank (the loss, a
+  // metric): 0.75 leaves a quarter for that. With no math pipe measured, or none
+  // at work on either GPU, SM activity decides (peer_same_work_points).
+  double peer_same_math_ratio_min = 0.75;
   // A math pipe (tensor, FP16, FP32, FP64) below this activity (%) does no math
   // worth the name; all of them below it while the SMs are resident means the
   // warps wait (on memory, a flag, a lock), and tensor-core advice has no premise.

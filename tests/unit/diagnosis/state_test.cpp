@@ -216,8 +216,8 @@ TEST(States, SmUnderusedSaysHowManySmsAreBusy) {
 
 TEST(States, WaitingOnPeerNeedsABusyPeer) {
   const Values rank1{{Metric::GpuUtil, 99}, {Metric::SmActive, 0.75}};
-  EXPECT_EQ(classify(rank1, {{0, 95.2, 99.0}}).state, GpuState::WaitingOnPeer);
-  EXPECT_EQ(classify(rank1, {{0, 20.0, 99.0}}).state, GpuState::SmUnderused);
+  EXPECT_EQ(classify(rank1, {{0, 95.2, 99.0, std::nullopt}}).state, GpuState::WaitingOnPeer);
+  EXPECT_EQ(classify(rank1, {{0, 20.0, 99.0, std::nullopt}}).state, GpuState::SmUnderused);
   EXPECT_EQ(classify(rank1).state, GpuState::SmUnderused);
 }
 
@@ -226,7 +226,7 @@ TEST(States, ASlowerRankDoingTheSameWorkIsWaitedFor) {
   // (14 % SM activity); the others sit in NCCL the rest of the time (98 %
   // utilization), rank 0's GPU has a kernel only 18 % of the time.
   const Values rank1{{Metric::GpuUtil, 98}, {Metric::SmActive, 14.5}};
-  const auto f = classify(rank1, {{0, 13.9, 18.0}});
+  const auto f = classify(rank1, {{0, 13.9, 18.0, std::nullopt}});
   EXPECT_EQ(f.state, GpuState::WaitingOnPeer);
   EXPECT_TRUE(f.facts.peer_slow_rank);
   EXPECT_EQ(f.facts.peer_gpu, 0);
@@ -235,9 +235,33 @@ TEST(States, ASlowerRankDoingTheSameWorkIsWaitedFor) {
   EXPECT_NE(fx[0].find("GPU 0"), std::string::npos) << fx[0];
   EXPECT_EQ(fx[0].find("blocks"), std::string::npos) << fx[0];
   // A peer that runs nothing is not a rank at work (an unused GPU, or a hang).
-  EXPECT_EQ(classify(rank1, {{0, 0.0, 0.0}}).state, GpuState::SmUnderused);
+  EXPECT_EQ(classify(rank1, {{0, 0.0, 0.0, std::nullopt}}).state, GpuState::SmUnderused);
   // A peer doing other work (far more SM activity per kernel time) is not this rule's.
-  EXPECT_EQ(classify(rank1, {{0, 30.0, 40.0}}).state, GpuState::SmUnderused);
+  EXPECT_EQ(classify(rank1, {{0, 30.0, 40.0, std::nullopt}}).state, GpuState::SmUnderused);
+}
+
+TEST(States, TheSameWorkIsJudgedByTheMathPipesWhereTheyWork) {
+  // The 2-H200 holdout's waiting rank: NCCL's spinning channels raise its SM
+  // activity 13.8 points over the slow rank's, while the tensor pipes, which do
+  // the work, read 12.8 % and 12.9 %.
+  const Values waiting{{Metric::GpuUtil, 99},
+                       {Metric::SmActive, 33.9},
+                       {Metric::TensorActive, 12.8},
+                       {Metric::Fp32Active, 1.0}};
+  const auto f = classify(waiting, {{1, 20.1, 30.0, 12.9}});
+  EXPECT_EQ(f.state, GpuState::WaitingOnPeer);
+  EXPECT_EQ(f.facts.peer_gpu, 1);
+  bool judged_by_math = false;
+  for (const auto& e : f.evidence) judged_by_math = judged_by_math || e.key == "peer_math_ratio";
+  EXPECT_TRUE(judged_by_math);
+  // Other math (a quarter of this GPU's on the peer) is other work, however close
+  // the SM activity.
+  EXPECT_EQ(classify(waiting, {{1, 33.0, 30.0, 3.0}}).state, GpuState::SmUnderused);
+  // No math pipe at work on either: SM activity decides, as before.
+  const Values no_math{
+      {Metric::GpuUtil, 98}, {Metric::SmActive, 14.5}, {Metric::TensorActive, 0.5}};
+  EXPECT_EQ(classify(no_math, {{0, 13.9, 18.0, 0.4}}).state, GpuState::WaitingOnPeer);
+  EXPECT_EQ(classify(no_math, {{0, 30.0, 18.0, 0.4}}).state, GpuState::SmUnderused);
 }
 
 TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
