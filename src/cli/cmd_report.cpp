@@ -146,7 +146,10 @@ int run_report(const ReportArgs& args) {
   }
   options->edges_apart = !history;
   // A recording of `run --kernels`: its collectives inform the verdict's fixes.
-  if (kernel_view) options->collectives = collective_evidence(*kernel_view);
+  if (kernel_view) {
+    options->collectives = collective_evidence(*kernel_view);
+    options->kernel_view = kernel_view->available;
+  }
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, kernel_view, *format);

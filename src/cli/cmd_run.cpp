@@ -199,7 +199,10 @@ void report(const RunArgs& a, const verdict::VerdictOptions& options,
   // The kernel view (run --kernels) first: its collectives inform the verdict's fixes.
   const auto& view = recording->kernels;
   verdict::VerdictOptions with_kernels = options;
-  if (view) with_kernels.collectives = collective_evidence(*view);
+  if (view) {
+    with_kernels.collectives = collective_evidence(*view);
+    with_kernels.kernel_view = view->available;
+  }
   const verdict::Verdict verdict = verdict::build_verdict(*trace, with_kernels);
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);

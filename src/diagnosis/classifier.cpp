@@ -49,6 +49,8 @@ class Classifier {
     out_.confidence = confidence;
   }
   void add(Evidence e) { out_.evidence.push_back(std::move(e)); }
+  // verdict/evidence_gaps.cpp finds what would settle each of these by its first
+  // words: a new one, or new first words, belongs in its table too.
   void cannot(std::string why) { out_.cannot_tell.push_back(std::move(why)); }
 
   void gather_facts() {

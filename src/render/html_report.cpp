@@ -115,7 +115,19 @@ void fixes(std::string& out, const verdict::Verdict& v) {
   if (v.fixes.empty()) return;
   out += "<section class=\"card\"><h2>What to do first</h2><ol class=\"fixes\">";
   for (const auto& f : v.fixes) out += "<li>" + escape(f) + "</li>";
-  out += "</ol></section>";
+  out += "</ol>";
+  if (!v.evidence_gaps.empty()) {
+    // How far to trust the fixes above, and what would settle it.
+    out += "<h3>How sure: thin evidence</h3><ul class=\"note\">";
+    for (const auto& g : v.evidence_gaps) {
+      out +=
+          "<li>" + escape(g.what) + " (" + escape(share_text(g.share, 0)) + " of the steady state)";
+      if (!g.settle.empty()) out += "; would settle it: " + escape(g.settle);
+      out += "</li>";
+    }
+    out += "</ul>";
+  }
+  out += "</section>";
 }
 
 void funnel(std::string& out, const verdict::Verdict& v) {

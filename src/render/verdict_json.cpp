@@ -284,6 +284,12 @@ nlohmann::ordered_json verdict_to_json(const verdict::Verdict& v) {
   o["mfu"] = mfu_json(v);
   o["phases"] = phases_json(v);
   o["notes"] = v.notes;
+  ojson gaps = ojson::array();
+  for (const auto& g : v.evidence_gaps) {
+    gaps.push_back(ojson{
+        {"what", g.what}, {"settle", g.settle}, {"share", json_number(g.share, decimals::kRatio)}});
+  }
+  o["evidence_gaps"] = std::move(gaps);
   return o;
 }
 

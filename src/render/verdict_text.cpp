@@ -136,6 +136,16 @@ void fixes(std::string& out, const verdict::Verdict& v) {
   }
 }
 
+// Under the fixes: how far to trust them, and what would settle it.
+void evidence_gaps(std::string& out, const verdict::Verdict& v) {
+  if (v.evidence_gaps.empty()) return;
+  out += "\n  How sure: thin evidence\n";
+  for (const auto& g : v.evidence_gaps) {
+    out += fmt::format("    - {} ({} of the steady state){}\n", g.what, share_text(g.share, 0),
+                       g.settle.empty() ? "" : "; would settle it: " + g.settle);
+  }
+}
+
 void cost(std::string& out, const verdict::Verdict& v) {
   const verdict::Cost& c = v.cost;
   if (!c.total) return;
@@ -244,6 +254,7 @@ std::string verdict_to_text(const verdict::Verdict& v) {
     states(out, v);
     alerts(out, v);
     fixes(out, v);
+    evidence_gaps(out, v);
     cost(out, v);
     mfu(out, v);
     phases(out, v);

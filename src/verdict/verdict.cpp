@@ -346,6 +346,10 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   if (o.collectives) fi.collectives = &*o.collectives;
   v.ranked_fixes = rank_fixes(v.diagnosis, fi);
   for (const auto& f : v.ranked_fixes) v.fixes.push_back(f.text);
+  if (v.measured) {
+    v.evidence_gaps = evidence_gaps(
+        v.diagnosis, v.steady, {.window_s = config.window.length_s, .kernel_view = o.kernel_view});
+  }
   const auto sm = v.funnel.step("sm_active");
   CostShares shares;
   shares.edges = v.edges_share;

@@ -12,6 +12,7 @@
 #include "core/job_marks.hpp"
 #include "diagnosis/timeline.hpp"
 #include "verdict/cost.hpp"
+#include "verdict/evidence_gaps.hpp"
 #include "verdict/gpu_models.hpp"
 #include "verdict/headline.hpp"
 #include "verdict/mfu.hpp"
@@ -39,6 +40,7 @@ struct VerdictOptions {
   bool edges_apart = true;
   // From the kernel view of `gpulens run --kernels`, where the recording has one.
   std::optional<CollectiveEvidence> collectives;
+  bool kernel_view = false;  // the recording has a kernel view (evidence gaps point at it)
 };
 
 // At least this long and this share of a GPU's steady state waiting on a peer
@@ -129,6 +131,8 @@ struct Verdict {
   std::vector<PhaseRow> phases;
   diagnosis::DiagnosisReport diagnosis;
   std::vector<std::string> notes;
+  // Where the states and fixes rest on thin evidence, and what would settle it.
+  std::vector<EvidenceGap> evidence_gaps;
 };
 
 Verdict build_verdict(const Trace& trace, const VerdictOptions& options);
