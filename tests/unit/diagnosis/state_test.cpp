@@ -14,22 +14,10 @@
 namespace gpulens::diagnosis {
 namespace {
 
+using testing::h100;
 using testing::proc;
 
 using Values = std::initializer_list<std::pair<Metric, double>>;
-
-DeviceInfo h100() {
-  DeviceInfo d;
-  d.index = 0;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.sm_count = 132;
-  d.mem_total_mib = 81559;
-  d.power_limit_w = 700;
-  d.max_sm_clock_mhz = 1980;
-  d.pcie_gen = 5;
-  d.pcie_width = 16;
-  return d;
-}
 
 // A 5 s window of identical samples at 10 Hz.
 WindowStats steady(const DeviceInfo& device, Values values,

@@ -24,4 +24,18 @@ inline ProcessSample proc(std::uint32_t pid, std::string name = {},
   return p;
 }
 
+// An H100 SXM as NVML describes it: the device most synthetic windows are on.
+inline DeviceInfo h100() {
+  DeviceInfo d;
+  d.index = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.sm_count = 132;
+  d.mem_total_mib = 81559;
+  d.power_limit_w = 700;
+  d.max_sm_clock_mhz = 1980;
+  d.pcie_gen = 5;
+  d.pcie_width = 16;
+  return d;
+}
+
 }  // namespace gpulens::testing
