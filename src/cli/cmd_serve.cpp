@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "agent/agent.hpp"
+#include "agent/kernel_receiver.hpp"
+#include "agent/kernel_store.hpp"
 #include "agent/log.hpp"
 #include "agent/reload_signal.hpp"
 #include "cli/command.hpp"
@@ -54,6 +56,9 @@ struct ServeArgs {
   bool kube_log_dir_given = false;
   bool exit_at_end = false;
   bool hash_password = false;
+  std::string kernels_socket;  // empty: jobs' kernel summaries are not received
+  std::string kernels_socket_mode = "0666";
+  std::size_t kernels_windows = agent::kKernelWindowsPerGpu;
 };
 
 int run_hash_password() {
@@ -209,10 +214,43 @@ agent::AgentOptions agent_options_for(const ServeArgs& args,
   return agent_options;
 }
 
+// The jobs' kernel summaries (--kernels-socket, docs/kernels-agent.md): the
+// socket bound and its thread started, or nothing when not asked for. False after
+// saying why it could not be bound.
+bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::KernelStore& store,
+                           std::unique_ptr<agent::KernelReceiver>& out) {
+  if (args.kernels_socket.empty()) return true;
+  agent::ReceiverOptions options;
+  options.path = args.kernels_socket;
+  const std::string& mode = args.kernels_socket_mode;
+  if (mode.empty() || mode.size() > 4 || mode.find_first_not_of("01234567") != std::string::npos) {
+    eprint("gpulens serve: --kernels-socket-mode takes an octal mode such as 0666 or 0660\n");
+    return false;
+  }
+  options.mode = static_cast<mode_t>(std::stoul(mode, nullptr, 8));
+  auto receiver =
+      agent::KernelReceiver::start(options, store, [agent] { return agent->snapshot(); });
+  if (!receiver) {
+    eprint("gpulens serve: {}\n", receiver.error().message);
+    return false;
+  }
+  out = std::move(*receiver);
+  return true;
+}
+
 // What the HTTP side reads: the agent's snapshot and the writer's status.
 exposition::ApiContext api_context(agent::Agent* agent, store::StoreWriter* writer,
-                                   const std::string& history_path) {
+                                   const std::string& history_path,
+                                   const agent::KernelStore* kernels,
+                                   const agent::KernelReceiver* receiver) {
   exposition::ApiContext context;
+  if (receiver != nullptr) {
+    context.kernels = kernels;
+    context.kernel_status = [kernels, receiver]() -> std::optional<agent::KernelIntakeStatus> {
+      return agent::KernelIntakeStatus{receiver->path(), receiver->counters(), kernels->size(),
+                                       kernels->windows_per_gpu(), kernels->bytes()};
+    };
+  }
   context.history_path = history_path;
   context.snapshot = [agent] { return agent->snapshot(); };
   context.store_status = [writer]() -> std::optional<store::StoreStatus> {
@@ -292,6 +330,10 @@ void log_serving(const ServeArgs& args, const agent::Agent& agent,
         http.tls() ? "basic auth" : "TLS", http.url());
   }
   if (!history) agent::log_info("history disabled (--no-history)");
+  if (!args.kernels_socket.empty()) {
+    agent::log_info("receiving jobs' kernel summaries on {} (mode {}; /api/v1/kernels)",
+                    args.kernels_socket, args.kernels_socket_mode);
+  }
   std::vector<std::string> device_names;
   for (const auto& d : header.devices) device_names.push_back(d.name);
   agent::log_info("prices: {}", prices.describe(device_names));
@@ -316,9 +358,14 @@ int run_serve(ServeArgs& args) {
   auto writer = open_history_writer(store_options);
   const agent::AgentOptions agent_options = agent_options_for(args, *diagnosis, replay);
   auto agent = std::make_unique<agent::Agent>(std::move(source), agent_options, writer.get());
+  agent::KernelStore kernel_store(args.kernels_windows);
+  std::unique_ptr<agent::KernelReceiver> receiver;
+  if (!start_kernel_receiver(args, agent.get(), kernel_store, receiver)) return kExitFailure;
   std::unique_ptr<exposition::HttpServer> http;
-  const int opened =
-      open_server(args.server, api_context(agent.get(), writer.get(), store_options.path), http);
+  const int opened = open_server(
+      args.server,
+      api_context(agent.get(), writer.get(), store_options.path, &kernel_store, receiver.get()),
+      http);
   if (opened != kExitOk) return opened;
 
   if (writer) writer->start(agent->header());
@@ -333,6 +380,7 @@ int run_serve(ServeArgs& args) {
   on_stop_signal({});
   agent::on_reload_signal({});
   agent->stop();
+  if (receiver) receiver->stop();
   if (end_watch.joinable()) end_watch.join();
   if (writer) writer->stop();
   if (!temporary_dir.empty()) remove_temporary_history(store_options.path, temporary_dir);
@@ -391,6 +439,18 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
                   "with --replay only when given)")
       ->capture_default_str()
       ->each([args](const std::string&) { args->kube_log_dir_given = true; });
+  cmd->add_option("--kernels-socket", args->kernels_socket,
+                  "Unix socket where jobs that opted in (GPULENS_KERNELS_AGENT) send their kernel "
+                  "summaries, served at /api/v1/kernels; its directory must exist (e.g. "
+                  "/run/gpulens/kernels.sock; docs/kernels-agent.md)");
+  cmd->add_option("--kernels-socket-mode", args->kernels_socket_mode,
+                  "Permissions of --kernels-socket (octal): who may send; the sender's PID comes "
+                  "from the kernel whatever the mode")
+      ->capture_default_str();
+  cmd->add_option("--kernels-windows", args->kernels_windows,
+                  "Kernel summary windows kept in memory per GPU (the oldest go first)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();

@@ -16,6 +16,9 @@ const std::vector<ApiRoute>& api_routes() {
        "metric series from the history (raw or one-minute rollups)"},
       {"/api/v1/timeline", "from,to,gpu", "runs of one diagnosis state per GPU"},
       {"/api/v1/alerts", "from,to,gpu,limit", "firing alerts and alert events"},
+      {"/api/v1/kernels", "from,to,gpu,pid,limit",
+       "per process, GPU and trace window: the top kernels by GPU time, idle, collectives, "
+       "copies (jobs that send kernel summaries)"},
   };
   return routes;
 }

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "agent/kernel_receiver.hpp"
+#include "agent/kernel_store.hpp"
 #include "agent/snapshot.hpp"
 #include "store/history_query.hpp"
 #include "store/store_writer.hpp"
@@ -26,6 +28,11 @@ Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::Sto
                  double now);
 Json history_json(const store::HistoryResult& r);
 Json timeline_json(const store::TimelineResult& r);
+// /api/v1/kernels (api_kernels.cpp): the stored windows of the jobs' kernel summaries.
+Json kernel_window_json(const agent::KernelWindow& w);
+Json kernels_json(const agent::KernelQueryResult& r, double from, double to);
+// /api/v1/health's `kernels`: the socket, what came, and why some were refused.
+Json kernel_intake_json(const std::optional<agent::KernelIntakeStatus>& status);
 
 // "ok"; "degraded" when history fails or a replay ended; "failing" when no tick
 // came for a while from live GPUs, or the source failed.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/kernel_receiver.hpp"
 #include "agent/snapshot.hpp"
 #include "store/store_writer.hpp"
 
@@ -44,6 +45,7 @@ struct SelfStats {
   std::optional<double> rss_bytes;
   std::optional<double> cpu_seconds;
   std::optional<double> start_time;
+  std::optional<agent::KernelIntakeStatus> kernels;  // nullopt: --kernels-socket not given
 };
 
 std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOptions& options,

@@ -162,6 +162,32 @@ void write_store_metrics(PromWriter& w, const SelfStats& self) {
   }
 }
 
+// The jobs' kernel summaries (docs/kernels-agent.md): what came and why some were refused.
+void write_kernel_intake_metrics(PromWriter& w, const SelfStats& self) {
+  if (!self.kernels) return;
+  const agent::IntakeCounters& c = self.kernels->counters;
+  w.family("gpulens_kernel_summaries_total", "counter",
+           "Kernel summaries received from jobs, by result (accepted or why refused)");
+  const std::pair<const char*, std::uint64_t> results[] = {{"accepted", c.accepted},
+                                                           {"oversized", c.oversized},
+                                                           {"no_credentials", c.no_credentials},
+                                                           {"rate_limited", c.rate_limited},
+                                                           {"malformed", c.malformed},
+                                                           {"not_on_gpu", c.not_on_gpu}};
+  for (const auto& [result, n] : results) {
+    std::string l;
+    append_label(l, "result", result);
+    w.sample("gpulens_kernel_summaries_total", l, static_cast<double>(n));
+  }
+  w.family("gpulens_kernel_summaries_sender_dropped_total", "counter",
+           "Summaries jobs said they dropped because this agent was absent or full");
+  w.sample("gpulens_kernel_summaries_sender_dropped_total", "",
+           static_cast<double>(c.sender_dropped));
+  w.family("gpulens_kernel_windows_stored", "gauge",
+           "Kernel summary windows held in memory (bounded per GPU)");
+  w.sample("gpulens_kernel_windows_stored", "", static_cast<double>(self.kernels->stored));
+}
+
 // The names every Prometheus client library uses for its own process.
 void write_process_metrics(PromWriter& w, const SelfStats& self) {
   if (self.cpu_seconds) {
@@ -186,6 +212,7 @@ void render_self_metrics(std::string& out, const agent::LiveSnapshot& snap, cons
   write_sampler_metrics(w, snap);
   write_http_metrics(w, self);
   write_store_metrics(w, self);
+  write_kernel_intake_metrics(w, self);
   write_process_metrics(w, self);
 }
 

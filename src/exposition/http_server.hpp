@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/kernel_store.hpp"
 #include "agent/snapshot.hpp"
 #include "core/result.hpp"
 #include "exposition/exposition.hpp"
@@ -49,6 +50,9 @@ struct ApiContext {
   std::function<agent::SnapshotPtr()> snapshot;
   std::function<std::optional<store::StoreStatus>()> store_status;  // nullopt: disabled
   std::string history_path;                                         // empty: no history to read
+  // The jobs' kernel summaries (--kernels-socket); null and nullopt when off.
+  const agent::KernelStore* kernels = nullptr;
+  std::function<std::optional<agent::KernelIntakeStatus>()> kernel_status;
 };
 
 // Host and port of --listen: "127.0.0.1:9400", "[::1]:9400", ":9400" (all).

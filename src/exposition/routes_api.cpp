@@ -88,9 +88,11 @@ void answer_health(const RouteSite& site, http::Response& res) {
   const auto snap = site.context->snapshot();
   const auto store = site.context->store_status ? site.context->store_status() : std::nullopt;
   const double now = unix_now();
+  Json body = health_json(*snap, store, now);
+  body["kernels"] = kernel_intake_json(site.context->kernel_status ? site.context->kernel_status()
+                                                                   : std::nullopt);
   // 503 only when the agent cannot sample: a failing history is "degraded".
-  send_json(res, health_json(*snap, store, now),
-            health_status(*snap, store, now) == "failing" ? 503 : 200);
+  send_json(res, body, health_status(*snap, store, now) == "failing" ? 503 : 200);
 }
 
 // ?step= and ?metrics= of /api/v1/history; false after answering 400.
@@ -136,15 +138,48 @@ void answer_timeline(const RouteSite& site, const http::Request& req, http::Resp
   send_json(res, body);
 }
 
-// ?limit= of /api/v1/alerts (200 without it); false after answering 400.
-bool parse_limit(const http::Request& req, http::Response& res, int& limit) {
-  limit = 200;
+// ?limit= (`fallback` without it, at most `most`); false after answering 400.
+bool parse_limit(const http::Request& req, http::Response& res, int& limit, int fallback = 200,
+                 int most = 1000) {
+  limit = fallback;
   if (!req.has_param("limit")) return true;
   const auto text = req.param("limit");
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
-  if (ec != std::errc() || ptr != text.data() + text.size() || limit < 1 || limit > 1000)
-    return reject(res, "limit: a number from 1 to 1000");
+  if (ec != std::errc() || ptr != text.data() + text.size() || limit < 1 || limit > most)
+    return reject(res, fmt::format("limit: a number from 1 to {}", most));
   return true;
+}
+
+// ?pid=123,456 of /api/v1/kernels; false after answering 400.
+bool parse_pids(const http::Request& req, http::Response& res, std::vector<std::uint32_t>& pids) {
+  if (!req.has_param("pid")) return true;
+  const std::string text = req.param("pid");
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    std::uint32_t pid = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + comma, pid);
+    if (ec != std::errc() || ptr != text.data() + comma || pid == 0 || pids.size() >= 64)
+      return reject(res, "pid: up to 64 process IDs such as 1234 or 1234,5678");
+    pids.push_back(pid);
+    at = comma + 1;
+  }
+  return true;
+}
+
+// The windows of the jobs' kernel summaries (docs/kernels-agent.md) from memory.
+void answer_kernels(const RouteSite& site, const http::Request& req, http::Response& res) {
+  if (site.context->kernels == nullptr) {
+    return send_error(res, 503, "kernel summaries are not received (--kernels-socket)");
+  }
+  agent::KernelQuery q;
+  // Windows are on the wall clock of the jobs that sent them, not the samples'.
+  if (!parse_range(req, res, unix_now(), 3600, q.from, q.to, q.gpus)) return;
+  if (!parse_pids(req, res, q.pids)) return;
+  int limit = 0;
+  if (!parse_limit(req, res, limit, 1000, 10000)) return;
+  q.limit = static_cast<std::size_t>(limit);
+  send_json(res, kernels_json(site.context->kernels->query(q), q.from, q.to));
 }
 
 bool wanted(const std::vector<int>& gpus, int gpu) {
@@ -218,6 +253,9 @@ void register_api_routes(const RouteSite& site) {
   });
   site.get("/api/v1/alerts", [site](const http::Request& req, http::Response& res) {
     answer_alerts(site, req, res);
+  });
+  site.get("/api/v1/kernels", [site](const http::Request& req, http::Response& res) {
+    answer_kernels(site, req, res);
   });
 }
 

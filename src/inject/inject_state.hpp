@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "inject/agent_link.hpp"
 #include "inject/collector.hpp"
 #include "inject/cupti_loader.hpp"
 #include "inject/detach_gate.hpp"
@@ -118,6 +119,11 @@ struct State {
   std::uint64_t chunks = 0;          // chunk lines written (their `seq`)
   std::size_t windows_written = 0;   // windows whose chunk is out
   std::uint64_t chunk_start_ns = 0;  // traced whole: where the next chunk starts
+
+  // Each chunk's summary to the node agent ($GPULENS_KERNELS_AGENT, agent_link.hpp),
+  // sent under `writing`; null when not asked for, or asked for wrongly (the note).
+  std::unique_ptr<AgentLink> agent;
+  std::string agent_note;
 };
 
 State& state();

@@ -26,7 +26,11 @@
 // Each process appends its record to $GPULENS_KERNELS_DIR/kernels-<pid>.jsonl as
 // it goes (kernels/chunk_record.hpp, version 4): bounded lines as each window
 // closes (traced whole: every kChunkSeconds), and an end line at exit. `gpulens
-// run` moves the lines into the recording. Nothing here may change what the job
+// run` moves the lines into the recording. With $GPULENS_KERNELS_AGENT (set for a
+// job anywhere on the node, docs/kernels-agent.md) each chunk's summary also goes
+// to the node's gpulens-serve as one datagram that never waits (agent_link.hpp);
+// without GPULENS_KERNELS_DIR it is the only output, traced in the node's
+// windows (schedule.hpp, node_schedule). Nothing here may change what the job
 // does: every failure ends in a record that says why, never in an exit or a
 // message on the job's streams.
 #include <cupti.h>
@@ -328,7 +332,7 @@ kernels::ProcessRecord process_record(const State& s) {
 // Appends whole lines to this process's record file in one write: a reader never
 // sees half a line unless the process dies inside the write.
 void append_lines(State& s, const std::vector<std::string>& lines) {
-  if (lines.empty()) return;
+  if (lines.empty() || s.out_dir.empty()) return;  // summaries to the agent only
   std::string text;
   for (const auto& l : lines) text += l + '\n';
   if (s.record_fd < 0) {
@@ -367,8 +371,11 @@ void write_chunk(State& s, std::uint64_t start, std::uint64_t end, bool window) 
   d.chunk.start_ns = static_cast<std::int64_t>(start - s.base_ns);
   d.chunk.end_ns = static_cast<std::int64_t>(end - s.base_ns);
   d.chunk.window = window;
-  if (!d.names.empty()) append_lines(s, kernels::encode_names(getpid(), d.chunk.seq, d.names));
-  append_lines(s, kernels::encode_chunk(getpid(), d.chunk));
+  if (!s.out_dir.empty()) {
+    if (!d.names.empty()) append_lines(s, kernels::encode_names(getpid(), d.chunk.seq, d.names));
+    append_lines(s, kernels::encode_chunk(getpid(), d.chunk));
+  }
+  if (s.agent) s.agent->on_chunk(d.names, d.chunk, s.base_unix_ns);
 }
 
 namespace {
@@ -396,6 +403,9 @@ void write_end(State& s) {
   e.detaches = s.detaches.load();
   e.detach_max_ns = s.detach_max_ns.load();
   e.detach_note = s.detach_note;
+  e.agent = s.agent != nullptr || !s.agent_note.empty();
+  if (s.agent) e.agent_sent = s.agent->sent(), e.agent_dropped = s.agent->dropped();
+  e.agent_note = s.agent_note;
   append_lines(s, kernels::encode_end(getpid(), e));
   s.written = true;
   if (s.record_fd >= 0) close(s.record_fd);
@@ -439,9 +449,25 @@ bool resolve(void* handle, const char* name, F& fn) {
 int initialize() {
   State& s = state();
   const char* dir = std::getenv("GPULENS_KERNELS_DIR");
-  if (dir == nullptr || *dir == '\0') return 1;  // loaded outside gpulens run: do nothing
-  s.out_dir = dir;
+  const char* agent = std::getenv("GPULENS_KERNELS_AGENT");
+  const bool to_file = dir != nullptr && *dir != '\0';
+  const bool to_agent = agent != nullptr && *agent != '\0';
+  if (!to_file && !to_agent) return 1;  // neither gpulens run nor the agent asked: do nothing
+  if (to_file) s.out_dir = dir;
+  if (to_agent) {
+    std::string why;
+    const std::string socket = agent_socket_from_env(agent, why);
+    if (!socket.empty()) {
+      s.agent = std::make_unique<AgentLink>(socket);
+    } else {
+      s.agent_note = why;  // said in the record's end line, if there is a record
+      if (!to_file) return 1;
+    }
+  }
   s.started = true;
+  if (!to_file && std::getenv("GPULENS_KERNELS_SCHEDULE") == nullptr) {
+    s.schedule = node_schedule();  // opted in outside gpulens run: the node's windows
+  }
   if (const char* text = std::getenv("GPULENS_KERNELS_SCHEDULE");
       text != nullptr && *text != '\0') {
     s.schedule = parse_schedule(text);

@@ -65,4 +65,13 @@ Window window_at_or_after(const TraceSchedule& s, std::int64_t now_unix_ns) {
   return {start + period, start + period + length};
 }
 
+TraceSchedule node_schedule() {
+  TraceSchedule s;
+  s.epoch_unix_ns = 0;
+  s.first_s = 10;
+  s.window_s = 2;
+  s.every_s = 20;
+  return s;
+}
+
 }  // namespace gpulens::inject

@@ -37,6 +37,12 @@ std::string format_schedule(const TraceSchedule& s);
 // nullopt when malformed, or when the window is not shorter than the period.
 std::optional<TraceSchedule> parse_schedule(std::string_view text);
 
+// The windows of a process that opted in to the node agent outside `gpulens run`
+// (docs/kernels-agent.md): 2 s every 20 s on the wall clock (from :10, :30, :50
+// of each minute), so every process on the node, whenever it started, traces at
+// the same moments and a GPU two jobs share is seen whole.
+TraceSchedule node_schedule();
+
 // The window that holds `now_unix_ns`, else the next one to come.
 Window window_at_or_after(const TraceSchedule& s, std::int64_t now_unix_ns);
 

@@ -273,6 +273,11 @@ std::vector<std::string> encode_end(std::int64_t pid, const EndRecord& e) {
   if (e.detaches > 0) f[key::detaches] = e.detaches;
   if (e.detach_max_ns > 0) f[key::detach_max_ns] = e.detach_max_ns;
   if (!e.detach_note.empty()) f[key::detach_note] = cut(e.detach_note);
+  if (e.agent) {
+    json agent = {{key::sent, e.agent_sent}, {key::dropped, e.agent_dropped}};
+    if (!e.agent_note.empty()) agent[key::note] = cut(e.agent_note);
+    f[key::agent] = std::move(agent);
+  }
   LinePacker lines(head(pid, kind::end, e.chunks), fields(f));
   return lines.finish();
 }

@@ -112,6 +112,9 @@ inline constexpr const char* chunks = "chunks";
 inline constexpr const char* detaches = "detaches";
 inline constexpr const char* detach_note = "detach_note";
 inline constexpr const char* detach_max_ns = "detach_max_ns";
+inline constexpr const char* agent = "agent";
+inline constexpr const char* sent = "sent";
+inline constexpr const char* note = "note";
 }  // namespace key
 
 // The `record` values.
@@ -253,6 +256,11 @@ struct EndRecord {
   std::uint64_t detaches = 0;
   std::uint64_t detach_max_ns = 0;
   std::string detach_note;
+  // Window summaries sent to the node agent ($GPULENS_KERNELS_AGENT,
+  // docs/kernels-agent.md), and those dropped because it was absent or full.
+  bool agent = false;
+  std::uint64_t agent_sent = 0, agent_dropped = 0;
+  std::string agent_note;  // why none were sent although asked for
 };
 
 // The lines of each record, each at most kMaxRecordBytes, without newlines.

@@ -324,6 +324,12 @@ EndRecord read_end(Checked& c, const json& line) {
   e.detaches = c.count(line, "", key::detaches);
   e.detach_max_ns = c.count(line, "", key::detach_max_ns);
   e.detach_note = c.text(line, "", key::detach_note, "");
+  if (const json* a = Checked::find(line, key::agent); a && c.object(*a, key::agent)) {
+    e.agent = true;
+    e.agent_sent = c.count(*a, key::agent, key::sent);
+    e.agent_dropped = c.count(*a, key::agent, key::dropped);
+    e.agent_note = c.text(*a, key::agent, key::note, "");
+  }
   return e;
 }
 

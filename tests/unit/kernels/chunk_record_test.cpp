@@ -184,6 +184,24 @@ TEST(ChunkRecord, AnEndSaysHowOftenCuptiDetachedOrWhyNot) {
   EXPECT_EQ(std::get<EndRecord>(read_all({line}).at(0).record).detach_note, kept.detach_note);
 }
 
+TEST(ChunkRecord, AnEndCountsTheSummariesSentToTheAgentAndThoseDropped) {
+  EndRecord e;
+  e.agent = true;
+  e.agent_sent = 40;
+  e.agent_dropped = 3;
+  const auto back = std::get<EndRecord>(read_all(encode_end(7, e)).at(0).record);
+  EXPECT_TRUE(back.agent);
+  EXPECT_EQ(back.agent_sent, 40u);
+  EXPECT_EQ(back.agent_dropped, 3u);
+  EndRecord bad;
+  bad.agent = true;
+  bad.agent_note = "GPULENS_KERNELS_AGENT 'x' is not 1, agent or an absolute socket path";
+  EXPECT_EQ(std::get<EndRecord>(read_all(encode_end(7, bad)).at(0).record).agent_note,
+            bad.agent_note);
+  // Not asked for: not written.
+  EXPECT_EQ(encode_end(7, EndRecord{}).at(0).find("\"agent\""), std::string::npos);
+}
+
 TEST(ChunkRecord, ASketchKeepsTheLongestGapsAndCountsWhatItClosed) {
   // 10,000 kernels of 5 us with 1 us gaps, and every 1,000th gap is 1 ms.
   std::vector<std::pair<std::int64_t, std::int64_t>> busy;

@@ -59,6 +59,19 @@ TEST(KernelsSchedule, WindowsFollowTheJobsClock) {
   EXPECT_EQ(w.end_ns, 192 * kS);
 }
 
+TEST(KernelsSchedule, TheNodesWindowsAreOnTheWallClockForEveryProcess) {
+  // Two processes that started at different moments trace the same windows:
+  // 2 s from :10, :30 and :50 of each minute.
+  const TraceSchedule s = inject::node_schedule();
+  const std::int64_t minute = 1'700'000'040'000'000'000;  // a whole minute, in ns
+  for (std::int64_t started : {minute + 1'000'000'000, minute + 9'999'000'000}) {
+    const auto w = window_at_or_after(s, started);
+    EXPECT_EQ(w.start_ns, minute + 10'000'000'000);
+    EXPECT_EQ(w.end_ns, minute + 12'000'000'000);
+  }
+  EXPECT_EQ(window_at_or_after(s, minute + 12'500'000'000).start_ns, minute + 30'000'000'000);
+}
+
 TEST(KernelsWindows, AWindowOnAFullQueueIsTakenAsTheGpuRanIt) {
   // The GPU is busy throughout; work launched before the window opened runs its
   // first 80 ms, and what was launched before it closed runs 80 ms past the close.

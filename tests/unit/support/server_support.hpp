@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -113,13 +114,16 @@ inline agent::LiveSnapshot fixed_snapshot() {
 // (and `history`, when given), stopped when the test ends.
 class RunningServer {
  public:
-  explicit RunningServer(exposition::ServerOptions options, std::string history = "") {
+  // `more` adds to what the server reads (the kernel summaries' store).
+  explicit RunningServer(exposition::ServerOptions options, std::string history = "",
+                         const std::function<void(exposition::ApiContext&)>& more = {}) {
     options.listen = "127.0.0.1:0";
     exposition::ApiContext ctx;
     auto snap = std::make_shared<const agent::LiveSnapshot>(fixed_snapshot());
     ctx.snapshot = [snap] { return snap; };
     ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
     ctx.history_path = std::move(history);
+    if (more) more(ctx);
     auto s = exposition::HttpServer::create(std::move(options), ctx);
     if (!s) {
       error = s.error().message;

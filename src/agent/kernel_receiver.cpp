@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/kernel_receiver.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "agent/log.hpp"
+#include "core/clock.hpp"
+#include "core/text_safety.hpp"
+
+namespace gpulens::agent {
+namespace {
+
+// A pid that left the GPUs is still taken this long: its last window's summary
+// comes at its exit, after the sampler may have seen it gone.
+constexpr double kHolderMemoryS = 120;
+// Datagrams read per wake-up before the stop flag is looked at again.
+constexpr int kDrainBatch = 256;
+
+std::string error_text(const std::string& what, int err) {
+  return what + ": " + std::strerror(err);
+}
+
+}  // namespace
+
+std::string_view refusal_id(Refusal r) {
+  switch (r) {
+    case Refusal::None:
+      return "accepted";
+    case Refusal::Oversized:
+      return "oversized";
+    case Refusal::NoCredentials:
+      return "no_credentials";
+    case Refusal::RateLimited:
+      return "rate_limited";
+    case Refusal::Malformed:
+      return "malformed";
+    case Refusal::NotOnGpu:
+      return "not_on_gpu";
+  }
+  return "unknown";
+}
+
+std::vector<int> gpus_of_pid(const LiveSnapshot& snap, std::uint32_t pid) {
+  std::vector<int> gpus;
+  for (const auto& g : snap.gpus) {
+    if (!g.sample || !g.sample->procs) continue;
+    for (const auto& p : *g.sample->procs) {
+      if (p.pid == pid) {
+        gpus.push_back(g.sample->gpu);
+        break;
+      }
+    }
+  }
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
+}
+
+SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit) : store_(store), limit_(limit) {}
+
+IntakeCounters SummaryIntake::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+Refusal SummaryIntake::count(Refusal r) {
+  std::lock_guard lock(mutex_);
+  switch (r) {
+    case Refusal::None:
+      ++counters_.accepted;
+      break;
+    case Refusal::Oversized:
+      ++counters_.oversized;
+      break;
+    case Refusal::NoCredentials:
+      ++counters_.no_credentials;
+      break;
+    case Refusal::RateLimited:
+      ++counters_.rate_limited;
+      break;
+    case Refusal::Malformed:
+      ++counters_.malformed;
+      break;
+    case Refusal::NotOnGpu:
+      ++counters_.not_on_gpu;
+      break;
+  }
+  return r;
+}
+
+// A token bucket per pid; the map is bounded, its idle (full) buckets forgotten.
+bool SummaryIntake::allow(std::int32_t pid, double now_s) {
+  auto it = buckets_.find(pid);
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= limit_.max_pids) {
+      const double full_after = limit_.burst * limit_.every_s;
+      std::erase_if(buckets_, [&](const auto& b) { return now_s - b.second.at_s >= full_after; });
+      if (buckets_.size() >= limit_.max_pids) return false;
+    }
+    it = buckets_.emplace(pid, Bucket{limit_.burst, now_s}).first;
+  }
+  Bucket& b = it->second;
+  b.tokens = std::min(limit_.burst, b.tokens + (now_s - b.at_s) / limit_.every_s);
+  b.at_s = now_s;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+// The pids on GPUs in this snapshot (once per snapshot), and those gone a while forgotten.
+void SummaryIntake::learn(const LiveSnapshot& snap, double now_s) {
+  if (snap.seq == learned_seq_) return;
+  learned_seq_ = snap.seq;
+  for (const auto& g : snap.gpus) {
+    if (!g.sample || !g.sample->procs) continue;
+    for (const auto& p : *g.sample->procs) {
+      Holder& h = holders_[p.pid];
+      if (h.seen_s != now_s) h.gpus.clear();  // first sight in this snapshot
+      h.seen_s = now_s;
+      h.name = p.name;
+      if (std::find(h.gpus.begin(), h.gpus.end(), g.sample->gpu) == h.gpus.end()) {
+        h.gpus.push_back(g.sample->gpu);
+      }
+    }
+  }
+  std::erase_if(holders_, [&](const auto& h) { return now_s - h.second.seen_s > kHolderMemoryS; });
+  for (auto& [pid, h] : holders_) std::sort(h.gpus.begin(), h.gpus.end());
+}
+
+Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
+                            const std::optional<PeerCredentials>& peer, const LiveSnapshot& snap,
+                            double now_s) {
+  {
+    std::lock_guard lock(mutex_);
+    ++counters_.received;
+  }
+  // Cheapest checks first, so that a flood costs the agent little.
+  if (truncated || bytes.size() > kernels::kMaxSummaryBytes) return count(Refusal::Oversized);
+  if (!peer || peer->pid <= 0) return count(Refusal::NoCredentials);
+  if (!allow(peer->pid, now_s)) return count(Refusal::RateLimited);
+  std::string why;
+  auto summary = kernels::decode_summary(bytes, why);
+  if (!summary) {
+    log_debug("kernel summary from pid {} refused: {}", peer->pid, why);
+    return count(Refusal::Malformed);
+  }
+  learn(snap, now_s);
+  const auto pid = static_cast<std::uint32_t>(peer->pid);
+  const auto holder = holders_.find(pid);
+  if (holder == holders_.end() || holder->second.gpus.empty()) return count(Refusal::NotOnGpu);
+  const std::vector<int>& gpus = holder->second.gpus;
+  // The process's CUDA ordinal d is its d-th GPU in the agent's order (true when
+  // CUDA_VISIBLE_DEVICES lists them ascending, as Kubernetes and Slurm do); one
+  // device on one GPU is that GPU whatever its ordinal.
+  std::uint64_t unmapped = 0;
+  for (auto& d : summary->devices) {
+    int gpu = -1;
+    if (gpus.size() == 1 && summary->devices.size() == 1) {
+      gpu = gpus.front();
+    } else if (d.device < gpus.size()) {
+      gpu = gpus[d.device];
+    }
+    if (gpu < 0) {
+      ++unmapped;
+      continue;
+    }
+    KernelWindow w;
+    w.gpu = gpu;
+    w.device = d.device;
+    w.pid = pid;
+    w.uid = peer->uid;
+    w.process = terminal_safe(holder->second.name);
+    w.start_unix_ns = summary->start_unix_ns;
+    w.end_unix_ns = summary->end_unix_ns;
+    w.window = summary->window;
+    w.busy_ns = d.busy_ns;
+    w.idle_ns = d.idle_ns;
+    w.top = std::move(d.top);
+    for (auto& k : w.top) {
+      k.name = kernels::cut_name(terminal_safe(k.name), kernels::kMaxSummaryNameBytes);
+    }
+    w.other_kernels = d.other_kernels;
+    w.other_launches = d.other_launches;
+    w.other_ns = d.other_ns;
+    w.collectives = d.collectives;
+    w.copies = d.copies;
+    w.memsets = d.memsets;
+    w.cupti_dropped = summary->cupti_dropped;
+    w.summaries_dropped = summary->summaries_dropped;
+    store_.add(std::move(w));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    counters_.unmapped_devices += unmapped;
+    counters_.sender_dropped += summary->summaries_dropped;
+  }
+  return count(Refusal::None);
+}
+
+KernelReceiver::KernelReceiver(ReceiverOptions options, KernelStore& store,
+                               std::function<SnapshotPtr()> snapshot)
+    : options_(std::move(options)),
+      intake_(store, options_.limit),
+      snapshot_(std::move(snapshot)) {}
+
+Result<std::unique_ptr<KernelReceiver>> KernelReceiver::start(
+    ReceiverOptions options, KernelStore& store, std::function<SnapshotPtr()> snapshot) {
+  std::unique_ptr<KernelReceiver> r(
+      new KernelReceiver(std::move(options), store, std::move(snapshot)));
+  const std::string& path = r->options_.path;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path) {
+    return Error{"--kernels-socket '" + path + "' is not an absolute path of at most " +
+                 std::to_string(sizeof addr.sun_path - 1) + " bytes"};
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    // A socket left by an agent that died is ours to replace; anything else is not.
+    if (!S_ISSOCK(st.st_mode)) {
+      return Error{"--kernels-socket " + path + " exists and is not a socket"};
+    }
+    if (unlink(path.c_str()) != 0) return Error{error_text("cannot replace " + path, errno)};
+  }
+  r->fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (r->fd_ < 0) return Error{error_text("kernel summaries socket", errno)};
+  const int on = 1;
+  if (setsockopt(r->fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+    return Error{error_text("SO_PASSCRED", errno)};
+  }
+  if (bind(r->fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return Error{error_text("cannot bind " + path, errno)};
+  }
+  if (chmod(path.c_str(), r->options_.mode) != 0 || lstat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    unlink(path.c_str());
+    return Error{error_text("cannot set the permissions of " + path, err)};
+  }
+  r->inode_ = st.st_ino;
+  r->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (r->wake_fd_ < 0) {
+    unlink(path.c_str());
+    return Error{error_text("eventfd", errno)};
+  }
+  KernelReceiver* self = r.get();
+  r->thread_ = std::thread([self] { self->loop(); });
+  return r;
+}
+
+KernelReceiver::~KernelReceiver() {
+  stop();
+  if (fd_ >= 0) close(fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void KernelReceiver::stop() {
+  if (!thread_.joinable()) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof one);
+  thread_.join();
+  // Only our socket: another agent may have taken the path since.
+  struct stat st {};
+  if (lstat(options_.path.c_str(), &st) == 0 && st.st_ino == inode_) unlink(options_.path.c_str());
+}
+
+void KernelReceiver::loop() {
+  for (;;) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      log_error("kernel summaries: poll: {}; no more are received", std::strerror(errno));
+      return;
+    }
+    if ((fds[1].revents & POLLIN) != 0) return;
+    if ((fds[0].revents & POLLIN) != 0) drain();
+  }
+}
+
+void KernelReceiver::drain() {
+  // One byte more than a summary may hold, so that a longer one shows as truncated.
+  std::string buffer(kernels::kMaxSummaryBytes + 1, '\0');
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+  for (int i = 0; i < kDrainBatch; ++i) {
+    iovec iov{buffer.data(), buffer.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(fd_, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // EAGAIN: drained
+    }
+    std::optional<PeerCredentials> peer;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+          c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+        ucred cred{};
+        std::memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
+      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        // Descriptors nobody asked for: closed, never used.
+        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t k = 0; k < count; ++k) {
+          int fd = -1;
+          std::memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof fd);
+          if (fd >= 0) close(fd);
+        }
+      }
+    }
+    const bool truncated = (msg.msg_flags & MSG_TRUNC) != 0;
+    const auto snap = snapshot_();
+    intake_.take(std::string_view(buffer.data(), static_cast<std::size_t>(n)), truncated, peer,
+                 *snap, monotonic_now());
+  }
+}
+
+}  // namespace gpulens::agent

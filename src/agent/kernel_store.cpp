@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/kernel_store.hpp"
+
+#include <algorithm>
+
+namespace gpulens::agent {
+namespace {
+
+bool listed(const std::vector<int>& gpus, int gpu) {
+  return gpus.empty() || std::find(gpus.begin(), gpus.end(), gpu) != gpus.end();
+}
+
+bool listed(const std::vector<std::uint32_t>& pids, std::uint32_t pid) {
+  return pids.empty() || std::find(pids.begin(), pids.end(), pid) != pids.end();
+}
+
+constexpr double kNsPerS = 1e9;
+
+}  // namespace
+
+KernelStore::KernelStore(std::size_t windows_per_gpu)
+    : per_gpu_(std::max<std::size_t>(windows_per_gpu, 1)) {}
+
+void KernelStore::add(KernelWindow w) {
+  std::lock_guard lock(mutex_);
+  auto& ring = by_gpu_[w.gpu];
+  if (ring.size() >= per_gpu_) ring.pop_front();
+  ring.push_back(std::move(w));
+}
+
+KernelQueryResult KernelStore::query(const KernelQuery& q) const {
+  KernelQueryResult r;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [gpu, ring] : by_gpu_) {
+      if (!listed(q.gpus, gpu)) continue;
+      for (const auto& w : ring) {
+        const double start = static_cast<double>(w.start_unix_ns) / kNsPerS;
+        const double end = static_cast<double>(w.end_unix_ns) / kNsPerS;
+        if (end < q.from || start > q.to || !listed(q.pids, w.pid)) continue;
+        r.windows.push_back(w);
+      }
+    }
+  }
+  std::sort(r.windows.begin(), r.windows.end(), [](const KernelWindow& a, const KernelWindow& b) {
+    if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
+    return a.gpu != b.gpu ? a.gpu < b.gpu : a.pid < b.pid;
+  });
+  if (r.windows.size() > q.limit) {
+    r.truncated = true;
+    r.windows.erase(r.windows.begin(), r.windows.end() - static_cast<std::ptrdiff_t>(q.limit));
+  }
+  return r;
+}
+
+std::vector<KernelWindow> KernelStore::latest(double since_unix_s) const {
+  std::map<std::pair<int, std::uint32_t>, const KernelWindow*> newest;
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpu, ring] : by_gpu_) {
+    for (const auto& w : ring) {
+      if (static_cast<double>(w.end_unix_ns) / kNsPerS < since_unix_s) continue;
+      const KernelWindow*& slot = newest[{gpu, w.pid}];
+      if (slot == nullptr || w.end_unix_ns >= slot->end_unix_ns) slot = &w;
+    }
+  }
+  std::vector<KernelWindow> out;
+  out.reserve(newest.size());
+  for (const auto& [key, w] : newest) out.push_back(*w);
+  return out;
+}
+
+std::size_t KernelStore::size() const {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [gpu, ring] : by_gpu_) n += ring.size();
+  return n;
+}
+
+// A string's bytes outside the object: none while it fits the small-string buffer.
+std::size_t heap_bytes(const std::string& s) {
+  return s.capacity() > 15 ? s.capacity() + 1 : 0;
+}
+
+std::size_t window_bytes(const KernelWindow& w) {
+  std::size_t n =
+      sizeof(KernelWindow) + heap_bytes(w.process) + w.top.capacity() * sizeof(kernels::KernelTime);
+  for (const auto& k : w.top) n += heap_bytes(k.name);
+  return n;
+}
+
+std::size_t KernelStore::bytes() const {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [gpu, ring] : by_gpu_) {
+    for (const auto& w : ring) n += window_bytes(w);
+  }
+  return n;
+}
+
+}  // namespace gpulens::agent

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The kernel summaries jobs sent (docs/kernels-agent.md), one per process, GPU
+// and trace window, kept in memory and bounded: a ring of `windows_per_gpu` per
+// GPU, the oldest going first. /api/v1/kernels reads it; the newest window of
+// each process and GPU (latest()) is what per-GPU kernel series are built from.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_summary.hpp"
+
+namespace gpulens::agent {
+
+struct KernelWindow {
+  int gpu = 0;               // the agent's GPU index
+  std::uint32_t device = 0;  // the process's CUDA ordinal it came as
+  std::uint32_t pid = 0;     // from the kernel's peer credentials, never the datagram
+  std::uint32_t uid = 0;     // likewise
+  std::string process;       // the agent's own name for the pid (comm)
+  std::int64_t start_unix_ns = 0, end_unix_ns = 0;
+  bool window = true;
+  std::uint64_t busy_ns = 0, idle_ns = 0;
+  std::vector<kernels::KernelTime> top;  // names length-capped and terminal-safe
+  std::uint64_t other_kernels = 0, other_launches = 0, other_ns = 0;
+  kernels::WorkTotal collectives, copies, memsets;
+  std::uint64_t cupti_dropped = 0, summaries_dropped = 0;
+};
+
+struct KernelQuery {
+  double from = 0, to = 0;          // Unix seconds: windows that overlap [from, to]
+  std::vector<int> gpus;            // empty: all
+  std::vector<std::uint32_t> pids;  // empty: all
+  std::size_t limit = 1000;         // the newest this many, in time order
+};
+
+struct KernelQueryResult {
+  std::vector<KernelWindow> windows;  // oldest first
+  bool truncated = false;             // more matched than `limit`
+};
+
+// The default ring: a day of the node's windows (one every 20 s) for one process
+// per GPU. Its size per GPU-day is measured in tests/unit/agent/kernel_store_test.cpp.
+inline constexpr std::size_t kKernelWindowsPerGpu = 4320;
+
+class KernelStore {
+ public:
+  explicit KernelStore(std::size_t windows_per_gpu = kKernelWindowsPerGpu);
+
+  void add(KernelWindow w);
+  KernelQueryResult query(const KernelQuery& q) const;
+  // The newest window of each (GPU, pid) that ended at or after `since_unix_s`.
+  std::vector<KernelWindow> latest(double since_unix_s) const;
+
+  std::size_t size() const;
+  std::size_t windows_per_gpu() const { return per_gpu_; }
+  // Memory the windows hold, in bytes (strings and vectors by capacity).
+  std::size_t bytes() const;
+
+ private:
+  std::size_t per_gpu_;
+  mutable std::mutex mutex_;
+  std::map<int, std::deque<KernelWindow>> by_gpu_;  // each in arrival order
+};
+
+// The bytes one stored window holds.
+std::size_t window_bytes(const KernelWindow& w);
+
+}  // namespace gpulens::agent

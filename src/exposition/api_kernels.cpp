@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// The JSON of /api/v1/kernels and of /api/v1/health's `kernels` (docs/serve.md,
+// docs/kernels-agent.md). Kernel names were made terminal-safe and length-capped
+// when they came in (agent/kernel_receiver.cpp); nlohmann escapes them for JSON.
+#include "core/json_number.hpp"
+#include "exposition/api_json.hpp"
+
+namespace gpulens::exposition {
+namespace {
+
+double seconds(std::uint64_t ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+
+Json time_json(std::uint64_t ns) {
+  return json_number(seconds(ns), decimals::kFine);  // kernels run for microseconds
+}
+
+Json share_json(std::uint64_t part, std::uint64_t whole) {
+  if (whole == 0) return nullptr;
+  return json_number(static_cast<double>(part) / static_cast<double>(whole), decimals::kRatio);
+}
+
+Json work_json(const kernels::WorkTotal& w, bool with_bytes) {
+  Json j;
+  j["count"] = w.count;
+  if (with_bytes) j["bytes"] = w.bytes;
+  j["time_s"] = time_json(w.ns);
+  return j;
+}
+
+}  // namespace
+
+Json kernel_window_json(const agent::KernelWindow& w) {
+  Json j;
+  j["gpu"] = w.gpu;
+  j["pid"] = w.pid;
+  j["uid"] = w.uid;
+  j["process"] = w.process;
+  j["device"] = w.device;
+  j["start"] = json_number(static_cast<double>(w.start_unix_ns) / 1e9, decimals::kTime);
+  j["end"] = json_number(static_cast<double>(w.end_unix_ns) / 1e9, decimals::kTime);
+  j["window"] = w.window;
+  j["busy_s"] = time_json(w.busy_ns);
+  j["idle_s"] = time_json(w.idle_ns);
+  j["idle_share"] = share_json(w.idle_ns, w.busy_ns + w.idle_ns);
+  std::uint64_t kernel_ns = w.other_ns;
+  for (const auto& k : w.top) kernel_ns += k.ns;
+  Json top = Json::array();
+  for (const auto& k : w.top) {
+    top.push_back({{"name", k.name},
+                   {"launches", k.launches},
+                   {"time_s", time_json(k.ns)},
+                   {"share", share_json(k.ns, kernel_ns)}});
+  }
+  j["kernels"] = std::move(top);
+  j["other"] = {{"kernels", w.other_kernels},
+                {"launches", w.other_launches},
+                {"time_s", time_json(w.other_ns)},
+                {"share", share_json(w.other_ns, kernel_ns)}};
+  j["kernel_time_s"] = time_json(kernel_ns);
+  Json collectives = work_json(w.collectives, false);
+  collectives["share"] = share_json(w.collectives.ns, kernel_ns);
+  j["collectives"] = std::move(collectives);
+  j["copies"] = work_json(w.copies, true);
+  j["memsets"] = work_json(w.memsets, true);
+  j["cupti_dropped"] = w.cupti_dropped;
+  j["summaries_dropped"] = w.summaries_dropped;
+  return j;
+}
+
+Json kernels_json(const agent::KernelQueryResult& r, double from, double to) {
+  Json j;
+  j["from"] = from;
+  j["to"] = to;
+  j["source"] = "memory";
+  j["truncated"] = r.truncated;
+  Json windows = Json::array();
+  for (const auto& w : r.windows) windows.push_back(kernel_window_json(w));
+  j["windows"] = std::move(windows);
+  return j;
+}
+
+Json kernel_intake_json(const std::optional<agent::KernelIntakeStatus>& status) {
+  Json j;
+  j["enabled"] = status.has_value();
+  if (!status) return j;
+  const agent::IntakeCounters& c = status->counters;
+  j["socket"] = status->socket;
+  j["received"] = c.received;
+  j["accepted"] = c.accepted;
+  j["refused"] = {{"oversized", c.oversized},
+                  {"no_credentials", c.no_credentials},
+                  {"rate_limited", c.rate_limited},
+                  {"malformed", c.malformed},
+                  {"not_on_gpu", c.not_on_gpu}};
+  j["unmapped_devices"] = c.unmapped_devices;
+  j["sender_dropped"] = c.sender_dropped;
+  j["windows_stored"] = status->stored;
+  j["windows_per_gpu"] = status->windows_per_gpu;
+  j["memory_bytes"] = status->bytes;
+  return j;
+}
+
+}  // namespace gpulens::exposition
