@@ -115,7 +115,9 @@ void Agent::loop() {
                                            std::string(diagnosis::state_id(st.state.state)),
                                            st.throttle.throttled});
       }
-      writer_->push(std::move(rows), std::move(events));
+      store::SlurmJobUses slurm;
+      slurm.add_samples(t.samples);
+      writer_->push(std::move(rows), std::move(events), slurm);
     }
   }
   // The end (or failure) of the source is news for /api/v1/health.

@@ -2,13 +2,15 @@
 // `gpulens report FILE`: the verdict of `gpulens run` from a recording, offline:
 // funnel, states, alerts and fixes, cost and MFU, as text, JSON or HTML.
 // `gpulens report --from T [--to T]` gives the same verdict on a time range of
-// the agent's history (`gpulens serve`'s SQLite file) instead of a recording.
+// the agent's history (`gpulens serve`'s SQLite file) instead of a recording,
+// and `gpulens report --slurm-job ID` on one Slurm job's GPUs and span there.
 #include <chrono>
 #include <cstdio>
 
 #include "cli/command.hpp"
 #include "cli/report_setup.hpp"
 #include "cli/signals.hpp"
+#include "cli/slurm_job_report.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "core/duration.hpp"
@@ -21,10 +23,11 @@ namespace {
 
 struct ReportArgs {
   std::string trace;
-  std::string from;    // with --from: the agent's history instead of a recording
-  std::string to;      // empty: now
-  std::string db;      // empty: where `gpulens serve` writes by default
-  std::string format;  // empty: from -o's extension, else text
+  std::string from;       // with --from: the agent's history instead of a recording
+  std::string to;         // empty: now
+  std::string db;         // empty: where `gpulens serve` writes by default
+  std::string slurm_job;  // with --slurm-job: that job's GPUs and span of the history
+  std::string format;     // empty: from -o's extension, else text
   std::string output = "-";
   bool lenient = false;
   ReportSettings settings;
@@ -102,6 +105,46 @@ std::string render_history(const verdict::Verdict& v, const Trace& trace, Report
   return text;
 }
 
+// The verdict on one Slurm job from the history; its own usage errors first.
+int run_slurm_job_report(const ReportArgs& args, ReportFormat format) {
+  if (!args.trace.empty() || !args.from.empty() || !args.to.empty() ||
+      !args.settings.gpus.empty()) {
+    eprint(
+        "gpulens report: --slurm-job takes the job's GPUs and time from the history: leave out "
+        "the recording, --from, --to and --gpus\n");
+    return kExitUsage;
+  }
+  auto id = parse_slurm_job_arg(args.slurm_job);
+  if (!id) {
+    eprint("gpulens report: {}\n", id.error().message);
+    return kExitUsage;
+  }
+  const std::string db = args.db.empty() ? store::default_history_path() : args.db;
+  auto job = store::load_slurm_job_trace(db, *id);
+  if (!job) {
+    eprint("gpulens report: {}\n", job.error().message);
+    return kExitFailure;
+  }
+  const ReportTables tables = load_report_tables(args.settings.data_dir);
+  for (const auto& w : tables.warnings) eprint("gpulens: warning: {}\n", w);
+  auto options = make_verdict_options(args.settings, tables);
+  if (!options) {
+    eprint("gpulens report: {}\n", options.error().message);
+    return kExitUsage;
+  }
+  // A job has a start-up and a tear-down, reported apart as for `gpulens run`.
+  options->edges_apart = true;
+  const Trace& trace = job->history.trace;
+  const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
+  const std::string text = render_slurm_job(verdict, trace, format, *job, db);
+  if (auto written = write_report(text, args.output); !written) {
+    eprint("gpulens report: {}\n", written.error().message);
+    return kExitFailure;
+  }
+  if (args.output != "-") eprint("gpulens: wrote {}\n", args.output);
+  return kExitOk;
+}
+
 int run_report(const ReportArgs& args) {
   exit_on_stop_signal();
   std::optional<ReportFormat> format;
@@ -110,16 +153,18 @@ int run_report(const ReportArgs& args) {
   } else {
     format = args.output == "-" ? ReportFormat::Text : report_format_for_path(args.output);
   }
+  if (!args.slurm_job.empty()) return run_slurm_job_report(args, *format);
   const bool history = !args.from.empty();
   if (history == !args.trace.empty()) {
     eprint("gpulens report: {}\n",
            history ? "give a recording or --from, not both"
-                   : "give a recording (gpulens report FILE) or a range of the agent's "
-                     "history (--from -2h [--to now] [--db FILE])");
+                   : "give a recording (gpulens report FILE), a range of the agent's "
+                     "history (--from -2h [--to now] [--db FILE]) or a Slurm job in it "
+                     "(--slurm-job ID)");
     return kExitUsage;
   }
   if (!history && (!args.to.empty() || !args.db.empty())) {
-    eprint("gpulens report: --to and --db read the agent's history: add --from\n");
+    eprint("gpulens report: --to and --db read the agent's history: add --from or --slurm-job\n");
     return kExitUsage;
   }
   Trace trace;
@@ -168,16 +213,20 @@ void register_report(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand(
       "report",
       "The verdict on a recording (of `gpulens run --trace`, `gpulens record` or any gpu-trace),\n"
-      "or with --from on a time range of the agent's history (`gpulens serve`):\n"
+      "or with --from on a time range of the agent's history (`gpulens serve`),\n"
+      "or with --slurm-job on one Slurm job's GPUs and time in that history:\n"
       "the utilization funnel, what held the GPUs back and the fixes, cost and MFU.\n"
       "Formats: text, json (docs/report.md) or one self-contained HTML page.\n"
       "Times: RFC 3339 (2026-11-21T10:00:00Z, ...+01:00; no offset: local time), Unix\n"
       "seconds, now, or before now: -2h, -30m, -7d.");
-  cmd->add_option("trace", args->trace, "gpu-trace file (or --from for the history)")
+  cmd->add_option("trace", args->trace, "gpu-trace file (or --from or --slurm-job for the history)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--from", args->from,
                   "Judge the agent's history from this time instead of a recording");
   cmd->add_option("--to", args->to, "End of the history range (default: now)");
+  cmd->add_option("--slurm-job", args->slurm_job,
+                  "Judge this Slurm job (its id as squeue prints it) from the agent's history: "
+                  "the GPUs and time its processes held");
   cmd->add_option("--db", args->db,
                   "The agent's history file (default: where `gpulens serve` writes it: " +
                       store::default_history_path() + ")");

@@ -172,8 +172,9 @@ Status HistoryStore::seed_dirty_minutes() {
 }
 
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
-                           const std::vector<diagnosis::AlertEvent>& events) {
-  if (samples.empty() && events.empty()) return ok_status();
+                           const std::vector<diagnosis::AlertEvent>& events,
+                           const std::vector<SlurmJobUse>& slurm) {
+  if (samples.empty() && events.empty() && slurm.empty()) return ok_status();
   if (auto s = db_.exec("BEGIN IMMEDIATE"); !s) return s;
   auto fail = [this](Status s) {
     (void)db_.exec("ROLLBACK");
@@ -216,6 +217,7 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     insert_event_.bind(8, std::int64_t{e.count});
     if (auto s = insert_event_.run(); !s) return fail(s);
   }
+  if (auto s = write_slurm_uses(db_, slurm); !s) return fail(s);
   if (auto s = db_.exec("COMMIT"); !s) return fail(s);
   return ok_status();
 }
@@ -375,6 +377,9 @@ Status HistoryStore::enforce_limits(bool make_room) {
   const auto rollup_limit = static_cast<std::int64_t>(newest - options_.rollup_retention_s);
   if (auto s = delete_before("rollup_1m", "minute", rollup_limit); !s) return s;
   if (auto s = delete_before("alert_events", "t", rollup_limit); !s) return s;
+  // A job is kept as long as the minutes that judge it (a few hundred bytes per
+  // job and GPU); past the size bound's drops its row says what is gone.
+  if (auto s = expire_slurm_uses(db_, rollup_limit * 1000); !s) return s;
   // Over 90 % of the bound: give up the oldest raw samples an hour at a time,
   // then the oldest rollups a day at a time, until under 80 %.
   // After a write failed for want of space, make room for a whole batch.

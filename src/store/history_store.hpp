@@ -15,6 +15,7 @@
 #include "diagnosis/alert_tracker.hpp"
 #include "store/rollup.hpp"
 #include "store/schema.hpp"
+#include "store/slurm_jobs.hpp"
 #include "store/sqlite_db.hpp"
 
 namespace gpulens::store {
@@ -46,9 +47,11 @@ class HistoryStore {
   static Result<HistoryStore> open(const StoreOptions& options);
 
   // One batch, one transaction: samples (a repeated (gpu, t) replaces the old
-  // row, so replaying a trace twice does not duplicate it), then alert events.
+  // row, so replaying a trace twice does not duplicate it), alert events, and
+  // the Slurm jobs seen on the GPUs (each row's span grows; store/slurm_jobs.hpp).
   Status write(const std::vector<StoredSample>& samples,
-               const std::vector<diagnosis::AlertEvent>& events);
+               const std::vector<diagnosis::AlertEvent>& events,
+               const std::vector<SlurmJobUse>& slurm = {});
   Status write_devices(const TraceHeader& header);
   // Rolls up the minutes that closed since the last call (a minute closes when a
   // sample of a later minute arrives; close_all also closes the newest one).

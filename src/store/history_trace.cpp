@@ -28,18 +28,15 @@ namespace {
 
 // The first read: the schema version, then the column map. A file that is not
 // SQLite, or SQLite without gpulens' tables, says so.
-Result<ColumnMap> read_schema(Database& db, const std::string& path) {
+Result<OpenedHistory> read_schema(Database& db, const std::string& path) {
   auto version = schema_version(db);
   if (!version) return version.error();
   if (*version == 0)
     return Error{fmt::format("{} is not a gpulens history database (no history schema)", path)};
-  return read_column_map(db);
+  auto columns = read_column_map(db);
+  if (!columns) return columns.error();
+  return OpenedHistory{Database(), std::move(*columns), *version};
 }
-
-struct OpenHistory {
-  Database db;
-  ColumnMap columns;
-};
 
 // Read-only, so a report never writes the agent's file. A read-only reader of a
 // WAL file needs the -wal and -shm files: while the agent runs they exist; after
@@ -47,18 +44,22 @@ struct OpenHistory {
 // directory cannot create them. Then no writer is live, and the file is read as
 // immutable (no locking, no WAL). That needs URI file names, which Debian's SQLite
 // accepts (SQLITE_USE_URI); where it does not, the first error stands.
-Result<OpenHistory> open_history(const std::string& path) {
+Result<OpenedHistory> open_history(const std::string& path) {
   auto db = Database::open(path, /*read_only=*/true, /*create=*/false);
   if (!db) return db.error();
-  auto columns = read_schema(*db, path);
-  if (columns) return OpenHistory{std::move(*db), std::move(*columns)};
+  auto opened = read_schema(*db, path);
+  if (opened) {
+    opened->db = std::move(*db);
+    return opened;
+  }
   std::error_code ec;
-  if (std::filesystem::exists(path + "-wal", ec)) return columns.error();
+  if (std::filesystem::exists(path + "-wal", ec)) return opened.error();
   auto frozen = Database::open_immutable(path);
-  if (!frozen) return columns.error();
+  if (!frozen) return opened.error();
   auto again = read_schema(*frozen, path);
-  if (!again) return columns.error();
-  return OpenHistory{std::move(*frozen), std::move(*again)};
+  if (!again) return opened.error();
+  again->db = std::move(*frozen);
+  return again;
 }
 
 // ---- reading ----
@@ -266,7 +267,12 @@ Result<HistoryTrace> read_history(Database& db, const ColumnMap& columns,
     }
   }
   const auto from_minute = static_cast<std::int64_t>(std::floor(rq.from / 60.0)) * 60;
-  const auto to_minute = static_cast<std::int64_t>(std::floor(split / 60.0)) * 60;
+  // With no raw sample left at the end, the minute holding `to` counts whole
+  // where the request asks (a job's last minute is the job's).
+  const bool whole_last = rq.whole_last_minute && split >= rq.to;
+  const auto to_minute =
+      static_cast<std::int64_t>(whole_last ? std::ceil(split / 60.0) : std::floor(split / 60.0)) *
+      60;
   auto& samples = out.trace.samples;
   std::int64_t minutes = 0;
   if (to_minute > from_minute) {
@@ -306,42 +312,43 @@ Result<HistoryTrace> read_history(Database& db, const ColumnMap& columns,
 
 }  // namespace
 
-Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
-  if (!(rq.from < rq.to)) {
-    return Error{fmt::format("the range is empty: from ({}) must be before to ({})",
-                             format_utc_time(rq.from), format_utc_time(rq.to))};
-  }
+Result<OpenedHistory> open_history_file(const std::string& path) {
   std::error_code ec;
-  const auto status = std::filesystem::status(rq.path, ec);
+  const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) {
     return Error{
         fmt::format("no history database at {}: `gpulens serve` writes one while it runs (there by "
                     "default, or where its --history says); pass that file with --db",
-                    rq.path)};
+                    path)};
   }
   if (std::filesystem::is_directory(status)) {
-    return Error{
-        fmt::format("{} is a directory: --db takes the history file (history.db)", rq.path)};
+    return Error{fmt::format("{} is a directory: --db takes the history file (history.db)", path)};
   }
-  if (access(rq.path.c_str(), R_OK) != 0) {
+  if (access(path.c_str(), R_OK) != 0) {
     return Error{fmt::format(
         "cannot read {}: {} (the history belongs to the user the agent runs as: run the "
         "report as that user, or with sudo)",
-        rq.path, std::strerror(errno))};
+        path, std::strerror(errno))};
   }
-  auto opened = open_history(rq.path);
-  if (!opened) return opened.error();
-  Database& db = opened->db;
-  // One read transaction: the agent's commits and retention while we read do
-  // not show, so rollups and raw samples meet where the range said they would.
-  if (auto s = db.exec("BEGIN"); !s) return s.error();
-  auto out = read_history(db, opened->columns, rq);
-  (void)db.exec("COMMIT");
-  if (!out) return out.error();
+  return open_history(path);
+}
 
-  Trace& trace = out->trace;
+Result<HistoryTrace> read_history_samples(OpenedHistory& history, const HistoryTraceRequest& rq) {
+  if (!(rq.from < rq.to)) {
+    return Error{fmt::format("the range is empty: from ({}) must be before to ({})",
+                             format_utc_time(rq.from), format_utc_time(rq.to))};
+  }
+  return read_history(history.db, history.columns, rq);
+}
+
+std::string describe_history_held(const DataRange& held) {
+  return describe_held(held);
+}
+
+Status finish_history_trace(HistoryTrace& out, const HistoryTraceRequest& rq) {
+  Trace& trace = out.trace;
   if (trace.samples.empty()) {
-    const std::string held = describe_held(out->held);
+    const std::string held = describe_held(out.held);
     if (held.empty()) {
       return Error{fmt::format(
           "{} holds no samples yet: the agent commits them about once a second while it runs",
@@ -355,23 +362,40 @@ Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
   // A rolled-up minute covers 60 s: with one in the trace, the interval is a
   // minute, which still lets each raw sample cover the time since the one before.
   trace.header.interval_s =
-      out->rollup_samples > 0 ? std::optional<double>(60.0) : typical_interval(trace.samples);
+      out.rollup_samples > 0 ? std::optional<double>(60.0) : typical_interval(trace.samples);
   trace.warnings.push_back(fmt::format("from the agent's history {}, {} to {}", rq.path,
                                        format_utc_time(rq.from), format_utc_time(rq.to)));
-  if (out->rollup_samples > 0) {
+  if (out.rollup_samples > 0) {
     const std::string why =
-        out->raw_capped_at
+        out.raw_capped_at
             ? fmt::format("the range holds {} raw samples; a report reads the newest {}",
-                          *out->raw_capped_at, rq.max_raw_samples)
+                          *out.raw_capped_at, rq.max_raw_samples)
             : std::string("raw samples were no longer kept");
     trace.warnings.push_back(fmt::format(
         "{} from 1-minute rollups ({}): each minute's means count as one 60 s sample, so states "
         "there are judged minute by minute",
-        out->raw_from ? "before " + format_utc_time(*out->raw_from) : std::string("all"), why));
+        out.raw_from ? "before " + format_utc_time(*out.raw_from) : std::string("all"), why));
   }
   trace.warnings.push_back(
       "history keeps no process lists or marks: allocated counts device memory in use, and "
       "there are no phases or step MFU");
+  return ok_status();
+}
+
+Result<HistoryTrace> load_history_trace(const HistoryTraceRequest& rq) {
+  if (!(rq.from < rq.to)) {
+    return Error{fmt::format("the range is empty: from ({}) must be before to ({})",
+                             format_utc_time(rq.from), format_utc_time(rq.to))};
+  }
+  auto opened = open_history_file(rq.path);
+  if (!opened) return opened.error();
+  // One read transaction: the agent's commits and retention while we read do
+  // not show, so rollups and raw samples meet where the range said they would.
+  if (auto s = opened->db.exec("BEGIN"); !s) return s.error();
+  auto out = read_history_samples(*opened, rq);
+  (void)opened->db.exec("COMMIT");
+  if (!out) return out.error();
+  if (auto s = finish_history_trace(*out, rq); !s) return s.error();
   return out;
 }
 

@@ -16,6 +16,8 @@
 #include "core/trace_reader.hpp"
 #include "store/history_query.hpp"
 #include "store/history_time.hpp"
+#include "store/schema.hpp"
+#include "store/sqlite_db.hpp"
 
 namespace gpulens::store {
 
@@ -30,6 +32,9 @@ struct HistoryTraceRequest {
   double to = 0;          // Unix seconds, exclusive
   std::vector<int> gpus;  // empty: every GPU the history holds
   std::size_t max_raw_samples = kMaxRawSamples;
+  // Where the end of the range is read from rollups, the minute holding `to`
+  // counts whole (a job's last minute); else only minutes before it.
+  bool whole_last_minute = false;
 };
 
 struct HistoryTrace {
@@ -45,6 +50,29 @@ struct HistoryTrace {
   std::size_t raw_samples = 0;
   std::size_t rollup_samples = 0;
 };
+
+// A history file opened read-only, its columns and schema version.
+struct OpenedHistory {
+  Database db;
+  ColumnMap columns;
+  std::int64_t version = 0;
+};
+
+// Opens `path` read-only (the agent may be writing it: WAL readers never block
+// it). Errors name the file and say what to do: no file (the agent writes it),
+// a directory, unreadable, not a gpulens history.
+Result<OpenedHistory> open_history_file(const std::string& path);
+
+// The samples of `request` from an opened history, in the caller's read
+// transaction; none is no error here.
+Result<HistoryTrace> read_history_samples(OpenedHistory& history,
+                                          const HistoryTraceRequest& request);
+// "raw samples from ... to ... and 1-minute rollups from ... to ...": what the
+// file holds, empty when nothing.
+std::string describe_history_held(const DataRange& held);
+// The trace's interval and the notes on where its samples came from; with no
+// sample, an error with the range the file does hold.
+Status finish_history_trace(HistoryTrace& trace, const HistoryTraceRequest& request);
 
 // Opens `path` read-only (the agent may be writing it: WAL readers never block
 // it) and reads [from, to) in one read transaction, so the rows are one

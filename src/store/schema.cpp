@@ -10,7 +10,6 @@
 #include "diagnosis/state.hpp"
 
 namespace gpulens::store {
-namespace {
 
 // Migration N takes a file at user_version N-1 to N. Never edit a released
 // step: add a new one, so files written by every earlier version upgrade.
@@ -57,9 +56,27 @@ CREATE TABLE alert_events (
 );
 CREATE INDEX alert_events_t ON alert_events (t);
 )sql",
+      // 2: which Slurm job held which GPU when (store/slurm_jobs.hpp), for
+      // `gpulens report --slurm-job`. A row per job, step and GPU; the index
+      // serves retention and the list of the latest jobs.
+      R"sql(
+CREATE TABLE slurm_jobs (
+  job INTEGER NOT NULL,
+  step TEXT NOT NULL,
+  gpu INTEGER NOT NULL,
+  user TEXT NOT NULL DEFAULT '',
+  account TEXT NOT NULL DEFAULT '',
+  first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL,
+  PRIMARY KEY (job, step, gpu)
+) WITHOUT ROWID;
+CREATE INDEX slurm_jobs_last ON slurm_jobs (last_ms);
+)sql",
   };
   return steps;
 }
+
+namespace {
 
 Result<std::set<std::string>> table_columns(Database& db, const char* table) {
   std::set<std::string> names;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/metric.hpp"
@@ -17,7 +18,7 @@
 namespace gpulens::store {
 
 // The newest schema this build writes; a file from a newer gpulens is refused.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Values are stored as integers (compact varints) in units of 1/scale: x100 for
 // ratios, watts and bandwidths, x1 for counters, clocks and bitmasks. The scale
@@ -36,6 +37,10 @@ struct ColumnMap {
 // gpulens has written to, 1..kSchemaVersion for one it can read. A negative
 // version (no gpulens writes one) or a newer one is an error naming the file.
 Result<std::int64_t> schema_version(Database& db);
+
+// The numbered migrations: element N-1 takes a file at user_version N-1 to N.
+// Exposed so that a test can build a file of an earlier version.
+const std::vector<std::string_view>& migrations();
 
 // Creates or upgrades the schema and returns the column map.
 Result<ColumnMap> migrate(Database& db);

@@ -14,6 +14,9 @@ namespace {
 constexpr double kErrorReminder = 300.0;
 // A batch this large wakes the writer before the flush interval: fast replays.
 constexpr std::size_t kEarlyFlush = 4096;
+// Slurm job rows kept waiting while the disk fails: far more jobs than run on
+// one node between two retries; past it the longest unseen go first.
+constexpr std::size_t kMaxPendingSlurm = 4096;
 }  // namespace
 
 StoreWriter::StoreWriter(StoreOptions options, WriterOptions writer, Log log)
@@ -56,14 +59,18 @@ bool StoreWriter::try_open(double now) {
   return true;
 }
 
-void StoreWriter::push(std::vector<StoredSample> samples,
-                       std::vector<diagnosis::AlertEvent> events) {
+void StoreWriter::push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events,
+                       const SlurmJobUses& slurm) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (quit_) return;
     for (auto& s : samples) pending_.push_back(std::move(s));
     for (auto& e : events) pending_events_.push_back(std::move(e));
+    if (!slurm.empty()) {
+      pending_slurm_.merge(slurm);
+      pending_slurm_.trim(kMaxPendingSlurm);
+    }
     if (pending_.size() > writer_.max_backlog) {
       const auto excess = pending_.size() - writer_.max_backlog;
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(excess));
@@ -83,17 +90,24 @@ void StoreWriter::loop() {
     const bool quitting = quit_;
     std::vector<StoredSample> samples;
     std::vector<diagnosis::AlertEvent> events;
+    SlurmJobUses slurm;
     samples.swap(pending_);
     events.swap(pending_events_);
+    std::swap(slurm, pending_slurm_);
     lock.unlock();
 
     const double now = unix_now();
     if (!store_ && now >= next_open_) try_open(now);
     if (store_) {
-      write_pending(samples, events, now);
+      write_pending(samples, events, slurm, now);
       maintain(now, quitting);
     }
     lock.lock();
+    if (!slurm.empty()) {  // not written: merged into what came since
+      slurm.merge(pending_slurm_);
+      pending_slurm_ = std::move(slurm);
+      pending_slurm_.trim(kMaxPendingSlurm);
+    }
     // What could not be written goes back in front of newer samples, bounded.
     if (!samples.empty() || !events.empty()) {
       samples.insert(samples.end(), std::make_move_iterator(pending_.begin()),
@@ -115,15 +129,17 @@ void StoreWriter::loop() {
 }
 
 void StoreWriter::write_pending(std::vector<StoredSample>& samples,
-                                std::vector<diagnosis::AlertEvent>& events, double now) {
-  if (samples.empty() && events.empty()) return;
+                                std::vector<diagnosis::AlertEvent>& events, SlurmJobUses& slurm,
+                                double now) {
+  if (samples.empty() && events.empty() && slurm.empty()) return;
   if (!status_.healthy && now < next_open_) return;  // wait for the retry time
   const auto t0 = std::chrono::steady_clock::now();
-  auto s = store_->write(samples, events);
+  const auto slurm_rows = slurm.rows();
+  auto s = store_->write(samples, events, slurm_rows);
   if (!s && store_->db().last_error().kind == DbFailure::Full) {
     // Our own size bound may be what is full: make room and try once more.
     (void)store_->enforce_limits(/*make_room=*/true);
-    s = store_->write(samples, events);
+    s = store_->write(samples, events, slurm_rows);
   }
   if (!s) {
     fail(fmt::format("history: {}", s.error().message), now);
@@ -142,6 +158,7 @@ void StoreWriter::write_pending(std::vector<StoredSample>& samples,
   }
   samples.clear();
   events.clear();
+  slurm.clear();
   recover();
 }
 

@@ -53,7 +53,9 @@ class StoreWriter {
 
   // Opens the file (or records why not) and starts the writing thread.
   void start(const TraceHeader& header);
-  void push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events);
+  // `slurm`: the Slurm jobs on the GPUs at these ticks (SlurmJobUses::add_samples).
+  void push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events,
+            const SlurmJobUses& slurm = {});
   // Writes what is pending, closes the minute, checkpoints the WAL and stops.
   void stop();
   StoreStatus status() const;
@@ -63,7 +65,7 @@ class StoreWriter {
   void loop();
   bool try_open(double now);
   void write_pending(std::vector<StoredSample>& samples, std::vector<diagnosis::AlertEvent>& events,
-                     double now);
+                     SlurmJobUses& slurm, double now);
   void maintain(double now, bool final);
   void fail(const std::string& message, double now);
   void recover();
@@ -78,6 +80,7 @@ class StoreWriter {
   std::condition_variable cv_;
   std::vector<StoredSample> pending_;
   std::vector<diagnosis::AlertEvent> pending_events_;
+  SlurmJobUses pending_slurm_;  // one per job, step and GPU: bounded by the jobs
   bool quit_ = false;
   StoreStatus status_;
   std::thread thread_;

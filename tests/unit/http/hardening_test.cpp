@@ -396,7 +396,8 @@ std::string make_history(const std::string& dir, std::int64_t user_version = 0) 
 }
 
 TEST(HardenedHistory, UnknownSchemaVersionsAreRefused) {
-  for (const std::int64_t version : {-1, 2, 1000}) {
+  for (const std::int64_t version :
+       {std::int64_t{-1}, std::int64_t{store::kSchemaVersion} + 1, std::int64_t{1000}}) {
     const auto dir = scratch_dir("history-version-" + std::to_string(version + 10));
     const auto path = make_history(dir, version);
     auto db = store::Database::open(path, false, false);
