@@ -426,7 +426,8 @@ def advice_holdout2_main(rank, world, out, scale):
             dist.broadcast(stop, 0)
             if stop.item():
                 break
-        record[name]["steps"] = n
+        # Inside the phase: Phase.__exit__ keeps this and adds start and end.
+        record.setdefault(name, {})["steps"] = n
         log(rank, f"{name}: {n} steps")
 
     with Phase(rank, "ddp_cpu_busy_rank0", record, slow_rank=0, host_ms=20):

@@ -9,11 +9,12 @@ Chromium's --window-size cannot go below 500 px wide, so a phone's 390 px needs
 Emulation.setDeviceMetricsOverride; --dump-dom cannot see console errors, so
 they are collected from Runtime and Log events.
 
-  dashboard_probe.py CHROME URL WIDTH HEIGHT SHOT.png CARDS [wall]
+  dashboard_probe.py CHROME URL WIDTH HEIGHT SHOT.png CARDS [wall] [kernels=GPU:PID,...]
 
 Checks: no sideways scroll (scrollWidth <= viewport), CARDS GPU cards, a legend
 on each of the four charts, a process row (held between process reads), one
-colour per distinct state, no console message, error or failed load; with
+colour per distinct state, the blocks of Where the time went (kernels=), none
+wider than its panel, no console message, error or failed load; with
 `wall`: the cards fill their row and the first chart ends above the fold.
 """
 import base64
@@ -43,6 +44,11 @@ MEASURE = """JSON.stringify((() => {
     firstChartBottom: chart ? r(chart).bottom + window.scrollY : null,
     legends: document.querySelectorAll('#charts .u-legend').length,
     processRows: document.querySelectorAll('#procs tbody tr:not(.none)').length,
+    // Where the time went: blocks per GPU and process, their named kernels, and
+    // any kernel name wider than its block (it must be cut with an ellipsis).
+    kernelBlocks: [...document.querySelectorAll('#kernels .kproc')].map((b) => `${b.dataset.gpu}:${b.dataset.pid}`),
+    kernelRows: document.querySelectorAll('#kernels .krow:not(.other)').length,
+    kernelOverflow: [...document.querySelectorAll('#kernels .kproc')].filter((b) => b.scrollWidth > b.clientWidth).length,
     states: cards.map((c) => c.dataset.state),
     stateColours: cards.map((c) => getComputedStyle(c.querySelector('.badge.state')).backgroundColor),
   };
@@ -155,7 +161,7 @@ def console_problems(events):
     return out
 
 
-def problems(r, width, cards, wall):
+def problems(r, width, cards, wall, kernel_blocks):
     bad = []
     if r["clientWidth"] != width:
         bad.append(f"the viewport is {r['clientWidth']} px, not {width}")
@@ -167,6 +173,12 @@ def problems(r, width, cards, wall):
         bad.append(f"{r['legends']} chart legends, expected 4")
     if r["processRows"] < 1:
         bad.append("no process row: the last process list was not held")
+    if len(r["kernelBlocks"]) != len(kernel_blocks) or sorted(r["kernelBlocks"]) != sorted(kernel_blocks):
+        bad.append(f"kernel blocks {r['kernelBlocks']}, expected {kernel_blocks}")
+    if kernel_blocks and r["kernelRows"] < 1:
+        bad.append("no named kernel in Where the time went")
+    if r["kernelOverflow"]:
+        bad.append(f"{r['kernelOverflow']} kernel block(s) wider than their panel")
     if len(set(r["stateColours"])) != len(set(r["states"])):
         bad.append(f"states {r['states']} drawn in {r['stateColours']}")
     if wall:
@@ -180,7 +192,10 @@ def problems(r, width, cards, wall):
 def main():
     chrome, url, width, height, shot = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     cards = int(sys.argv[6])
-    wall = len(sys.argv) > 7 and sys.argv[7] == "wall"
+    wall = "wall" in sys.argv[7:]
+    # kernels=GPU:PID,...: the blocks Where the time went must show (default none).
+    kernel_blocks = next((a.split("=", 1)[1].split(",") for a in sys.argv[7:] if a.startswith("kernels=")), [])
+    kernel_blocks = [k for k in kernel_blocks if k]
     settle = 4.0  # wall seconds: the page polls its agent every second
     profile = tempfile.mkdtemp(prefix="gpulens-probe-")
     browser = subprocess.Popen([chrome, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -212,7 +227,7 @@ def main():
         page.pump(0.2)
         result["console"] = console_problems(page.events)
         print(json.dumps(result))
-        bad = problems(result, width, cards, wall)
+        bad = problems(result, width, cards, wall, kernel_blocks)
         for b in bad:
             print(f"{width}x{height}: {b}", file=sys.stderr)
         return 1 if bad else 0

@@ -57,6 +57,7 @@ async function start() {
   refreshLatest();
   refreshHealth();
   refreshHistory();
+  refreshKernels();
 }
 
 document.addEventListener("DOMContentLoaded", start);

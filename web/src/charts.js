@@ -25,6 +25,7 @@ function buildRanges() {
       history.range = name;
       for (const x of root.children) x.classList.toggle("active", x.dataset.range === name);
       refreshHistory();
+      refreshKernels();
     });
     return b;
   }));

@@ -64,7 +64,9 @@ async function getJson(path) {
   if (!res.ok) {
     let message = `${res.status}`;
     try { message = (await res.json()).error || message; } catch (_) { /* not JSON */ }
-    throw new Error(message);
+    const err = new Error(message);
+    err.status = res.status;
+    throw err;
   }
   return res.json();
 }
