@@ -220,9 +220,81 @@ def advice_compiled(c):
     c.log(f"compiled_infer: {n} batches")
 
 
+# Each thread follows its own chain through a random permutation: every step a
+# dependent load of a random 32-byte sector, nothing else.
+CHASE = r"""
+extern "C" __global__ void chase(const int* next, int* out, int steps, long long n) {
+    int i = (int)(((long long)(blockIdx.x * blockDim.x + threadIdx.x) * 7919) % n);
+    for (int s = 0; s < steps; ++s) i = next[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = i;
+}
+"""
+
+
+def holdout_latency(c):
+    """The memory-stall rule's holdout (labels in expected.json, set
+    holdout_latency, written before this ran): a scalar random gather, and a
+    pointer chase at full occupancy and at one warp per SM."""
+    import cupy
+    import numpy as np
+    import torch
+
+    src = torch.randn(1024 * 1024 * 1024, device="cuda")  # 4 GiB of fp32
+    pool = [torch.randint(0, src.numel(), (16 << 20,), device="cuda") for _ in range(4)]
+    for idx in pool:
+        torch.take(src, idx)
+    torch.cuda.synchronize()
+    time.sleep(2)
+    with c.gm.phase("gather_scalar", elements=src.numel(), lookups=16 << 20):
+        k = [0]
+
+        def gather():
+            torch.take(src, pool[k[0] % len(pool)])
+            k[0] += 1
+
+        n = c.run_for(c.seconds(30), gather, sync_every=16)
+    c.log(f"gather_scalar: {n} gathers of 16 Mi elements")
+    del src, pool
+    torch.cuda.empty_cache()
+    time.sleep(2)
+
+    n_el = 512 * 1024 * 1024  # 2 GiB of int32: one random cycle through all of it
+    perm = cupy.random.permutation(n_el).astype(cupy.int32)
+    nxt = cupy.empty_like(perm)
+    nxt[perm] = cupy.roll(perm, -1)
+    del perm
+    kernel = cupy.RawKernel(CHASE, "chase")
+    sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for name, blocks, threads in (("chase_full", sms * 8, 256), ("chase_1warp", sms, 32)):
+        out = cupy.empty(blocks * threads, dtype=cupy.int32)
+        steps = 2000
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        kernel((blocks,), (threads,), (nxt, out, np.int32(steps), np.int64(n_el)))
+        start.record()
+        kernel((blocks,), (threads,), (nxt, out, np.int32(steps), np.int64(n_el)))
+        stop.record()
+        stop.synchronize()
+        ms = cupy.cuda.get_elapsed_time(start, stop)
+        steps = max(100, int(steps * 20.0 / max(ms, 1e-3)))  # ~20 ms a launch
+        time.sleep(2)
+        with c.gm.phase(name, blocks=blocks, threads=threads, steps=steps):
+            end = time.perf_counter() + c.seconds(30)
+            launches = 0
+            while time.perf_counter() < end:
+                for _ in range(5):
+                    kernel((blocks,), (threads,), (nxt, out, np.int32(steps), np.int64(n_el)))
+                launches += 5
+                cupy.cuda.Device().synchronize()
+        c.log(f"{name}: {launches} launches of {steps} steps")
+    del nxt
+    cupy.get_default_memory_pool().free_all_blocks()
+    time.sleep(2)
+
+
 WORKLOADS = {
     "advice_memory": advice_memory,
     "advice_host": advice_host,
     "advice_loader": advice_loader,
     "advice_compiled": advice_compiled,
+    "holdout_latency": holdout_latency,
 }

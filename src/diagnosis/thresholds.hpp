@@ -76,8 +76,14 @@ struct Thresholds {
   double int_work_share_min = 0.2;
   // DRAM over its practical peak at which SMs resident with every math pipe idle
   // are memory-bound (scattered or latency-bound access): a random gather keeps
-  // DRAM well short of its streaming peak, but nothing else is busy.
-  double memory_stall_dram_share_min = 0.3;
+  // DRAM well short of its streaming peak, but nothing else is busy. A hung,
+  // sleeping or spinning kernel moves no DRAM at all (0.00 % on all seven hang
+  // recordings of the corpus); a warp that waits on memory moves at least its
+  // sectors: one warp per SM chasing pointers on an H100 moves 132 x 32 sectors
+  // of 32 B per ~0.6-1 us, about 0.05-0.08 of the practical peak. The line sits
+  // at the bottom of that (0.3 until 2026-11-28, which a 4 GiB embedding gather
+  // at 0.28 missed).
+  double memory_stall_dram_share_min = 0.05;
   // A process at or above this CPU (%, 100 = one core) while its GPU runs no
   // kernel: the GPU waits for that process (tokenizing, compiling, preprocessing).
   double host_busy_cpu_pct_min = 90.0;
