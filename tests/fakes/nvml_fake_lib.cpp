@@ -169,7 +169,7 @@ FAKE_NVML Return nvmlDeviceGetTemperature(nvml::Device handle, int /*sensor*/, u
 // NVML's two-call protocol: a count too small for the list gets InsufficientSize
 // and the count needed.
 FAKE_NVML Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device handle, unsigned* count,
-                                                        nvml::ProcessInfo_v3* out) {
+                                                         nvml::ProcessInfo_v3* out) {
   const FakeDevice* d = device(handle);
   if (d == nullptr || count == nullptr) return Return::InvalidArgument;
   const auto list = processes_on(d->index);
