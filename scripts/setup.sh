@@ -16,6 +16,7 @@ packages=(
   groff-base man-db           # the man pages' checks (tests/e2e/man_pages.py)
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
+  munge slurmctld slurmd slurm-client  # a one-node Slurm (tests/e2e/slurm_cluster.sh), ~4 MB, ~10 s
   # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
   python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )

@@ -131,6 +131,7 @@ def fleet():
              t(f'sum by (hostname) (cluster_node:gpulens_allocated_gpus:sum{{{C}}})', None, True, "table"),
              t(f'sum by (hostname) (cluster_node:gpulens_sm_active_gpus:sum{{{C}}})', None, True, "table")],
             w=12, options={"showHeader": True})
+    slurm_account_panels(b)
     b.panel("table", "Firing agent alerts", "gpulens_alert_firing across the fleet.",
             [t(f'sum by (hostname, gpu, rule, severity, namespace, pod) (gpulens_alert_firing{{{C}}})',
                None, True, "table")], w=24)
@@ -193,8 +194,77 @@ def gpu():
     return b
 
 
+# Slurm (docs/slurm.md, docs/fleet.md). The job and account labels live only on the
+# per-process series (agents with --process-metrics): a GPU belongs to a job while
+# one of the job's processes is on it, so per-GPU series are joined to jobs through
+# JOB_GPUS, one series per (GPU, job) at each instant.
+def job_gpus(selector):
+    return (f'group by (cluster, instance, hostname, gpu, slurm_job, slurm_account) '
+            f'(gpulens_process_memory_used_bytes{{{selector}}})')
+
+
+def on_job_gpus(per_gpu, selector, keep=""):
+    """A per-GPU series (one per GPU) for each selected job on the GPU, with the job's
+    labels and the series' labels `keep`."""
+    return f'({per_gpu}) * on (instance, gpu) group_right ({keep}) {job_gpus(selector)}'
+
+
+def of_job(per_gpu, selector):
+    """Per-GPU series, their own labels kept, while one job (the selector) holds the GPU."""
+    return (f'{per_gpu} * on (instance, gpu) group_left () '
+            f'group by (instance, gpu) (gpulens_process_memory_used_bytes{{{selector}}})')
+
+
+def slurm_account_panels(b):
+    A = f'{C},slurm_job!=""'
+    b.panel("timeseries", "Money wasted per hour, by Slurm account",
+            "As by namespace, for GPUs held by Slurm jobs: price x the share of SM time no warp used, "
+            "summed over each account's GPUs (a GPU that jobs of two accounts share counts for both).",
+            [t(f'sum by (slurm_account, currency) ({on_job_gpus("gpu:gpulens_wasted_money_per_hour:sum", A, "currency")})',
+               "{{slurm_account}} ({{currency}})")], w=12)
+    b.panel("timeseries", "Efficiency by Slurm account", "SM activity over utilization of each account's GPUs.",
+            [t(f'sum by (slurm_account) ({on_job_gpus("gpulens_sm_active_ratio", A)}) / '
+               f'sum by (slurm_account) ({on_job_gpus("gpulens_gpu_utilization_ratio", A)})', "{{slurm_account}}")],
+            w=12, unit="percentunit", min_=0)
+
+
+def slurm_job():
+    job = var_query("job", "Slurm job",
+                    f'label_values(gpulens_process_memory_used_bytes{{{C},slurm_job!=""}}, slurm_job)')
+    b = Board("gpulens-slurm-job", "gpulens / Slurm job",
+              "One Slurm job: the GPUs its processes held, what they did, what it cost. Needs the agents' "
+              "--process-metrics; for the verdict after the job: gpulens report --slurm-job.",
+              [var_datasource(), CLUSTER, job])
+    J = f'{C},slurm_job="$job"'
+    b.panel("table", "GPUs of the job", "Each GPU a process of the job held, with its node, account and steps.",
+            [t(f'count by (hostname, gpu, slurm_account, slurm_step) (gpulens_process_memory_used_bytes{{{J}}})',
+               None, True, "table")], w=12)
+    b.panel("stat", "Cost per hour, and wasted", "The job's GPUs' price, and the part no warp used (SM activity).",
+            [t(f'sum by (currency) ({of_job("gpulens_gpu_price_per_hour", J)})',
+               "paid ({{currency}})", True),
+             t(f'sum by (currency) ({of_job("gpu:gpulens_wasted_money_per_hour:sum", J)})',
+               "wasted ({{currency}})", True)], w=6)
+    b.panel("stat", "Cost over the time range",
+            "Price x hours each GPU held the job, over the dashboard's range (sampled every $__interval).",
+            [t(f'sum by (currency) (sum_over_time(({of_job("gpulens_gpu_price_per_hour", J)})'
+               f'[$__range:$__interval])) * $__interval_ms / 3600000', "{{currency}}", True)], w=6)
+    b.panel("state-timeline", "Diagnosed state of each GPU", "Each of the job's GPUs' state while the job held it.",
+            [t(f'max by (hostname, gpu, state) ({of_job("gpulens_diagnosis_state", J)}) == 1',
+               "{{hostname}} GPU {{gpu}} {{state}}")], w=24)
+    b.panel("timeseries", "Utilization beside SM activity",
+            "Utilization counts a kernel on one SM as busy; SM activity says how many SMs worked.",
+            [t(f'max by (hostname, gpu) ({of_job("gpulens_gpu_utilization_ratio", J)})',
+               "{{hostname}} GPU {{gpu}} utilization"),
+             t(f'max by (hostname, gpu) ({of_job("gpulens_sm_active_ratio", J)})',
+               "{{hostname}} GPU {{gpu}} SM active")], unit="percentunit", min_=0, max_=1)
+    b.panel("timeseries", "Device memory of the job's processes", "",
+            [t(f'sum by (hostname, gpu) (gpulens_process_memory_used_bytes{{{J}}})', "{{hostname}} GPU {{gpu}}")],
+            unit="bytes")
+    return b
+
+
 if __name__ == "__main__":
-    for board in (fleet(), node(), gpu()):
+    for board in (fleet(), node(), gpu(), slurm_job()):
         path = os.path.join(HERE, "dashboards", board.uid + ".json")
         with open(path, "w") as f:
             json.dump(board.json(), f, indent=2)

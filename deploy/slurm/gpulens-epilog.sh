@@ -153,13 +153,25 @@ headline() {
     LC_ALL=C tr -c '[:print:]' ' ' | head -c "$comment_max"
 }
 
+# Through slurmdbd, as Jobstats does: by the time an epilog runs, slurmctld refuses
+# `scontrol update` of the job ("Job has already finished", Slurm 22.05 and later).
+# The first task of an array has the array's own id, which sacctmgr would take for
+# every task: name the task as <array>_<task> then.
+accounting_id() {
+  case ${SLURM_ARRAY_JOB_ID:-}:${SLURM_ARRAY_TASK_ID:-} in
+    "$job":[0-9]*) case $SLURM_ARRAY_TASK_ID in *[!0-9]*) echo "$job" ;; *) echo "${job}_$SLURM_ARRAY_TASK_ID" ;; esac ;;
+    *) echo "$job" ;;
+  esac
+}
+
 if [ "${GPULENS_SLURM_ADMIN_COMMENT:-0}" = 1 ]; then
-  if command -v scontrol >/dev/null 2>&1; then
-    if ! scontrol update "job=$job" "AdminComment=$(headline)" 2>"$tmp/scontrol.err"; then
-      log "job $job: scontrol update AdminComment failed: $(head -c 300 "$tmp/scontrol.err")"
+  if command -v sacctmgr >/dev/null 2>&1; then
+    if ! sacctmgr -i modify job where "jobid=$(accounting_id)" set "AdminComment=$(headline)" \
+      >"$tmp/sacctmgr.err" 2>&1; then
+      log "job $job: sacctmgr modify job AdminComment failed: $(head -c 300 "$tmp/sacctmgr.err" | tr '\n' ' ')"
     fi
   else
-    log "job $job: GPULENS_SLURM_ADMIN_COMMENT=1 but scontrol is not on PATH"
+    log "job $job: GPULENS_SLURM_ADMIN_COMMENT=1 but sacctmgr is not on PATH"
   fi
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# deploy/slurm/gpulens-epilog.sh with a fake gpulens, scontrol, mail and logger
+# deploy/slurm/gpulens-epilog.sh with a fake gpulens, sacctmgr, mail and logger
 # on PATH: the files it keeps per job (whole, bounded), the arguments it passes,
 # AdminComment and mail only when turned on, and exit 0 whatever fails (a
 # failing gpulens, a job not in the history, a bad job id, an unwritable
@@ -34,9 +34,9 @@ case "$*" in
     ;;
 esac
 FAKE
-cat >"$bin/scontrol" <<'FAKE'
+cat >"$bin/sacctmgr" <<'FAKE'
 #!/bin/sh
-for a in "$@"; do printf '%s\n' "$a"; done >"$CALLS/scontrol"
+for a in "$@"; do printf '%s\n' "$a"; done >"$CALLS/sacctmgr"
 FAKE
 cat >"$bin/mail" <<'FAKE'
 #!/bin/sh
@@ -65,7 +65,7 @@ head -n 1 "$tmp/jobs/4242.txt" | grep -qx "gpulens: Slurm job 4242 on node-7, 2 
 grep -q '"kind": "slurm_job"' "$tmp/jobs/4242.json" || fail "json not kept"
 grep -qx -- "report --slurm-job 4242 --format text --db /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
 grep -qx -- "report --slurm-job 4242 --format json --db /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
-[[ ! -e "$calls/scontrol" && ! -e "$calls/mail.args" ]] || fail "AdminComment or mail without being asked"
+[[ ! -e "$calls/sacctmgr" && ! -e "$calls/mail.args" ]] || fail "AdminComment or mail without being asked"
 shopt -s nullglob dotglob
 for f in "$tmp/jobs"/*; do
   case ${f##*/} in 4242.txt | 4242.json) ;; *) fail "temporary file left: $f" ;; esac
@@ -83,11 +83,18 @@ grep -q "over GPULENS_SLURM_JSON_MAX_BYTES" "$tmp/stderr" || fail "oversized JSO
 
 # 3. AdminComment when turned on: one short plain line.
 run 4246 GPULENS_SLURM_ADMIN_COMMENT=1 GPULENS_SLURM_COMMENT_MAX=60
-[[ $(sed -n 1,2p "$calls/scontrol" | tr '\n' ' ') == "update job=4246 " ]] || fail "scontrol args: $(cat "$calls/scontrol")"
-comment=$(sed -n 3p "$calls/scontrol")
+[[ $(sed -n 1,6p "$calls/sacctmgr" | tr '\n' ' ') == "-i modify job where jobid=4246 set " ]] ||
+  fail "sacctmgr args: $(cat "$calls/sacctmgr")"
+comment=$(sed -n 7p "$calls/sacctmgr")
 [[ $comment == "AdminComment=gpulens node-7: GPUs 0, 1 waited on the input pipeline"* ]] || fail "comment: $comment"
 [[ ${#comment} -le $((13 + 60)) ]] || fail "comment over 60 bytes: ${#comment}"
-[[ $(wc -l <"$calls/scontrol") -eq 3 ]] || fail "comment not one line"
+[[ $(wc -l <"$calls/sacctmgr") -eq 7 ]] || fail "comment not one line"
+# The first task of an array has the array's id: named <array>_<task>, or sacctmgr
+# would set the comment of every task; a later task keeps its own id.
+run 4246 GPULENS_SLURM_ADMIN_COMMENT=1 SLURM_ARRAY_JOB_ID=4246 SLURM_ARRAY_TASK_ID=3
+[[ $(sed -n 5p "$calls/sacctmgr") == "jobid=4246_3" ]] || fail "array task: $(cat "$calls/sacctmgr")"
+run 4251 GPULENS_SLURM_ADMIN_COMMENT=1 SLURM_ARRAY_JOB_ID=4246 SLURM_ARRAY_TASK_ID=5
+[[ $(sed -n 5p "$calls/sacctmgr") == "jobid=4251" ]] || fail "later array task: $(cat "$calls/sacctmgr")"
 
 # 4. Mail when turned on: the first lines, to the job's user.
 run 4247 GPULENS_SLURM_MAIL=1 GPULENS_SLURM_MAIL_LINES=3

@@ -126,7 +126,8 @@ def rewrite_rules(src_dir, dst_dir, interval):
 
 
 def substitute(expr, variables):
-    for k, v in variables.items():
+    # Longest names first: $__interval_ms is not $__interval followed by "_ms".
+    for k, v in sorted(variables.items(), key=lambda kv: -len(kv[0])):
         expr = expr.replace("${" + k + "}", v).replace("$" + k, v)
     return expr
 
@@ -204,7 +205,9 @@ receivers:
         # The agents: the fleet, then the stalled node last (its clock matters).
         targets = []
         # No config: the money panels must have data from the built-in price table alone.
-        common = ["--no-history", "--kube-log-dir", kube, "--speed", str(a.speed)]
+        # --process-metrics: the Slurm job and account labels (odd nodes) are on
+        # the per-process series only, which the Slurm panels join to the GPUs.
+        common = ["--no-history", "--kube-log-dir", kube, "--speed", str(a.speed), "--process-metrics"]
         for node in range(a.nodes):
             trace = os.path.join(tmp, f"node-{node:03d}.trace.jsonl")
             _, url = start_agent(a.gpulens, os.path.join(tmp, f"agent-{node}.log"),
@@ -326,7 +329,9 @@ scrape_configs:
             pods = q('gpulens_gpu_info{pod!=""}')
             variables = {"cluster": "sim", "hostname": pods[0]["metric"]["hostname"],
                          "gpu": pods[0]["metric"]["gpu"], "namespace": ".*",
-                         "datasource": "prometheus", "__rate_interval": "1m", "__interval": "15s",
+                         "job": (q('gpulens_process_memory_used_bytes{slurm_job!=""}') or
+                                 [{"metric": {"slurm_job": "none"}}])[0]["metric"]["slurm_job"],
+                         "datasource": "prometheus", "__rate_interval": "1m", "__interval": "15s", "__interval_ms": "15000",
                          "__range": "1h"}
             stall = [h for h in hosts if h == "node-stalled"]
             checks = check_dashboards(purl, a.dashboards, variables)

@@ -6,7 +6,9 @@ Each node gets an 8-GPU recording built from the two H200s of
 multi-gpu-h200x2: GPU k replays source GPU k % 2 with its samples rotated by a
 phase that depends on node and GPU (so that 1,000 GPUs do not move in step),
 a new UUID, and a process whose pod UID names a pod of one of three namespaces
-(every fourth GPU holds none: allocation below 1). One extra node replays the
+(every fourth GPU holds none: allocation below 1). Odd nodes are Slurm nodes
+instead: their processes carry a Slurm job (`x_slurm`: one job per four GPUs,
+of one of two accounts) and no pod. One extra node replays the
 spin8 phase of diagnosis-h100 (a kernel that spins on 8 SMs: the signature of a
 hung collective), which the agent reports as `stalled`.
 
@@ -23,6 +25,7 @@ import os
 import uuid
 
 NAMESPACES = ["ml-research", "inference", "batch"]
+ACCOUNTS = ["physics", "chemistry"]
 
 
 def read(path):
@@ -40,6 +43,14 @@ def pod_of(node, gpu):
     name = f"job-{node:03d}-{gpu // 4}"
     uid = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{ns}.{name}"))
     return ns, name, uid
+
+
+def slurm_of(node, gpu):
+    """The Slurm job on a GPU of an odd node (x_slurm), or None."""
+    if node % 2 == 0 or gpu % 4 == 3:
+        return None
+    return {"job": str(4000 + 2 * node + gpu // 4), "step": "0", "user": "alice",
+            "account": ACCOUNTS[(node // 2 + gpu // 4) % len(ACCOUNTS)], "from": "environ"}
 
 
 def thin(samples, interval):
@@ -75,10 +86,13 @@ def node_trace(src_header, src_samples, node, gpus, interval):
             s = dict(src)
             s["t"] = t
             s["gpu"] = k
-            pod = pod_of(node, k)
+            pod, job = pod_of(node, k), slurm_of(node, k)
             used = s.get("mem_used_mib", 1000)
-            s["procs"] = [] if pod is None else [
-                {"pid": 1000 + k, "name": "python", "used_mib": used, "pod": pod[2]}]
+            s["procs"] = []
+            if job is not None:
+                s["procs"] = [{"pid": 1000 + k, "name": "python", "used_mib": used, "x_slurm": job}]
+            elif pod is not None:
+                s["procs"] = [{"pid": 1000 + k, "name": "python", "used_mib": used, "pod": pod[2]}]
             rows.append(s)
     return header, rows
 
@@ -116,7 +130,7 @@ def main_args(traces, out, nodes, gpus=8, interval=1.0):
     for node in range(nodes):
         h, rows = node_trace(src_header, src_samples, node, gpus, interval)
         write(os.path.join(out, f"node-{node:03d}.trace.jsonl"), h, rows)
-        pods |= {p for p in (pod_of(node, k) for k in range(gpus)) if p}
+        pods |= {pod_of(node, k) for k in range(gpus) if pod_of(node, k) and not slurm_of(node, k)}
     h, rows, pod, start = stalled_trace(os.path.join(traces, "diagnosis-h100.trace.jsonl"), interval)
     write(os.path.join(out, "stalled.trace.jsonl"), h, rows)
     pods.add(pod)
