@@ -135,7 +135,25 @@ def fleet():
     b.panel("table", "Firing agent alerts", "gpulens_alert_firing across the fleet.",
             [t(f'sum by (hostname, gpu, rule, severity, namespace, pod) (gpulens_alert_firing{{{C}}})',
                None, True, "table")], w=24)
+    kernel_panels(b)
     return b
+
+
+def kernel_panels(b):
+    """The kernels of jobs that send their node summaries (docs/kernels-agent.md)."""
+    b.panel("bargauge", "Top kernels by GPU-hours, last day, by namespace",
+            "Each kernel's share of its GPU while traced (windows of 2 s every 20 s), summed over "
+            "a namespace's GPUs and the day: an estimate of GPU-hours. \"other\" is each GPU's "
+            "kernels past its top N.",
+            [t(f'topk(15, sum by (namespace, kernel) '
+               f'(cluster_namespace_kernel:gpulens_kernel_gpu_hours:1d{{{C}}}))',
+               "{{namespace}}: {{kernel}}", True)], w=12, unit="h",
+            options={"orientation": "horizontal", "displayMode": "gradient"})
+    b.panel("timeseries", "Top kernels now, GPUs' worth by namespace",
+            "The same estimate as GPUs' worth (GPU-seconds per second), the 10 largest.",
+            [t(f'topk(10, sum by (namespace, kernel) '
+               f'(cluster_namespace_kernel:gpulens_kernel_gpus:sum{{{C}}}))',
+               "{{namespace}}: {{kernel}}")], w=12, min_=0)
 
 
 def node():

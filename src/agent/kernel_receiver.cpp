@@ -64,7 +64,8 @@ std::vector<int> gpus_of_pid(const LiveSnapshot& snap, std::uint32_t pid) {
   return gpus;
 }
 
-SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit) : store_(store), limit_(limit) {}
+SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit, KernelSeries* series)
+    : store_(store), limit_(limit), series_(series) {}
 
 IntakeCounters SummaryIntake::counters() const {
   std::lock_guard lock(mutex_);
@@ -123,9 +124,13 @@ void SummaryIntake::learn(const LiveSnapshot& snap, double now_s) {
     if (!g.sample || !g.sample->procs) continue;
     for (const auto& p : *g.sample->procs) {
       Holder& h = holders_[p.pid];
-      if (h.seen_s != now_s) h.gpus.clear();  // first sight in this snapshot
+      if (h.seen_s != now_s) {  // first sight in this snapshot
+        h.gpus.clear();
+        h.kube.clear();
+      }
       h.seen_s = now_s;
       h.name = p.name;
+      if (auto ref = kube_of_process(snap, p)) h.kube[g.sample->gpu] = std::move(*ref);
       if (std::find(h.gpus.begin(), h.gpus.end(), g.sample->gpu) == h.gpus.end()) {
         h.gpus.push_back(g.sample->gpu);
       }
@@ -178,6 +183,9 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
     w.pid = pid;
     w.uid = peer->uid;
     w.process = terminal_safe(holder->second.name);
+    if (const auto k = holder->second.kube.find(gpu); k != holder->second.kube.end()) {
+      w.kube = k->second;
+    }
     w.start_unix_ns = summary->start_unix_ns;
     w.end_unix_ns = summary->end_unix_ns;
     w.window = summary->window;
@@ -195,6 +203,7 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
     w.memsets = d.memsets;
     w.cupti_dropped = summary->cupti_dropped;
     w.summaries_dropped = summary->summaries_dropped;
+    if (series_ != nullptr) series_->add(w, now_s);
     store_.add(std::move(w));
   }
   {
@@ -206,15 +215,17 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
 }
 
 KernelReceiver::KernelReceiver(ReceiverOptions options, KernelStore& store,
-                               std::function<SnapshotPtr()> snapshot)
+                               std::function<SnapshotPtr()> snapshot, KernelSeries* series)
     : options_(std::move(options)),
-      intake_(store, options_.limit),
+      intake_(store, options_.limit, series),
       snapshot_(std::move(snapshot)) {}
 
-Result<std::unique_ptr<KernelReceiver>> KernelReceiver::start(
-    ReceiverOptions options, KernelStore& store, std::function<SnapshotPtr()> snapshot) {
+Result<std::unique_ptr<KernelReceiver>> KernelReceiver::start(ReceiverOptions options,
+                                                              KernelStore& store,
+                                                              std::function<SnapshotPtr()> snapshot,
+                                                              KernelSeries* series) {
   std::unique_ptr<KernelReceiver> r(
-      new KernelReceiver(std::move(options), store, std::move(snapshot)));
+      new KernelReceiver(std::move(options), store, std::move(snapshot), series));
   const std::string& path = r->options_.path;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;

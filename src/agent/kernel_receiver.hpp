@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/kernel_series.hpp"
 #include "agent/kernel_store.hpp"
 #include "agent/snapshot.hpp"
 #include "core/result.hpp"
@@ -58,7 +59,8 @@ struct RateLimit {
 // The checks and the store, without the socket (tested on their own).
 class SummaryIntake {
  public:
-  explicit SummaryIntake(KernelStore& store, RateLimit limit = {});
+  // `series`, when given, also counts each stored window (the /metrics series).
+  explicit SummaryIntake(KernelStore& store, RateLimit limit = {}, KernelSeries* series = nullptr);
 
   // One datagram of `bytes` (`truncated`: it was longer than the buffer that
   // took it), from `peer` per the kernel (nullopt: no credentials came), seen at
@@ -73,6 +75,7 @@ class SummaryIntake {
   };
   struct Holder {  // a pid the agent saw on GPUs, remembered a while after it leaves
     std::vector<int> gpus;
+    std::map<int, sources::KubeRef> kube;  // its pod per GPU, where known
     std::string name;
     double seen_s = 0;
   };
@@ -82,6 +85,7 @@ class SummaryIntake {
 
   KernelStore& store_;
   RateLimit limit_;
+  KernelSeries* series_;
   std::map<std::int32_t, Bucket> buckets_;
   std::map<std::uint32_t, Holder> holders_;
   std::uint64_t learned_seq_ = UINT64_MAX;
@@ -100,7 +104,8 @@ class KernelReceiver {
   // Binds the socket (a stale socket at the path is replaced; any other file is
   // an error) and starts the thread.
   static Result<std::unique_ptr<KernelReceiver>> start(ReceiverOptions options, KernelStore& store,
-                                                       std::function<SnapshotPtr()> snapshot);
+                                                       std::function<SnapshotPtr()> snapshot,
+                                                       KernelSeries* series = nullptr);
   ~KernelReceiver();
   KernelReceiver(const KernelReceiver&) = delete;
   KernelReceiver& operator=(const KernelReceiver&) = delete;
@@ -111,8 +116,8 @@ class KernelReceiver {
   const std::string& path() const { return options_.path; }
 
  private:
-  KernelReceiver(ReceiverOptions options, KernelStore& store,
-                 std::function<SnapshotPtr()> snapshot);
+  KernelReceiver(ReceiverOptions options, KernelStore& store, std::function<SnapshotPtr()> snapshot,
+                 KernelSeries* series);
   void loop();
   void drain();
 

@@ -82,8 +82,9 @@ std::size_t heap_bytes(const std::string& s) {
 }
 
 std::size_t window_bytes(const KernelWindow& w) {
-  std::size_t n =
-      sizeof(KernelWindow) + heap_bytes(w.process) + w.top.capacity() * sizeof(kernels::KernelTime);
+  std::size_t n = sizeof(KernelWindow) + heap_bytes(w.process) + heap_bytes(w.kube.namespace_name) +
+                  heap_bytes(w.kube.pod) + heap_bytes(w.kube.container) +
+                  w.top.capacity() * sizeof(kernels::KernelTime);
   for (const auto& k : w.top) n += heap_bytes(k.name);
   return n;
 }

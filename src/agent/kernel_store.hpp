@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/kernel_summary.hpp"
+#include "sources/host/kube_pods.hpp"
 
 namespace gpulens::agent {
 
@@ -22,6 +23,7 @@ struct KernelWindow {
   std::uint32_t pid = 0;     // from the kernel's peer credentials, never the datagram
   std::uint32_t uid = 0;     // likewise
   std::string process;       // the agent's own name for the pid (comm)
+  sources::KubeRef kube;     // the process's pod on this GPU; empty when unknown
   std::int64_t start_unix_ns = 0, end_unix_ns = 0;
   bool window = true;
   std::uint64_t busy_ns = 0, idle_ns = 0;

@@ -21,6 +21,7 @@
 
 #include "agent/agent.hpp"
 #include "agent/kernel_receiver.hpp"
+#include "agent/kernel_series.hpp"
 #include "agent/kernel_store.hpp"
 #include "agent/log.hpp"
 #include "agent/reload_signal.hpp"
@@ -28,6 +29,7 @@
 #include "cli/gpu_price_book.hpp"
 #include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
+#include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "diagnosis/config.hpp"
 #include "exposition/http_server.hpp"
@@ -59,6 +61,7 @@ struct ServeArgs {
   std::string kernels_socket;  // empty: jobs' kernel summaries are not received
   std::string kernels_socket_mode = "0666";
   std::size_t kernels_windows = agent::kKernelWindowsPerGpu;
+  std::size_t kernels_top = agent::kKernelSeriesTop;
 };
 
 int run_hash_password() {
@@ -218,6 +221,7 @@ agent::AgentOptions agent_options_for(const ServeArgs& args,
 // socket bound and its thread started, or nothing when not asked for. False after
 // saying why it could not be bound.
 bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::KernelStore& store,
+                           agent::KernelSeries& series,
                            std::unique_ptr<agent::KernelReceiver>& out) {
   if (args.kernels_socket.empty()) return true;
   agent::ReceiverOptions options;
@@ -228,8 +232,8 @@ bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::Ke
     return false;
   }
   options.mode = static_cast<mode_t>(std::stoul(mode, nullptr, 8));
-  auto receiver =
-      agent::KernelReceiver::start(options, store, [agent] { return agent->snapshot(); });
+  auto receiver = agent::KernelReceiver::start(
+      options, store, [agent] { return agent->snapshot(); }, &series);
   if (!receiver) {
     eprint("gpulens serve: {}\n", receiver.error().message);
     return false;
@@ -241,7 +245,7 @@ bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::Ke
 // What the HTTP side reads: the agent's snapshot and the writer's status.
 exposition::ApiContext api_context(agent::Agent* agent, store::StoreWriter* writer,
                                    const std::string& history_path,
-                                   const agent::KernelStore* kernels,
+                                   const agent::KernelStore* kernels, agent::KernelSeries* series,
                                    const agent::KernelReceiver* receiver) {
   exposition::ApiContext context;
   if (receiver != nullptr) {
@@ -249,6 +253,9 @@ exposition::ApiContext api_context(agent::Agent* agent, store::StoreWriter* writ
     context.kernel_status = [kernels, receiver]() -> std::optional<agent::KernelIntakeStatus> {
       return agent::KernelIntakeStatus{receiver->path(), receiver->counters(), kernels->size(),
                                        kernels->windows_per_gpu(), kernels->bytes()};
+    };
+    context.kernel_series = [series]() -> std::optional<exposition::KernelSeriesStatus> {
+      return exposition::KernelSeriesStatus{series->rows(monotonic_now()), series->retired()};
     };
   }
   context.history_path = history_path;
@@ -359,13 +366,18 @@ int run_serve(ServeArgs& args) {
   const agent::AgentOptions agent_options = agent_options_for(args, *diagnosis, replay);
   auto agent = std::make_unique<agent::Agent>(std::move(source), agent_options, writer.get());
   agent::KernelStore kernel_store(args.kernels_windows);
+  agent::KernelSeriesOptions series_options;
+  series_options.top = args.kernels_top;
+  agent::KernelSeries kernel_series(series_options);
   std::unique_ptr<agent::KernelReceiver> receiver;
-  if (!start_kernel_receiver(args, agent.get(), kernel_store, receiver)) return kExitFailure;
+  if (!start_kernel_receiver(args, agent.get(), kernel_store, kernel_series, receiver)) {
+    return kExitFailure;
+  }
   std::unique_ptr<exposition::HttpServer> http;
-  const int opened = open_server(
-      args.server,
-      api_context(agent.get(), writer.get(), store_options.path, &kernel_store, receiver.get()),
-      http);
+  const int opened = open_server(args.server,
+                                 api_context(agent.get(), writer.get(), store_options.path,
+                                             &kernel_store, &kernel_series, receiver.get()),
+                                 http);
   if (opened != kExitOk) return opened;
 
   if (writer) writer->start(agent->header());
@@ -450,6 +462,11 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kernels-windows", args->kernels_windows,
                   "Kernel summary windows kept in memory per GPU (the oldest go first)")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--kernels-top", args->kernels_top,
+                  "Kernels per GPU with a series of their own in /metrics "
+                  "(gpulens_kernel_seconds_total); the rest are kernel=\"other\"")
+      ->check(CLI::Range(0, 50))
       ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 64))

@@ -38,6 +38,11 @@ Json kernel_window_json(const agent::KernelWindow& w) {
   j["uid"] = w.uid;
   j["process"] = w.process;
   j["device"] = w.device;
+  if (!w.kube.pod.empty()) {  // the process's pod, where the kubelet's logs name it
+    j["namespace"] = w.kube.namespace_name;
+    j["pod"] = w.kube.pod;
+    j["container"] = w.kube.container;
+  }
   j["start"] = json_number(static_cast<double>(w.start_unix_ns) / 1e9, decimals::kTime);
   j["end"] = json_number(static_cast<double>(w.end_unix_ns) / 1e9, decimals::kTime);
   j["window"] = w.window;

@@ -407,6 +407,7 @@ std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOpti
     render_diagnosis_metrics(out, snap);
     render_price_metrics(out, snap, options);
     if (options.process_metrics) render_process_metrics(out, snap);
+    if (self.kernel_series) render_kernel_metrics(out, snap, *self.kernel_series);
   }
   if (options.dcgm) render_dcgm_metrics(out, snap);
   render_self_metrics(out, snap, self);

@@ -31,6 +31,12 @@ struct ExpositionOptions {
   std::function<std::optional<GpuPrice>(const std::string& device_name)> price_of;
 };
 
+// The per-GPU kernel counters at scrape time (agent/kernel_series.hpp).
+struct KernelSeriesStatus {
+  std::vector<agent::KernelSeriesRow> rows;
+  std::uint64_t retired = 0;  // named series dropped so far
+};
+
 struct HttpCount {
   std::string handler;
   int code = 200;
@@ -46,6 +52,7 @@ struct SelfStats {
   std::optional<double> cpu_seconds;
   std::optional<double> start_time;
   std::optional<agent::KernelIntakeStatus> kernels;  // nullopt: --kernels-socket not given
+  std::optional<KernelSeriesStatus> kernel_series;   // likewise
 };
 
 std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOptions& options,
@@ -57,6 +64,9 @@ void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap)
 void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap);
 void render_self_metrics(std::string& out, const agent::LiveSnapshot& snap, const SelfStats& self);
 void render_dcgm_metrics(std::string& out, const agent::LiveSnapshot& snap);
+// gpulens_kernel_*_seconds_total: the jobs' kernel summaries per GPU and pod.
+void render_kernel_metrics(std::string& out, const agent::LiveSnapshot& snap,
+                           const KernelSeriesStatus& series);
 
 // The gpu/uuid/model/hostname labels of a GPU, rendered, and namespace/pod/
 // container when exactly one pod holds the GPU (docs/fleet.md: the target-label clash).

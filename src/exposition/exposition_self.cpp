@@ -186,6 +186,13 @@ void write_kernel_intake_metrics(PromWriter& w, const SelfStats& self) {
   w.family("gpulens_kernel_windows_stored", "gauge",
            "Kernel summary windows held in memory (bounded per GPU)");
   w.sample("gpulens_kernel_windows_stored", "", static_cast<double>(self.kernels->stored));
+  if (self.kernel_series) {
+    w.family("gpulens_kernel_series_retired_total", "counter",
+             "Per-kernel series dropped: their kernel got no time for 10 minutes, or a kernel "
+             "with more recent time took their slot (the churn of gpulens_kernel_seconds_total)");
+    w.sample("gpulens_kernel_series_retired_total", "",
+             static_cast<double>(self.kernel_series->retired));
+  }
 }
 
 // The names every Prometheus client library uses for its own process.

@@ -53,6 +53,7 @@ struct ApiContext {
   // The jobs' kernel summaries (--kernels-socket); null and nullopt when off.
   const agent::KernelStore* kernels = nullptr;
   std::function<std::optional<agent::KernelIntakeStatus>()> kernel_status;
+  std::function<std::optional<KernelSeriesStatus>()> kernel_series;
 };
 
 // Host and port of --listen: "127.0.0.1:9400", "[::1]:9400", ":9400" (all).

@@ -44,6 +44,7 @@ SelfStats HttpServer::self_stats() const {
   SelfStats s;
   if (context_.store_status) s.store = context_.store_status();
   if (context_.kernel_status) s.kernels = context_.kernel_status();
+  if (context_.kernel_series) s.kernel_series = context_.kernel_series();
   s.http = request_counts();
   s.last_scrape_s = last_scrape_s_.load();
   if (const auto usage = self_usage()) {

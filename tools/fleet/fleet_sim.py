@@ -5,11 +5,17 @@
 deploy/prometheus, a real Alertmanager, and a webhook listener that receives the
 `stalled` alert of the node that replays a hung collective.
 
+Every pod of the fleet runs a stand-in job that sends its node's agent kernel
+summaries (tools/fleet/kernel_job.py: a training job per node, and an inference
+server whose JIT names two new kernels per window); its PID is the process the
+recordings show on the pod's GPUs.
+
 Checks (exit 1 on failure): the webhook receives GpulensStalled with hostname,
 gpu and pod; with --dashboards, every target of every panel returns data through
 Prometheus' HTTP API. Measures: series per GPU (native, --compat dcgm,
---process-metrics), scrape duration p50/p99, Prometheus RSS, rule evaluation time
-per cycle, the alert's delays. Writes --out/results.json and prints a table.
+--process-metrics, with kernel summaries), scrape duration p50/p99, Prometheus
+RSS, rule evaluation time per cycle, the alert's delays. Writes
+--out/results.json and prints a table.
 Exit 77 when prometheus or prometheus-alertmanager is not installed.
 
 Rule groups run at --rule-interval (rewritten in a copy of the rule files) so
@@ -97,18 +103,50 @@ class Webhook(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def series_per_gpu(gpulens, trace, kube, tmp, extra):
+def kernel_series_ready(url, gpus, windows):
+    """True once `windows` summaries were accepted and `gpus` GPUs have kernel series."""
+    health = json.loads(get(url + "/api/v1/health"))
+    if health.get("kernels", {}).get("accepted", 0) < windows:
+        return False
+    text = get(url + "/metrics")
+    return len(set(re.findall(r'^gpulens_kernel_seconds_total\{gpu="(\d+)"', text, re.M))) >= gpus
+
+
+def series_per_gpu(gpulens, trace, kube, tmp, extra, ready=None):
+    """Series per GPU (mean over the node's 8, and the most on one) and the rest."""
     p, url = start_agent(gpulens, os.path.join(tmp, "count.log"),
                          ["--replay", trace, "--speed", "0", "--no-history",
                           "--kube-log-dir", kube, *extra])
     wait_for("the replay to end", lambda: json.loads(get(url + "/api/v1/health"))["source"]["ended"], 60)
+    if ready:
+        wait_for("kernel summaries", lambda: ready(url), 60)
     text = get(url + "/metrics")
     p.terminate()
     p.wait()
     PROCS.remove(p)
     gpu_series = [l for l in text.splitlines() if l and not l.startswith("#") and re.search(r'[{,](gpu|UUID)="', l)]
     other = [l for l in text.splitlines() if l and not l.startswith("#") and l not in gpu_series]
-    return len(gpu_series) / 8, len(other)
+    by_gpu = {}
+    for l in gpu_series:
+        g = re.search(r'[{,](?:gpu|gpu_index|UUID)="([^"]+)"', l).group(1)
+        by_gpu[g] = by_gpu.get(g, 0) + 1
+    return len(gpu_series) / 8, max(by_gpu.values()), len(other)
+
+
+def kernel_socket(tmp, node):
+    return os.path.join(tmp, f"k-{node:03d}.sock")
+
+
+def start_kernel_jobs(tmp, nodes):
+    """Two jobs per node (one per pod of 3 GPUs); {(node, pod): pid}."""
+    pids = {}
+    for node in range(nodes):
+        for pod, args in ((0, ["--kind", "train"]), (1, ["--kind", "serve", "--jit", "2"])):
+            p = start([sys.executable, os.path.join(HERE, "kernel_job.py"), "--socket",
+                       kernel_socket(tmp, node), "--devices", "3", *args],
+                      os.path.join(tmp, f"job-{node}-{pod}.log"))
+            pids[(node, pod)] = p.pid
+    return pids
 
 
 def rewrite_rules(src_dir, dst_dir, interval):
@@ -170,15 +208,23 @@ def main():
     t0 = time.time()
     results = {"nodes": a.nodes, "gpus": a.nodes * 8 + 1, "scrape_interval": a.scrape_interval}
     try:
-        make_traces.main_args(REPO + "/tests/fixtures/traces", tmp, a.nodes)
+        pids = start_kernel_jobs(tmp, a.nodes)
+        make_traces.main_args(REPO + "/tests/fixtures/traces", tmp, a.nodes, pids=pids)
         facts = json.load(open(os.path.join(tmp, "facts.json")))
         kube = os.path.join(tmp, "kube", "log")
         node0 = os.path.join(tmp, "node-000.trace.jsonl")
-        for name, extra in (("native", []), ("native_and_dcgm", ["--compat", "dcgm"]),
-                            ("process_metrics", ["--process-metrics"])):
-            per_gpu, other = series_per_gpu(a.gpulens, node0, kube, tmp, extra)
+        # With kernels: 6 busy GPUs, after 20 windows (the JIT's names churning).
+        ready = lambda url: kernel_series_ready(url, 6, 20)
+        for name, extra, wait in (("native", [], None), ("native_and_dcgm", ["--compat", "dcgm"], None),
+                                  ("process_metrics", ["--process-metrics"], None),
+                                  ("kernels", ["--kernels-socket", kernel_socket(tmp, 0)], ready)):
+            per_gpu, most, other = series_per_gpu(a.gpulens, node0, kube, tmp, extra, wait)
             results[f"series_per_gpu_{name}"] = per_gpu
+            results[f"series_most_on_one_gpu_{name}"] = most
             results[f"series_per_agent_not_per_gpu_{name}"] = other
+        if results["series_most_on_one_gpu_kernels"] > 150:
+            raise SystemExit(f"FAIL: {results['series_most_on_one_gpu_kernels']} series on one GPU with "
+                             "kernel summaries (the goal: at most 150)")
 
         # Alertmanager and the webhook.
         hook_port = free_port()
@@ -211,7 +257,7 @@ receivers:
         for node in range(a.nodes):
             trace = os.path.join(tmp, f"node-{node:03d}.trace.jsonl")
             _, url = start_agent(a.gpulens, os.path.join(tmp, f"agent-{node}.log"),
-                                 ["--replay", trace, *common])
+                                 ["--replay", trace, "--kernels-socket", kernel_socket(tmp, node), *common])
             targets.append(url[len("http://"):])
         results["agents_started_s"] = round(time.time() - t0, 1)
 
@@ -305,7 +351,7 @@ scrape_configs:
         for p in PROCS:
             try:
                 st = open(f"/proc/{p.pid}/status").read()
-                if "gpulens" in open(f"/proc/{p.pid}/cmdline").read():
+                if open(f"/proc/{p.pid}/cmdline").read().split("\0")[0] == a.gpulens:
                     agent_rss.append(int(re.search(r"VmRSS:\s+(\d+)", st).group(1)) / 1024)
             except (OSError, AttributeError):
                 pass

@@ -64,7 +64,7 @@ def thin(samples, interval):
     return out
 
 
-def node_trace(src_header, src_samples, node, gpus, interval):
+def node_trace(src_header, src_samples, node, gpus, interval, pids=None):
     per_gpu = {}
     for s in thin(src_samples, interval):
         per_gpu.setdefault(s["gpu"], []).append(s)
@@ -88,11 +88,14 @@ def node_trace(src_header, src_samples, node, gpus, interval):
             s["gpu"] = k
             pod, job = pod_of(node, k), slurm_of(node, k)
             used = s.get("mem_used_mib", 1000)
+            # One process per pod or Slurm job on its GPUs; `pids` gives real ones
+            # (the kernel summary senders of fleet_sim.py: the agent believes only those).
+            pid = (pids or {}).get((node, k // 4), 1000 + k)
             s["procs"] = []
             if job is not None:
-                s["procs"] = [{"pid": 1000 + k, "name": "python", "used_mib": used, "x_slurm": job}]
+                s["procs"] = [{"pid": pid, "name": "python", "used_mib": used, "x_slurm": job}]
             elif pod is not None:
-                s["procs"] = [{"pid": 1000 + k, "name": "python", "used_mib": used, "pod": pod[2]}]
+                s["procs"] = [{"pid": pid, "name": "python", "used_mib": used, "pod": pod[2]}]
             rows.append(s)
     return header, rows
 
@@ -122,13 +125,13 @@ def write(path, header, rows):
             f.write(json.dumps(r) + "\n")
 
 
-def main_args(traces, out, nodes, gpus=8, interval=1.0):
+def main_args(traces, out, nodes, gpus=8, interval=1.0, pids=None):
     os.makedirs(out, exist_ok=True)
     src_header, src_lines = read(os.path.join(traces, "multi-gpu-h200x2.trace.jsonl"))
     src_samples = [l for l in src_lines if "gpu" in l and "t" in l and "mark" not in l]
     pods = set()
     for node in range(nodes):
-        h, rows = node_trace(src_header, src_samples, node, gpus, interval)
+        h, rows = node_trace(src_header, src_samples, node, gpus, interval, pids)
         write(os.path.join(out, f"node-{node:03d}.trace.jsonl"), h, rows)
         pods |= {pod_of(node, k) for k in range(gpus) if pod_of(node, k) and not slurm_of(node, k)}
     h, rows, pod, start = stalled_trace(os.path.join(traces, "diagnosis-h100.trace.jsonl"), interval)
