@@ -471,13 +471,14 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kernels-socket", args->kernels_socket,
                   "Unix socket where jobs that opted in (GPULENS_KERNELS_AGENT) send their kernel "
                   "summaries, served at /api/v1/kernels; its directory must exist (e.g. "
-                  "/run/gpulens/kernels.sock; docs/kernels-agent.md)");
+                  "/run/gpulens/kernels.sock; docs/kernels-agent.md); kept in the history too");
   cmd->add_option("--kernels-socket-mode", args->kernels_socket_mode,
                   "Permissions of --kernels-socket (octal): who may send; the sender's PID comes "
                   "from the kernel whatever the mode")
       ->capture_default_str();
   cmd->add_option("--kernels-windows", args->kernels_windows,
-                  "Kernel summary windows kept in memory per GPU (the oldest go first)")
+                  "Kernel summary windows kept in memory per GPU (the oldest go first); as many "
+                  "are read back from the history on start")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--kernels-top", args->kernels_top,
