@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/trace_reader.hpp"
 #include "core/value_ranges.hpp"
 
@@ -375,13 +376,16 @@ std::int64_t HistoryStore::used_bytes() {
 // Kernel windows are kept as long as raw samples (they are as detailed: one per
 // process and GPU every 20 s), counted from the newest window's end rather than
 // the newest sample: a replayed recording's samples are of another time than the
-// windows jobs send now.
+// windows jobs send now. But never from later than now: a window's times are its
+// sender's word, and one dated 2199 must not expire every other.
 Status HistoryStore::expire_kernel_history() {
   auto newest = newest_kernel_window_ms(db_);
   if (!newest) return newest.error();
   if (!*newest) return ok_status();
+  const auto now_ms = static_cast<std::int64_t>(unix_now() * 1000.0);
   return expire_kernel_windows(
-      db_, **newest - static_cast<std::int64_t>(options_.raw_retention_s * 1000.0));
+      db_,
+      std::min(**newest, now_ms) - static_cast<std::int64_t>(options_.raw_retention_s * 1000.0));
 }
 
 // The oldest hour of kernel windows, when the size bound needs room; false when none.

@@ -87,6 +87,7 @@ CREATE TABLE kernel_names (
   name TEXT NOT NULL UNIQUE,
   last_ms INTEGER NOT NULL
 );
+CREATE INDEX kernel_names_last ON kernel_names (last_ms);
 CREATE TABLE kernel_windows (
   end_ns INTEGER NOT NULL,
   gpu INTEGER NOT NULL,

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
@@ -21,8 +22,10 @@
 namespace gpulens::store {
 namespace {
 
-constexpr std::int64_t kT0Ns = 1'795'200'000'000'000'000;
 constexpr std::int64_t kSecond = 1'000'000'000;
+// Three days ago: retention counts from the newest window but never from later
+// than now, so the windows' times must be in the past of the machine's clock.
+const std::int64_t kT0Ns = static_cast<std::int64_t>(unix_now() - 3 * 86400) * kSecond;
 
 // A window of `kernels` kernels whose names are `name_bytes` long, ending at
 // kT0Ns + end_s; every field set to something other than its default.
@@ -157,6 +160,21 @@ TEST_F(KernelWindowsTest, WindowsAreKeptAsLongAsRawSamples) {
                 "SELECT COUNT(*) FROM kernel_names WHERE name = 'only_in_the_old_window'"),
             0);
   EXPECT_EQ(*store.db().query_int("SELECT COUNT(*) FROM kernel_names"), 3);
+}
+
+// A window's times are its sender's word: one dated far ahead expires nothing.
+TEST_F(KernelWindowsTest, AWindowFromTheFutureExpiresNoOther) {
+  options_.raw_retention_s = 3600;
+  auto store = open();
+  const auto now_ns = static_cast<std::int64_t>(unix_now()) * kSecond;
+  StoredKernelWindow recent = window(0, 100, 0), future = window(0, 666, 0);
+  recent.end_unix_ns = now_ns - 60 * kSecond;
+  recent.start_unix_ns = recent.end_unix_ns - 20 * kSecond;
+  future.end_unix_ns = now_ns + std::int64_t{150} * 365 * 86400 * kSecond;
+  future.start_unix_ns = future.end_unix_ns - 20 * kSecond;
+  ASSERT_TRUE(store.write({}, {}, {}, {recent, future}).ok());
+  ASSERT_TRUE(store.enforce_limits().ok());
+  EXPECT_EQ(load(store).windows.size(), 2u);
 }
 
 TEST_F(KernelWindowsTest, CorruptAndOversizedRowsAreSkippedAndCounted) {
