@@ -47,9 +47,12 @@ bool StoreWriter::try_open(double now) {
     return true;
   }
   {
+    // Read before taking the lock: push() (the agent's and the kernel receiver's
+    // threads) never waits on SQLite or the file system.
+    auto stats = store_->stats();
     std::lock_guard lock(mutex_);
     status_.open = true;
-    status_.stats = store_->stats();
+    status_.stats = std::move(stats);
   }
   recover();
   log_(false, fmt::format("history: writing to {} (raw samples kept {:g} h, minutes {:g} days, "
@@ -198,8 +201,9 @@ void StoreWriter::maintain(double now, bool final) {
     next_maintenance_ = now + writer_.maintenance_interval_s;
     maintained_data_t_ = data_t;
     if (s && final) s = store_->checkpoint();
+    auto stats = store_->stats();  // outside the lock, as in try_open()
     std::lock_guard lock(mutex_);
-    status_.stats = store_->stats();
+    status_.stats = std::move(stats);
   }
   if (!s)
     fail(fmt::format("history: maintenance of {} failed: {}", options_.path, s.error().message),
