@@ -64,8 +64,9 @@ std::vector<int> gpus_of_pid(const LiveSnapshot& snap, std::uint32_t pid) {
   return gpus;
 }
 
-SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit, KernelSeries* series)
-    : store_(store), limit_(limit), series_(series) {}
+SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit, KernelSeries* series,
+                             store::StoreWriter* history)
+    : store_(store), limit_(limit), series_(series), history_(history) {}
 
 IntakeCounters SummaryIntake::counters() const {
   std::lock_guard lock(mutex_);
@@ -204,6 +205,8 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
     w.cupti_dropped = summary->cupti_dropped;
     w.summaries_dropped = summary->summaries_dropped;
     if (series_ != nullptr) series_->add(w, now_s);
+    // Queued, never written here: a full queue drops it (counted by the writer).
+    if (history_ != nullptr) (void)history_->push_kernel_window(to_stored(w));
     store_.add(std::move(w));
   }
   {
@@ -215,17 +218,19 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
 }
 
 KernelReceiver::KernelReceiver(ReceiverOptions options, KernelStore& store,
-                               std::function<SnapshotPtr()> snapshot, KernelSeries* series)
+                               std::function<SnapshotPtr()> snapshot, KernelSeries* series,
+                               store::StoreWriter* history)
     : options_(std::move(options)),
-      intake_(store, options_.limit, series),
+      intake_(store, options_.limit, series, history),
       snapshot_(std::move(snapshot)) {}
 
 Result<std::unique_ptr<KernelReceiver>> KernelReceiver::start(ReceiverOptions options,
                                                               KernelStore& store,
                                                               std::function<SnapshotPtr()> snapshot,
-                                                              KernelSeries* series) {
+                                                              KernelSeries* series,
+                                                              store::StoreWriter* history) {
   std::unique_ptr<KernelReceiver> r(
-      new KernelReceiver(std::move(options), store, std::move(snapshot), series));
+      new KernelReceiver(std::move(options), store, std::move(snapshot), series, history));
   const std::string& path = r->options_.path;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;

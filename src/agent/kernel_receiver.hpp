@@ -20,10 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "agent/kernel_history.hpp"
 #include "agent/kernel_series.hpp"
 #include "agent/kernel_store.hpp"
 #include "agent/snapshot.hpp"
 #include "core/result.hpp"
+#include "store/store_writer.hpp"
 
 namespace gpulens::agent {
 
@@ -59,8 +61,10 @@ struct RateLimit {
 // The checks and the store, without the socket (tested on their own).
 class SummaryIntake {
  public:
-  // `series`, when given, also counts each stored window (the /metrics series).
-  explicit SummaryIntake(KernelStore& store, RateLimit limit = {}, KernelSeries* series = nullptr);
+  // `series`, when given, also counts each stored window (the /metrics series);
+  // `history`, when given, is queued each stored window for the SQLite history.
+  explicit SummaryIntake(KernelStore& store, RateLimit limit = {}, KernelSeries* series = nullptr,
+                         store::StoreWriter* history = nullptr);
 
   // One datagram of `bytes` (`truncated`: it was longer than the buffer that
   // took it), from `peer` per the kernel (nullopt: no credentials came), seen at
@@ -86,6 +90,7 @@ class SummaryIntake {
   KernelStore& store_;
   RateLimit limit_;
   KernelSeries* series_;
+  store::StoreWriter* history_;
   std::map<std::int32_t, Bucket> buckets_;
   std::map<std::uint32_t, Holder> holders_;
   std::uint64_t learned_seq_ = UINT64_MAX;
@@ -105,7 +110,8 @@ class KernelReceiver {
   // an error) and starts the thread.
   static Result<std::unique_ptr<KernelReceiver>> start(ReceiverOptions options, KernelStore& store,
                                                        std::function<SnapshotPtr()> snapshot,
-                                                       KernelSeries* series = nullptr);
+                                                       KernelSeries* series = nullptr,
+                                                       store::StoreWriter* history = nullptr);
   ~KernelReceiver();
   KernelReceiver(const KernelReceiver&) = delete;
   KernelReceiver& operator=(const KernelReceiver&) = delete;
@@ -117,7 +123,7 @@ class KernelReceiver {
 
  private:
   KernelReceiver(ReceiverOptions options, KernelStore& store, std::function<SnapshotPtr()> snapshot,
-                 KernelSeries* series);
+                 KernelSeries* series, store::StoreWriter* history);
   void loop();
   void drain();
 
@@ -135,6 +141,7 @@ struct KernelIntakeStatus {
   std::string socket;
   IntakeCounters counters;
   std::size_t stored = 0, windows_per_gpu = 0, bytes = 0;
+  KernelHistoryCounts history;  // enabled false: no history file, memory only
 };
 
 // The GPUs (agent indexes, ascending) whose newest sample lists `pid`.

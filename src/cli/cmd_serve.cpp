@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "agent/agent.hpp"
+#include "agent/kernel_history.hpp"
 #include "agent/kernel_receiver.hpp"
 #include "agent/kernel_series.hpp"
 #include "agent/kernel_store.hpp"
@@ -221,7 +222,7 @@ agent::AgentOptions agent_options_for(const ServeArgs& args,
 // socket bound and its thread started, or nothing when not asked for. False after
 // saying why it could not be bound.
 bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::KernelStore& store,
-                           agent::KernelSeries& series,
+                           agent::KernelSeries& series, store::StoreWriter* history,
                            std::unique_ptr<agent::KernelReceiver>& out) {
   if (args.kernels_socket.empty()) return true;
   agent::ReceiverOptions options;
@@ -233,7 +234,7 @@ bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::Ke
   }
   options.mode = static_cast<mode_t>(std::stoul(mode, nullptr, 8));
   auto receiver = agent::KernelReceiver::start(
-      options, store, [agent] { return agent->snapshot(); }, &series);
+      options, store, [agent] { return agent->snapshot(); }, &series, history);
   if (!receiver) {
     eprint("gpulens serve: {}\n", receiver.error().message);
     return false;
@@ -246,13 +247,22 @@ bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::Ke
 exposition::ApiContext api_context(agent::Agent* agent, store::StoreWriter* writer,
                                    const std::string& history_path,
                                    const agent::KernelStore* kernels, agent::KernelSeries* series,
-                                   const agent::KernelReceiver* receiver) {
+                                   const agent::KernelReceiver* receiver,
+                                   const agent::KernelHistoryCounts* loaded) {
   exposition::ApiContext context;
   if (receiver != nullptr) {
     context.kernels = kernels;
-    context.kernel_status = [kernels, receiver]() -> std::optional<agent::KernelIntakeStatus> {
-      return agent::KernelIntakeStatus{receiver->path(), receiver->counters(), kernels->size(),
-                                       kernels->windows_per_gpu(), kernels->bytes()};
+    context.kernel_status = [kernels, receiver, writer,
+                             loaded]() -> std::optional<agent::KernelIntakeStatus> {
+      agent::KernelHistoryCounts history = *loaded;
+      if (writer != nullptr) {
+        const auto st = writer->status();
+        history.written = st.kernel_windows_written;
+        history.dropped = st.dropped_kernel_windows;
+      }
+      return agent::KernelIntakeStatus{receiver->path(), receiver->counters(),
+                                       kernels->size(),  kernels->windows_per_gpu(),
+                                       kernels->bytes(), history};
     };
     context.kernel_series = [series]() -> std::optional<exposition::KernelSeriesStatus> {
       return exposition::KernelSeriesStatus{series->rows(monotonic_now()), series->retired()};
@@ -369,15 +379,22 @@ int run_serve(ServeArgs& args) {
   agent::KernelSeriesOptions series_options;
   series_options.top = args.kernels_top;
   agent::KernelSeries kernel_series(series_options);
+  // Read back before the receiver adds new ones, so the ring stays in time order.
+  agent::KernelHistoryCounts kernel_history;
+  if (!args.kernels_socket.empty()) {
+    agent::load_kernel_history(store_options, kernel_store, kernel_history);
+  }
   std::unique_ptr<agent::KernelReceiver> receiver;
-  if (!start_kernel_receiver(args, agent.get(), kernel_store, kernel_series, receiver)) {
+  if (!start_kernel_receiver(args, agent.get(), kernel_store, kernel_series, writer.get(),
+                             receiver)) {
     return kExitFailure;
   }
   std::unique_ptr<exposition::HttpServer> http;
-  const int opened = open_server(args.server,
-                                 api_context(agent.get(), writer.get(), store_options.path,
-                                             &kernel_store, &kernel_series, receiver.get()),
-                                 http);
+  const int opened =
+      open_server(args.server,
+                  api_context(agent.get(), writer.get(), store_options.path, &kernel_store,
+                              &kernel_series, receiver.get(), &kernel_history),
+                  http);
   if (opened != kExitOk) return opened;
 
   if (writer) writer->start(agent->header());
@@ -454,13 +471,14 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--kernels-socket", args->kernels_socket,
                   "Unix socket where jobs that opted in (GPULENS_KERNELS_AGENT) send their kernel "
                   "summaries, served at /api/v1/kernels; its directory must exist (e.g. "
-                  "/run/gpulens/kernels.sock; docs/kernels-agent.md)");
+                  "/run/gpulens/kernels.sock; docs/kernels-agent.md); kept in the history too");
   cmd->add_option("--kernels-socket-mode", args->kernels_socket_mode,
                   "Permissions of --kernels-socket (octal): who may send; the sender's PID comes "
                   "from the kernel whatever the mode")
       ->capture_default_str();
   cmd->add_option("--kernels-windows", args->kernels_windows,
-                  "Kernel summary windows kept in memory per GPU (the oldest go first)")
+                  "Kernel summary windows kept in memory per GPU (the oldest go first); as many "
+                  "are read back from the history on start")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--kernels-top", args->kernels_top,

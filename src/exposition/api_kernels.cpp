@@ -104,6 +104,12 @@ Json kernel_intake_json(const std::optional<agent::KernelIntakeStatus>& status) 
   j["windows_stored"] = status->stored;
   j["windows_per_gpu"] = status->windows_per_gpu;
   j["memory_bytes"] = status->bytes;
+  const agent::KernelHistoryCounts& h = status->history;
+  j["history"] = {{"enabled", h.enabled},
+                  {"loaded", h.loaded},
+                  {"skipped", h.skipped},
+                  {"written", h.written},
+                  {"dropped", h.dropped}};
   return j;
 }
 

@@ -186,6 +186,18 @@ void write_kernel_intake_metrics(PromWriter& w, const SelfStats& self) {
   w.family("gpulens_kernel_windows_stored", "gauge",
            "Kernel summary windows held in memory (bounded per GPU)");
   w.sample("gpulens_kernel_windows_stored", "", static_cast<double>(self.kernels->stored));
+  if (const auto& h = self.kernels->history; h.enabled) {
+    w.family("gpulens_kernel_windows_history_total", "counter",
+             "Kernel windows and the SQLite history, by result: written; dropped (the "
+             "writer's queue was full); skipped (a stored row corrupt or oversized on start)");
+    const std::pair<const char*, std::uint64_t> history[] = {
+        {"written", h.written}, {"dropped", h.dropped}, {"skipped", h.skipped}};
+    for (const auto& [result, n] : history) {
+      std::string l;
+      append_label(l, "result", result);
+      w.sample("gpulens_kernel_windows_history_total", l, static_cast<double>(n));
+    }
+  }
   if (self.kernel_series) {
     w.family("gpulens_kernel_series_retired_total", "counter",
              "Per-kernel series dropped: their kernel got no time for 10 minutes, or a kernel "

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/trace_reader.hpp"
 #include "core/value_ranges.hpp"
 
@@ -173,8 +174,10 @@ Status HistoryStore::seed_dirty_minutes() {
 
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
                            const std::vector<diagnosis::AlertEvent>& events,
-                           const std::vector<SlurmJobUse>& slurm) {
-  if (samples.empty() && events.empty() && slurm.empty()) return ok_status();
+                           const std::vector<SlurmJobUse>& slurm,
+                           const std::vector<StoredKernelWindow>& kernel_windows) {
+  if (samples.empty() && events.empty() && slurm.empty() && kernel_windows.empty())
+    return ok_status();
   if (auto s = db_.exec("BEGIN IMMEDIATE"); !s) return s;
   auto fail = [this](Status s) {
     (void)db_.exec("ROLLBACK");
@@ -218,6 +221,7 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     if (auto s = insert_event_.run(); !s) return fail(s);
   }
   if (auto s = write_slurm_uses(db_, slurm); !s) return fail(s);
+  if (auto s = write_kernel_windows(db_, kernel_windows); !s) return fail(s);
   if (auto s = db_.exec("COMMIT"); !s) return fail(s);
   return ok_status();
 }
@@ -369,7 +373,32 @@ std::int64_t HistoryStore::used_bytes() {
   return (*pages - *free_pages) * *page_size;
 }
 
+// Kernel windows are kept as long as raw samples (they are as detailed: one per
+// process and GPU every 20 s), counted from the newest window's end rather than
+// the newest sample: a replayed recording's samples are of another time than the
+// windows jobs send now. But never from later than now: a window's times are its
+// sender's word, and one dated 2199 must not expire every other.
+Status HistoryStore::expire_kernel_history() {
+  auto newest = newest_kernel_window_ms(db_);
+  if (!newest) return newest.error();
+  if (!*newest) return ok_status();
+  const auto now_ms = static_cast<std::int64_t>(unix_now() * 1000.0);
+  return expire_kernel_windows(
+      db_,
+      std::min(**newest, now_ms) - static_cast<std::int64_t>(options_.raw_retention_s * 1000.0));
+}
+
+// The oldest hour of kernel windows, when the size bound needs room; false when none.
+Result<bool> HistoryStore::drop_oldest_kernel_windows() {
+  auto oldest = oldest_kernel_window_ms(db_);
+  if (!oldest) return oldest.error();
+  if (!*oldest) return false;
+  if (auto s = expire_kernel_windows(db_, **oldest + 3600 * 1000); !s) return s.error();
+  return true;
+}
+
 Status HistoryStore::enforce_limits(bool make_room) {
+  if (auto s = expire_kernel_history(); !s) return s;
   if (!newest_t_) return ok_status();
   const double newest = *newest_t_;
   if (auto s = delete_before("samples", "t_ms", to_ms(newest - options_.raw_retention_s)); !s)
@@ -386,7 +415,13 @@ Status HistoryStore::enforce_limits(bool make_room) {
   if (make_room || used_bytes() > options_.max_bytes / 10 * 9) {
     const auto low = options_.max_bytes / 10 * (make_room ? 6 : 8);
     for (int round = 0; round < 100000 && used_bytes() > low; ++round) {
+      // Raw samples and kernel windows are the detail of the same hours: both go.
       auto dropped = drop_oldest("samples", "t_ms", 3600 * 1000);
+      if (dropped) {
+        auto kernels = drop_oldest_kernel_windows();
+        if (!kernels) return kernels.error();
+        dropped = *dropped || *kernels;
+      }
       if (dropped && !*dropped) dropped = drop_oldest("rollup_1m", "minute", 86400);
       if (!dropped) return dropped.error();
       if (!*dropped) break;

@@ -13,6 +13,7 @@
 #include "core/result.hpp"
 #include "core/sample.hpp"
 #include "diagnosis/alert_tracker.hpp"
+#include "store/kernel_windows.hpp"
 #include "store/rollup.hpp"
 #include "store/schema.hpp"
 #include "store/slurm_jobs.hpp"
@@ -48,10 +49,12 @@ class HistoryStore {
 
   // One batch, one transaction: samples (a repeated (gpu, t) replaces the old
   // row, so replaying a trace twice does not duplicate it), alert events, and
-  // the Slurm jobs seen on the GPUs (each row's span grows; store/slurm_jobs.hpp).
+  // the Slurm jobs seen on the GPUs (each row's span grows; store/slurm_jobs.hpp)
+  // and the kernel windows jobs sent (store/kernel_windows.hpp).
   Status write(const std::vector<StoredSample>& samples,
                const std::vector<diagnosis::AlertEvent>& events,
-               const std::vector<SlurmJobUse>& slurm = {});
+               const std::vector<SlurmJobUse>& slurm = {},
+               const std::vector<StoredKernelWindow>& kernel_windows = {});
   Status write_devices(const TraceHeader& header);
   // Rolls up the minutes that closed since the last call (a minute closes when a
   // sample of a later minute arrives; close_all also closes the newest one).
@@ -71,6 +74,8 @@ class HistoryStore {
   Status seed_dirty_minutes();
   Status delete_before(const char* table, const char* column, std::int64_t limit);
   Result<bool> drop_oldest(const char* table, const char* column, std::int64_t span);
+  Status expire_kernel_history();
+  Result<bool> drop_oldest_kernel_windows();
   Result<std::vector<StoredSample>> read_raw(std::int64_t from_ms, std::int64_t to_ms);
   Status write_rollups(const std::vector<RollupRow>& rows);
   std::int64_t used_bytes();

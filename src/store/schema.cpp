@@ -72,6 +72,54 @@ CREATE TABLE slurm_jobs (
 ) WITHOUT ROWID;
 CREATE INDEX slurm_jobs_last ON slurm_jobs (last_ms);
 )sql",
+      // 3: the kernel windows jobs send the agent (store/kernel_windows.hpp), so
+      // that /api/v1/kernels answers across a restart. A window names the same
+      // ten kernels as the one before it for hours, and names run 60-250 bytes:
+      // each name is stored once in kernel_names, and a window's top list is a
+      // BLOB of varints (name id, launches, ns: about 10 bytes a kernel) rather
+      // than a child table, whose rows would each repeat the window's key and
+      // cost a b-tree cell. A name's last_ms (the end of the newest window that
+      // used it) lets retention drop it with the last window that names it.
+      // Time leads the window key, as for samples: retention is a time range.
+      R"sql(
+CREATE TABLE kernel_names (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  last_ms INTEGER NOT NULL
+);
+CREATE INDEX kernel_names_last ON kernel_names (last_ms);
+CREATE TABLE kernel_windows (
+  end_ns INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  process TEXT NOT NULL DEFAULT '',
+  kube_namespace TEXT NOT NULL DEFAULT '',
+  kube_pod TEXT NOT NULL DEFAULT '',
+  kube_container TEXT NOT NULL DEFAULT '',
+  is_window INTEGER NOT NULL,
+  busy_ns INTEGER NOT NULL,
+  idle_ns INTEGER NOT NULL,
+  top BLOB NOT NULL,
+  other_kernels INTEGER NOT NULL,
+  other_launches INTEGER NOT NULL,
+  other_ns INTEGER NOT NULL,
+  coll_count INTEGER NOT NULL,
+  coll_bytes INTEGER NOT NULL,
+  coll_ns INTEGER NOT NULL,
+  copy_count INTEGER NOT NULL,
+  copy_bytes INTEGER NOT NULL,
+  copy_ns INTEGER NOT NULL,
+  memset_count INTEGER NOT NULL,
+  memset_bytes INTEGER NOT NULL,
+  memset_ns INTEGER NOT NULL,
+  cupti_dropped INTEGER NOT NULL,
+  summaries_dropped INTEGER NOT NULL,
+  PRIMARY KEY (end_ns, gpu, pid)
+) WITHOUT ROWID;
+)sql",
   };
   return steps;
 }

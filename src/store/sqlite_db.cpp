@@ -195,6 +195,9 @@ void Statement::bind(int index, double value) {
 void Statement::bind(int index, std::string_view value) {
   sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
 }
+void Statement::bind_blob(int index, std::string_view bytes) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+}
 void Statement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
 }
@@ -233,6 +236,11 @@ std::string Statement::column_text(int column) const {
   if (text == nullptr) return {};
   return std::string(reinterpret_cast<const char*>(text),
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+std::string Statement::column_blob(int column) const {
+  const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  if (bytes == nullptr) return {};
+  return std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 std::optional<std::int64_t> Statement::column_opt_int(int column) const {
   if (is_null(column)) return std::nullopt;

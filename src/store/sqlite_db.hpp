@@ -112,6 +112,8 @@ class Statement {
   void bind(int index, std::int64_t value);
   void bind(int index, double value);
   void bind(int index, std::string_view value);
+  // Bytes stored as a BLOB (never read back as text).
+  void bind_blob(int index, std::string_view bytes);
   void bind_null(int index);
   void bind(int index, std::optional<std::int64_t> value) {
     if (value)
@@ -146,6 +148,8 @@ class Statement {
   std::int64_t column_int(int column) const;
   double column_double(int column) const;
   std::string column_text(int column) const;
+  // A BLOB column's bytes (a TEXT one's too); empty for NULL.
+  std::string column_blob(int column) const;
   std::optional<std::int64_t> column_opt_int(int column) const;
   std::optional<double> column_opt_double(int column) const;
   int column_count() const;

@@ -47,9 +47,12 @@ bool StoreWriter::try_open(double now) {
     return true;
   }
   {
+    // Read before taking the lock: push() (the agent's and the kernel receiver's
+    // threads) never waits on SQLite or the file system.
+    auto stats = store_->stats();
     std::lock_guard lock(mutex_);
     status_.open = true;
-    status_.stats = store_->stats();
+    status_.stats = std::move(stats);
   }
   recover();
   log_(false, fmt::format("history: writing to {} (raw samples kept {:g} h, minutes {:g} days, "
@@ -82,6 +85,16 @@ void StoreWriter::push(std::vector<StoredSample> samples, std::vector<diagnosis:
   if (wake) cv_.notify_one();
 }
 
+bool StoreWriter::push_kernel_window(StoredKernelWindow window) {
+  std::lock_guard lock(mutex_);
+  if (quit_ || pending_kernels_.size() >= writer_.max_kernel_backlog) {
+    ++status_.dropped_kernel_windows;
+    return false;
+  }
+  pending_kernels_.push_back(std::move(window));
+  return true;
+}
+
 void StoreWriter::loop() {
   std::unique_lock lock(mutex_);
   while (true) {
@@ -91,7 +104,9 @@ void StoreWriter::loop() {
     std::vector<StoredSample> samples;
     std::vector<diagnosis::AlertEvent> events;
     SlurmJobUses slurm;
+    std::vector<StoredKernelWindow> kernel_windows;
     samples.swap(pending_);
+    kernel_windows.swap(pending_kernels_);
     events.swap(pending_events_);
     std::swap(slurm, pending_slurm_);
     lock.unlock();
@@ -99,7 +114,7 @@ void StoreWriter::loop() {
     const double now = unix_now();
     if (!store_ && now >= next_open_) try_open(now);
     if (store_) {
-      write_pending(samples, events, slurm, now);
+      write_pending(samples, events, slurm, kernel_windows, now);
       maintain(now, quitting);
     }
     lock.lock();
@@ -107,6 +122,17 @@ void StoreWriter::loop() {
       slurm.merge(pending_slurm_);
       pending_slurm_ = std::move(slurm);
       pending_slurm_.trim(kMaxPendingSlurm);
+    }
+    if (!kernel_windows.empty()) {  // not written: in front of newer ones, the oldest dropped
+      kernel_windows.insert(kernel_windows.end(), std::make_move_iterator(pending_kernels_.begin()),
+                            std::make_move_iterator(pending_kernels_.end()));
+      pending_kernels_ = std::move(kernel_windows);
+      if (pending_kernels_.size() > writer_.max_kernel_backlog) {
+        const auto excess = pending_kernels_.size() - writer_.max_kernel_backlog;
+        pending_kernels_.erase(pending_kernels_.begin(),
+                               pending_kernels_.begin() + static_cast<std::ptrdiff_t>(excess));
+        status_.dropped_kernel_windows += excess;
+      }
     }
     // What could not be written goes back in front of newer samples, bounded.
     if (!samples.empty() || !events.empty()) {
@@ -130,16 +156,16 @@ void StoreWriter::loop() {
 
 void StoreWriter::write_pending(std::vector<StoredSample>& samples,
                                 std::vector<diagnosis::AlertEvent>& events, SlurmJobUses& slurm,
-                                double now) {
-  if (samples.empty() && events.empty() && slurm.empty()) return;
+                                std::vector<StoredKernelWindow>& kernel_windows, double now) {
+  if (samples.empty() && events.empty() && slurm.empty() && kernel_windows.empty()) return;
   if (!status_.healthy && now < next_open_) return;  // wait for the retry time
   const auto t0 = std::chrono::steady_clock::now();
   const auto slurm_rows = slurm.rows();
-  auto s = store_->write(samples, events, slurm_rows);
+  auto s = store_->write(samples, events, slurm_rows, kernel_windows);
   if (!s && store_->db().last_error().kind == DbFailure::Full) {
     // Our own size bound may be what is full: make room and try once more.
     (void)store_->enforce_limits(/*make_room=*/true);
-    s = store_->write(samples, events, slurm_rows);
+    s = store_->write(samples, events, slurm_rows, kernel_windows);
   }
   if (!s) {
     fail(fmt::format("history: {}", s.error().message), now);
@@ -153,12 +179,14 @@ void StoreWriter::write_pending(std::vector<StoredSample>& samples,
     std::lock_guard lock(mutex_);
     status_.samples_written += samples.size();
     status_.events_written += events.size();
+    status_.kernel_windows_written += kernel_windows.size();
     status_.last_commit = now;
     status_.last_commit_s = took;
   }
   samples.clear();
   events.clear();
   slurm.clear();
+  kernel_windows.clear();
   recover();
 }
 
@@ -173,8 +201,9 @@ void StoreWriter::maintain(double now, bool final) {
     next_maintenance_ = now + writer_.maintenance_interval_s;
     maintained_data_t_ = data_t;
     if (s && final) s = store_->checkpoint();
+    auto stats = store_->stats();  // outside the lock, as in try_open()
     std::lock_guard lock(mutex_);
-    status_.stats = store_->stats();
+    status_.stats = std::move(stats);
   }
   if (!s)
     fail(fmt::format("history: maintenance of {} failed: {}", options_.path, s.error().message),

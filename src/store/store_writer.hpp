@@ -30,6 +30,10 @@ struct StoreStatus {
   std::uint64_t write_errors = 0;
   std::uint64_t dropped_samples = 0;  // lost because the backlog overflowed
   std::size_t backlog = 0;            // samples waiting to be written
+  std::uint64_t kernel_windows_written = 0;
+  // Kernel windows lost: the queue was full when they came, or the disk failed
+  // for longer than the queue holds.
+  std::uint64_t dropped_kernel_windows = 0;
   std::optional<double> last_commit;  // Unix time
   double last_commit_s = 0;           // how long the last commit took
   StoreStats stats;
@@ -41,6 +45,10 @@ struct WriterOptions {
   double maintenance_interval_s = 60.0;
   // Backlog kept while the disk fails; the oldest samples go first past it.
   std::size_t max_backlog = 20000;
+  // Kernel windows waiting: at one window per GPU every 20 s, a 8-GPU node fills
+  // it in about 80 minutes of failing disk; a burst of whole-job chunks (one per
+  // process every 2 s) in 8.
+  std::size_t max_kernel_backlog = 2000;
 };
 
 class StoreWriter {
@@ -56,6 +64,9 @@ class StoreWriter {
   // `slurm`: the Slurm jobs on the GPUs at these ticks (SlurmJobUses::add_samples).
   void push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events,
             const SlurmJobUses& slurm = {});
+  // Queues one kernel window without waiting on SQLite (the receiver's thread
+  // calls it); false when the queue is full: the window is dropped and counted.
+  bool push_kernel_window(StoredKernelWindow window);
   // Writes what is pending, closes the minute, checkpoints the WAL and stops.
   void stop();
   StoreStatus status() const;
@@ -65,7 +76,8 @@ class StoreWriter {
   void loop();
   bool try_open(double now);
   void write_pending(std::vector<StoredSample>& samples, std::vector<diagnosis::AlertEvent>& events,
-                     SlurmJobUses& slurm, double now);
+                     SlurmJobUses& slurm, std::vector<StoredKernelWindow>& kernel_windows,
+                     double now);
   void maintain(double now, bool final);
   void fail(const std::string& message, double now);
   void recover();
@@ -81,6 +93,7 @@ class StoreWriter {
   std::vector<StoredSample> pending_;
   std::vector<diagnosis::AlertEvent> pending_events_;
   SlurmJobUses pending_slurm_;  // one per job, step and GPU: bounded by the jobs
+  std::vector<StoredKernelWindow> pending_kernels_;  // at most max_kernel_backlog
   bool quit_ = false;
   StoreStatus status_;
   std::thread thread_;

@@ -52,12 +52,13 @@ TEST(ApiKernels, AWindowSaysWhereItsTimeWent) {
 struct KernelServer {
   agent::KernelStore store{100};
   agent::IntakeCounters counters;
+  agent::KernelHistoryCounts history;
   gpulens::testing::RunningServer server{
       ServerOptions{}, "", [this](ApiContext& ctx) {
         ctx.kernels = &store;
         ctx.kernel_status = [this] {
           return std::optional<agent::KernelIntakeStatus>(agent::KernelIntakeStatus{
-              "/run/gpulens/kernels.sock", counters, store.size(), 100, store.bytes()});
+              "/run/gpulens/kernels.sock", counters, store.size(), 100, store.bytes(), history});
         };
       }};
 };
@@ -116,6 +117,32 @@ TEST(ApiKernels, HealthAndMetricsCountWhatCameAndWhatWasRefused) {
             std::string::npos);
   EXPECT_NE(metrics.find("gpulens_kernel_summaries_total{result=\"accepted\"} 6"),
             std::string::npos);
+}
+
+// The windows and the SQLite history: what was written, dropped for a full
+// queue, and skipped as corrupt on start; nothing of it without a history file.
+TEST(ApiKernels, HealthAndMetricsCountTheHistorysWindows) {
+  KernelServer k;
+  ASSERT_TRUE(k.server.server) << k.server.error;
+  auto c = k.server.client();
+  auto health = nlohmann::json::parse(c.Get("/api/v1/health")->body);
+  EXPECT_EQ(health["kernels"]["history"]["enabled"], false);
+  EXPECT_EQ(c.Get("/metrics")->body.find("gpulens_kernel_windows_history_total"),
+            std::string::npos);
+  k.history = {true, 40, 2, 17, 5};
+  health = nlohmann::json::parse(c.Get("/api/v1/health")->body);
+  const auto& h = health["kernels"]["history"];
+  EXPECT_EQ(h["enabled"], true);
+  EXPECT_EQ(h["loaded"], 40);
+  EXPECT_EQ(h["skipped"], 2);
+  EXPECT_EQ(h["written"], 17);
+  EXPECT_EQ(h["dropped"], 5);
+  const std::string metrics = c.Get("/metrics")->body;
+  for (const char* line : {"gpulens_kernel_windows_history_total{result=\"written\"} 17",
+                           "gpulens_kernel_windows_history_total{result=\"dropped\"} 5",
+                           "gpulens_kernel_windows_history_total{result=\"skipped\"} 2"}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line;
+  }
 }
 
 TEST(ApiKernels, WithoutTheSocketTheEndpointSaysSo) {
