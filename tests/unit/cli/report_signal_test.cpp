@@ -20,10 +20,19 @@
 namespace {
 
 // A recording that takes gpulens many seconds (tens in a debug build): 100k
-// overlapping phases over 100k samples.
+// overlapping phases over 100k samples. One file per test process: ctest runs
+// each test of this file as its own process, in parallel, and a shared name let
+// one process truncate the file while another's gpulens was reading it.
+struct RemovedAtExit {
+  std::string path;
+  ~RemovedAtExit() { std::remove(path.c_str()); }
+};
+
 const std::string& big_recording() {
+  static const RemovedAtExit file{
+      fmt::format("{}/gpulens-signal-big-{}.trace.jsonl", ::testing::TempDir(), getpid())};
   static const std::string path = [] {
-    const std::string p = ::testing::TempDir() + "/gpulens-signal-big.trace.jsonl";
+    const std::string& p = file.path;
     std::ofstream out(p, std::ios::trunc);
     out << R"({"format": "gpu-trace", "version": 1, "interval_s": 1.0, "devices": [{"index": 0}]})"
         << "\n";

@@ -6,6 +6,7 @@
 // ones with every GPM field taken out, as an older GPU would have written them.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <filesystem>
@@ -35,7 +36,9 @@ constexpr std::array kGpmPremises = {"more blocks",  "SMs busy",  "split-K",
                                      "bf16",         "MPS",       "occupancy"};
 
 fs::path without_gpm(const fs::path& from) {
-  const fs::path to = fs::path(::testing::TempDir()) / ("nogpm-" + from.filename().string());
+  // The pid keeps parallel test processes (and other checkouts' runs) apart.
+  const fs::path to = fs::path(::testing::TempDir()) /
+                      fmt::format("nogpm-{}-{}", getpid(), from.filename().string());
   std::ifstream in(from);
   std::ofstream out(to);
   std::string line;
