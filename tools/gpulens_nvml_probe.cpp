@@ -5,9 +5,16 @@
 //
 //   gpulens_nvml_probe [--count N] [--interval S] [--gpus 0,1] [--no-gpm] [--no-procs]
 //                      [--energy-refresh S] [--call-costs REPS] [--memory-steps]
+//                      [--gpm-fanout ROUNDS]
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
 // keep the cost figures in docs/nvml-facts.md honest on new drivers.
+// --gpm-fanout takes a fresh GPM sample pair (SampleGet + MetricsGet of 15 metrics,
+// 100 ms apart, as the sampler does) on every GPU, ROUNDS times in each of three
+// ways: the first GPU alone; all GPUs one after another on one thread; all at
+// once, one thread per GPU (the sampler's way). --gpus limits it to those GPUs. It prints the
+// driver's CPU per GPU for each, to tell a per-GPU cost that grows with the GPU count from one that
+// grows only when the calls overlap (a lock in the driver).
 // --memory-steps makes the NVML calls the collector makes, one kind at a time, and
 // prints the resident memory after each and whether libcuda has been mapped, so that
 // NVML's own footprint can be told from gpulens'.
@@ -21,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -39,6 +47,7 @@ using namespace gpulens;
 struct Args {
   bool memory_steps = false;
   int call_cost_reps = 0;
+  int gpm_fanout_rounds = 0;
   int count = 5;
   double interval_s = 1.0;
   sources::NvmlOptions nvml;
@@ -48,7 +57,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "gpulens_nvml_probe: %s\nusage: gpulens_nvml_probe [--count N] [--interval S] "
                "[--gpus 0,1] [--no-gpm] [--no-procs] [--energy-refresh S] [--call-costs REPS]\n"
-               "       [--memory-steps]\n",
+               "       [--memory-steps] [--gpm-fanout ROUNDS]\n",
                why);
   return 2;
 }
@@ -73,6 +82,8 @@ bool parse(int argc, char** argv, Args& args) {
       }
     } else if (arg == "--call-costs" && has_value) {
       args.call_cost_reps = std::atoi(argv[++i]);
+    } else if (arg == "--gpm-fanout" && has_value) {
+      args.gpm_fanout_rounds = std::atoi(argv[++i]);
     } else if (arg == "--memory-steps") {
       args.memory_steps = true;
     } else if (arg == "--no-gpm") {
@@ -277,6 +288,125 @@ int call_costs(int reps) {
   return 0;
 }
 
+// One GPU's pair of GPM samples, refreshed in turn as the sampler refreshes them.
+struct GpmPair {
+  sources::nvml::Device dev = nullptr;
+  sources::nvml::GpmSample a = nullptr, b = nullptr;
+  std::unique_ptr<sources::nvml::GpmMetricsGet> request =
+      std::make_unique<sources::nvml::GpmMetricsGet>();
+
+  // A fresh sample and the 15 metrics since the last one; the thread's CPU seconds.
+  double refresh(const sources::NvmlApi& api) {
+    const double cpu0 = thread_cpu_s();
+    api.gpmSampleGet(dev, b);
+    request->version = sources::nvml::kGpmMetricsGetVersion;
+    request->numMetrics = 15;
+    request->sample1 = a;
+    request->sample2 = b;
+    const unsigned all[] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61};
+    for (unsigned k = 0; k < 15; ++k) request->metrics[k].metricId = all[k];
+    api.gpmMetricsGet(request.get());
+    std::swap(a, b);
+    return thread_cpu_s() - cpu0;
+  }
+};
+
+int gpm_fanout(int rounds, const std::vector<int>& only) {
+  auto loaded = sources::load_nvml_library();
+  if (!loaded) {
+    std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  const sources::NvmlApi& api = *loaded;
+  unsigned count = 0;
+  if (api.init_v2() != sources::nvml::Return::Success ||
+      api.deviceGetCount_v2(&count) != sources::nvml::Return::Success || count == 0) {
+    std::fprintf(stderr, "gpulens_nvml_probe: no GPU\n");
+    return 1;
+  }
+  if (!api.has_gpm()) {
+    std::fprintf(stderr, "gpulens_nvml_probe: this NVML has no GPM functions (driver too old)\n");
+    return 1;
+  }
+  std::vector<unsigned> indexes;  // --gpus, else every GPU
+  for (unsigned i = 0; i < count; ++i) {
+    if (only.empty() || std::find(only.begin(), only.end(), static_cast<int>(i)) != only.end()) {
+      indexes.push_back(i);
+    }
+  }
+  if (indexes.empty()) {
+    std::fprintf(stderr, "gpulens_nvml_probe: --gpus names no GPU of the %u here\n", count);
+    return 1;
+  }
+  std::vector<GpmPair> gpus(indexes.size());
+  for (std::size_t k = 0; k < indexes.size(); ++k) {
+    const unsigned i = indexes[k];
+    GpmPair& g = gpus[k];
+    sources::nvml::GpmSupport support{};
+    support.version = sources::nvml::kGpmSupportVersion;
+    if (api.deviceGetHandleByIndex_v2(i, &g.dev) != sources::nvml::Return::Success ||
+        api.gpmQueryDeviceSupport(g.dev, &support) != sources::nvml::Return::Success ||
+        !support.isSupportedDevice || api.gpmSampleAlloc(&g.a) != sources::nvml::Return::Success ||
+        api.gpmSampleAlloc(&g.b) != sources::nvml::Return::Success ||
+        api.gpmSampleGet(g.dev, g.a) != sources::nvml::Return::Success) {
+      std::fprintf(stderr, "gpulens_nvml_probe: GPU %u has no GPM (Hopper or newer needed)\n", i);
+      return 1;
+    }
+  }
+  const auto print = [&](const char* way, std::size_t n, double cpu_s, double wall_s) {
+    const nlohmann::json j = {{"gpm_fanout", way},
+                              {"gpus", n},
+                              {"rounds", rounds},
+                              {"cpu_us_per_gpu", cpu_s * 1e6 / (rounds * static_cast<double>(n))},
+                              {"wall_us_per_round", wall_s * 1e6 / rounds}};
+    std::printf("%s\n", j.dump().c_str());
+  };
+  using clock = std::chrono::steady_clock;
+  const auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  {  // the first GPU alone
+    double cpu = 0, wall = 0;
+    for (int r = 0; r < rounds; ++r) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto t0 = clock::now();
+      cpu += gpus[0].refresh(api);
+      wall += seconds(clock::now() - t0);
+    }
+    print("alone", 1, cpu, wall);
+  }
+  {  // every GPU, one after another, on this thread
+    double cpu = 0, wall = 0;
+    for (int r = 0; r < rounds; ++r) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto t0 = clock::now();
+      for (auto& g : gpus) cpu += g.refresh(api);
+      wall += seconds(clock::now() - t0);
+    }
+    print("serial", gpus.size(), cpu, wall);
+  }
+  {  // every GPU at once, one thread each
+    double cpu = 0, wall = 0;
+    std::vector<double> per(gpus.size());
+    for (int r = 0; r < rounds; ++r) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto t0 = clock::now();
+      std::vector<std::thread> workers;
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        workers.emplace_back([&, i] { per[i] = gpus[i].refresh(api); });
+      }
+      for (auto& w : workers) w.join();
+      wall += seconds(clock::now() - t0);
+      for (double c : per) cpu += c;
+    }
+    print("parallel", gpus.size(), cpu, wall);
+  }
+  for (auto& g : gpus) {
+    api.gpmSampleFree(g.a);
+    api.gpmSampleFree(g.b);
+  }
+  api.shutdown();
+  return 0;
+}
+
 // One line per step: resident memory (KiB) from /proc/self/status, the thread count,
 // and whether NVML has mapped libcuda by then.
 void print_memory(const char* step) {
@@ -438,6 +568,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, args)) return usage("bad arguments");
   if (args.call_cost_reps > 0) return call_costs(args.call_cost_reps);
   if (args.memory_steps) return memory_steps();
+  if (args.gpm_fanout_rounds > 0) return gpm_fanout(args.gpm_fanout_rounds, args.nvml.gpus);
 
   const auto opened_at = std::chrono::steady_clock::now();
   auto opened = sources::open_nvml_collector(args.nvml);

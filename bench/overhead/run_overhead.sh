@@ -4,6 +4,8 @@
 # in the same run with `nvidia-smi dmon` sampling the same GPM metrics at 1 Hz.
 #   first:          each NVML call's own CPU cost in a tight loop (gpulens_nvml_probe),
 #                   split into user and system time: the floor no caller can go under;
+#                   the GPM pair on every GPU of GPUS at once (--gpm-fanout), the GPM
+#                   floor per GPU at that GPU count;
 #                   then the resident memory of a small NVML client, step by step
 #   batch 1 (60 s): gpulens 1 s with GPM (with and without per-process queries),
 #                   gpulens 1 s without GPM (with and without processes), nvidia-smi dmon 1 s;
@@ -27,6 +29,9 @@ load_pid=$!
 sleep 5
 .devbin/gpulens_nvml_probe --call-costs 200 >"$out/call-costs.jsonl" 2>&1
 .devbin/gpulens_nvml_probe --memory-steps >"$out/memory-steps.jsonl" 2>&1
+# The GPM pair on the GPUs gpulens will read, alone, in turn and at once (one
+# thread each, as the sampler): the floor per GPU at this GPU count.
+.devbin/gpulens_nvml_probe --gpm-fanout 30 ${GPUS:+--gpus "$GPUS"} >"$out/gpm-fanout.jsonl" 2>&1
 
 proc_cpu_s() {  # utime + stime of a live process, in seconds
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"

@@ -79,8 +79,25 @@ if costs_path.exists():
         gpm_ms = sum(calls[n]["cpu_us"] for n in ["nvmlGpmSampleGet",
                                                   "nvmlGpmMetricsGet(15 metrics)"]
                      if n in calls) / 1000
+    # With several GPUs the sampler reads them at once, one thread each: the GPM
+    # floor per GPU is then the probe's `parallel` figure on the same GPUs.
+    fanout_path = out / "gpm-fanout.jsonl"
+    fanout = {}
+    if fanout_path.exists():
+        for line in fanout_path.read_text().splitlines():
+            try:
+                f = json.loads(line)
+                fanout[f["gpm_fanout"]] = f
+            except (ValueError, KeyError):
+                continue
+        for way, f in fanout.items():
+            print(f"GPM pair, fresh 100 ms apart, {way} on {f['gpus']} GPU(s): "
+                  f"{f['cpu_us_per_gpu'] / 1000:.3f} ms per GPU, {f['wall_us_per_round'] / 1000:.3f} ms a round")
+    if "parallel" in fanout:
+        gpm_ms = fanout["parallel"]["cpu_us_per_gpu"] / 1000
     floor_ms = classic_ms + gpm_ms
-    print(f"floor per GPU per tick: {floor_ms:.3f} ms with GPM, {classic_ms:.3f} ms without")
+    print(f"floor per GPU per tick: {floor_ms:.3f} ms with GPM, {classic_ms:.3f} ms without"
+          + (" (GPM: the pair on every GPU at once)" if "parallel" in fanout else ""))
     for run, floor in [("gpm-noprocs-1s", floor_ms), ("nogpm-noprocs-1s", classic_ms)]:
         ours = dict(rows).get(run)
         if ours:

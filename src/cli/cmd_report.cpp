@@ -159,12 +159,13 @@ int run_report(const ReportArgs& args) {
     eprint("gpulens report: {}\n",
            history ? "give a recording or --from, not both"
                    : "give a recording (gpulens report FILE), a range of the agent's "
-                     "history (--from -2h [--to now] [--db FILE]) or a Slurm job in it "
+                     "history (--from -2h [--to now] [--history FILE]) or a Slurm job in it "
                      "(--slurm-job ID)");
     return kExitUsage;
   }
   if (!history && (!args.to.empty() || !args.db.empty())) {
-    eprint("gpulens report: --to and --db read the agent's history: add --from or --slurm-job\n");
+    eprint(
+        "gpulens report: --to and --history read the agent's history: add --from or --slurm-job\n");
     return kExitUsage;
   }
   Trace trace;
@@ -227,8 +228,11 @@ void register_report(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--slurm-job", args->slurm_job,
                   "Judge this Slurm job (its id as squeue prints it) from the agent's history: "
                   "the GPUs and time its processes held");
-  cmd->add_option("--db", args->db,
-                  "The agent's history file (default: where `gpulens serve` writes it: " +
+  // --history is the name `gpulens serve` gives the same file; --db stays for
+  // the scripts that already use it.
+  cmd->add_option("--history,--db", args->db,
+                  "The agent's history file, as `gpulens serve --history` names it (default: "
+                  "where `gpulens serve` writes it: " +
                       store::default_history_path() + ")");
   cmd->add_option("--format", args->format, "text, json or html (default: from -o, else text)")
       ->check(CLI::IsMember({"text", "json", "html"}));

@@ -318,11 +318,12 @@ Result<OpenedHistory> open_history_file(const std::string& path) {
   if (!std::filesystem::exists(status)) {
     return Error{
         fmt::format("no history database at {}: `gpulens serve` writes one while it runs (there by "
-                    "default, or where its --history says); pass that file with --db",
+                    "default, or where its --history says); pass that file with --history",
                     path)};
   }
   if (std::filesystem::is_directory(status)) {
-    return Error{fmt::format("{} is a directory: --db takes the history file (history.db)", path)};
+    return Error{
+        fmt::format("{} is a directory: --history takes the history file (history.db)", path)};
   }
   if (access(path.c_str(), R_OK) != 0) {
     return Error{fmt::format(

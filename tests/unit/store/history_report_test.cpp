@@ -356,7 +356,7 @@ TEST_F(HistoryTraceTest, ErrorsNameTheFileAndTheWayOut) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find(path_), std::string::npos);
   EXPECT_NE(missing.error().message.find("gpulens serve"), std::string::npos);
-  EXPECT_NE(missing.error().message.find("--db"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("--history"), std::string::npos);
 
   auto dir = load_history_trace(
       {std::filesystem::path(path_).parent_path().string(), kT0, kT0 + 1, {}, kMaxRawSamples});
@@ -448,8 +448,8 @@ TEST_P(ReportFromHistory, GivesTheFunnelOfTheRecordingItself) {
 
   const auto file = run_gpulens("report --format json --lenient tests/fixtures/traces/" + name);
   ASSERT_EQ(file.exit_code, 0) << file.err;
-  const auto hist = run_gpulens(
-      fmt::format("report --format json --db '{}' --from {:.0f} --to {:.3f}", db, first, last + 1));
+  const auto hist = run_gpulens(fmt::format(
+      "report --format json --history '{}' --from {:.0f} --to {:.3f}", db, first, last + 1));
   ASSERT_EQ(hist.exit_code, 0) << hist.err;
   const auto a = nlohmann::json::parse(file.out);
   const auto b = nlohmann::json::parse(hist.out);
@@ -545,7 +545,7 @@ TEST(ReportFromHistoryCli, UsageErrorsAndMissingHistory) {
 
   r = run_gpulens("report --help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* option : {"--from", "--to", "--db", "RFC 3339"}) {
+  for (const char* option : {"--from", "--to", "--history", "--db", "RFC 3339"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
 }
