@@ -16,6 +16,13 @@ bool listed(const std::vector<std::uint32_t>& pids, std::uint32_t pid) {
 
 constexpr double kNsPerS = 1e9;
 
+// The window overlaps [from, to] and is of a wanted process (its GPU is checked per ring).
+bool wanted(const KernelQuery& q, const KernelWindow& w) {
+  const double start = static_cast<double>(w.start_unix_ns) / kNsPerS;
+  const double end = static_cast<double>(w.end_unix_ns) / kNsPerS;
+  return end >= q.from && start <= q.to && listed(q.pids, w.pid);
+}
+
 }  // namespace
 
 KernelStore::KernelStore(std::size_t windows_per_gpu)
@@ -28,20 +35,20 @@ void KernelStore::add(KernelWindow w) {
   ring.push_back(std::move(w));
 }
 
-KernelQueryResult KernelStore::query(const KernelQuery& q) const {
-  KernelQueryResult r;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [gpu, ring] : by_gpu_) {
-      if (!listed(q.gpus, gpu)) continue;
-      for (const auto& w : ring) {
-        const double start = static_cast<double>(w.start_unix_ns) / kNsPerS;
-        const double end = static_cast<double>(w.end_unix_ns) / kNsPerS;
-        if (end < q.from || start > q.to || !listed(q.pids, w.pid)) continue;
-        r.windows.push_back(w);
-      }
+void KernelStore::for_each(const KernelQuery& q,
+                           const std::function<void(const KernelWindow&)>& visit) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpu, ring] : by_gpu_) {
+    if (!listed(q.gpus, gpu)) continue;
+    for (const auto& w : ring) {
+      if (wanted(q, w)) visit(w);
     }
   }
+}
+
+KernelQueryResult KernelStore::query(const KernelQuery& q) const {
+  KernelQueryResult r;
+  for_each(q, [&r](const KernelWindow& w) { r.windows.push_back(w); });
   std::sort(r.windows.begin(), r.windows.end(), [](const KernelWindow& a, const KernelWindow& b) {
     if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
     return a.gpu != b.gpu ? a.gpu < b.gpu : a.pid < b.pid;

@@ -2,11 +2,13 @@
 #pragma once
 // The kernel summaries jobs sent (docs/kernels-agent.md), one per process, GPU
 // and trace window, kept in memory and bounded: a ring of `windows_per_gpu` per
-// GPU, the oldest going first. /api/v1/kernels reads it; the newest window of
+// GPU, the oldest going first. /api/v1/kernels reads it (and /summary visits
+// it, for_each); the newest window of
 // each process and GPU (latest()) is what per-GPU kernel series are built from.
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,6 +57,11 @@ class KernelStore {
 
   void add(KernelWindow w);
   KernelQueryResult query(const KernelQuery& q) const;
+  // Calls `visit` with every window that `q` asks for (its `limit` aside: all of
+  // them), GPU by GPU in arrival order, under the store's lock: nothing is copied,
+  // so a summary of a day of windows (kernel_aggregate.hpp) costs no copy of the
+  // day. `visit` must be quick and must not call back into the store.
+  void for_each(const KernelQuery& q, const std::function<void(const KernelWindow&)>& visit) const;
   // The newest window of each (GPU, pid) that ended at or after `since_unix_s`.
   std::vector<KernelWindow> latest(double since_unix_s) const;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The JSON of /api/v1/kernels and of /api/v1/health's `kernels` (docs/serve.md,
-// docs/kernels-agent.md). Kernel names were made terminal-safe and length-capped
+// The JSON of /api/v1/kernels, /api/v1/kernels/summary and of /api/v1/health's `kernels`
+// (docs/serve.md, docs/kernels-agent.md). Kernel names were made terminal-safe and length-capped
 // when they came in (agent/kernel_receiver.cpp); nlohmann escapes them for JSON.
 #include "core/json_number.hpp"
 #include "exposition/api_json.hpp"
@@ -83,6 +83,59 @@ Json kernels_json(const agent::KernelQueryResult& r, double from, double to) {
   Json windows = Json::array();
   for (const auto& w : r.windows) windows.push_back(kernel_window_json(w));
   j["windows"] = std::move(windows);
+  return j;
+}
+
+Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& processes, double from,
+                         double to, std::size_t top) {
+  Json j;
+  j["from"] = from;
+  j["to"] = to;
+  j["source"] = "memory";
+  j["top"] = top;
+  Json out = Json::array();
+  for (const auto& p : processes) {
+    Json e;
+    e["gpu"] = p.gpu;
+    e["pid"] = p.pid;
+    e["uid"] = p.uid;
+    e["process"] = p.process;
+    e["device"] = p.device;
+    if (!p.kube.pod.empty()) {  // the newest window's pod
+      e["namespace"] = p.kube.namespace_name;
+      e["pod"] = p.kube.pod;
+      e["container"] = p.kube.container;
+    }
+    e["windows"] = p.windows;
+    e["oldest_start"] =
+        json_number(static_cast<double>(p.oldest_start_unix_ns) / 1e9, decimals::kTime);
+    e["newest_end"] = json_number(static_cast<double>(p.newest_end_unix_ns) / 1e9, decimals::kTime);
+    e["busy_s"] = time_json(p.busy_ns);
+    e["idle_s"] = time_json(p.idle_ns);
+    e["idle_share"] = share_json(p.idle_ns, p.busy_ns + p.idle_ns);
+    Json top_kernels = Json::array();
+    for (const auto& k : p.top) {
+      top_kernels.push_back({{"name", k.name},
+                             {"launches", k.launches},
+                             {"time_s", time_json(k.ns)},
+                             {"share", share_json(k.ns, p.kernel_ns)}});
+    }
+    e["kernels"] = std::move(top_kernels);
+    e["other"] = {{"named_kernels", p.other_named},
+                  {"launches", p.other_launches},
+                  {"time_s", time_json(p.other_ns)},
+                  {"share", share_json(p.other_ns, p.kernel_ns)}};
+    e["kernel_time_s"] = time_json(p.kernel_ns);
+    Json collectives = work_json(p.collectives, false);
+    collectives["share"] = share_json(p.collectives.ns, p.kernel_ns);
+    e["collectives"] = std::move(collectives);
+    e["copies"] = work_json(p.copies, true);
+    e["memsets"] = work_json(p.memsets, true);
+    e["cupti_dropped"] = p.cupti_dropped;
+    e["summaries_dropped"] = p.summaries_dropped;
+    out.push_back(std::move(e));
+  }
+  j["processes"] = std::move(out);
   return j;
 }
 

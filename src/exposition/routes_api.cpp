@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/kernel_aggregate.hpp"
 #include "core/clock.hpp"
 #include "core/duration.hpp"
 #include "exposition/api_index.hpp"
@@ -138,16 +139,23 @@ void answer_timeline(const RouteSite& site, const http::Request& req, http::Resp
   send_json(res, body);
 }
 
+// A count parameter such as ?limit= or ?top= (`fallback` without it, 1 to `most`);
+// false after answering 400.
+bool parse_count(const http::Request& req, http::Response& res, const char* name, int& value,
+                 int fallback, int most) {
+  value = fallback;
+  if (!req.has_param(name)) return true;
+  const auto text = req.param(name);
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < 1 || value > most)
+    return reject(res, fmt::format("{}: a number from 1 to {}", name, most));
+  return true;
+}
+
 // ?limit= (`fallback` without it, at most `most`); false after answering 400.
 bool parse_limit(const http::Request& req, http::Response& res, int& limit, int fallback = 200,
                  int most = 1000) {
-  limit = fallback;
-  if (!req.has_param("limit")) return true;
-  const auto text = req.param("limit");
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
-  if (ec != std::errc() || ptr != text.data() + text.size() || limit < 1 || limit > most)
-    return reject(res, fmt::format("limit: a number from 1 to {}", most));
-  return true;
+  return parse_count(req, res, "limit", limit, fallback, most);
 }
 
 // ?pid=123,456 of /api/v1/kernels; false after answering 400.
@@ -167,19 +175,41 @@ bool parse_pids(const http::Request& req, http::Response& res, std::vector<std::
   return true;
 }
 
+// ?from=&to=&gpu=&pid= of /api/v1/kernels and /summary into `q`; false after
+// answering (503 without the socket, 400 for a bad parameter).
+bool parse_kernel_query(const RouteSite& site, const http::Request& req, http::Response& res,
+                        agent::KernelQuery& q) {
+  if (site.context->kernels == nullptr) {
+    send_error(res, 503, "kernel summaries are not received (--kernels-socket)");
+    return false;
+  }
+  // Windows are on the wall clock of the jobs that sent them, not the samples'.
+  return parse_range(req, res, unix_now(), 3600, q.from, q.to, q.gpus) &&
+         parse_pids(req, res, q.pids);
+}
+
 // The windows of the jobs' kernel summaries (docs/kernels-agent.md) from memory.
 void answer_kernels(const RouteSite& site, const http::Request& req, http::Response& res) {
-  if (site.context->kernels == nullptr) {
-    return send_error(res, 503, "kernel summaries are not received (--kernels-socket)");
-  }
   agent::KernelQuery q;
-  // Windows are on the wall clock of the jobs that sent them, not the samples'.
-  if (!parse_range(req, res, unix_now(), 3600, q.from, q.to, q.gpus)) return;
-  if (!parse_pids(req, res, q.pids)) return;
+  if (!parse_kernel_query(site, req, res, q)) return;
   int limit = 0;
   if (!parse_limit(req, res, limit, 1000, 10000)) return;
   q.limit = static_cast<std::size_t>(limit);
   send_json(res, kernels_json(site.context->kernels->query(q), q.from, q.to));
+}
+
+// Every window of the range summed per GPU and process by the agent: no cap on
+// the windows, a few kilobytes out (the dashboard's "Where the time went").
+void answer_kernel_summary(const RouteSite& site, const http::Request& req, http::Response& res) {
+  agent::KernelQuery q;
+  if (!parse_kernel_query(site, req, res, q)) return;
+  int top = 0;
+  if (!parse_count(req, res, "top", top, static_cast<int>(agent::kKernelSummaryTop),
+                   static_cast<int>(agent::kKernelSummaryMaxTop)))
+    return;
+  const auto processes =
+      agent::summarise_kernels(*site.context->kernels, q, static_cast<std::size_t>(top));
+  send_json(res, kernel_summary_json(processes, q.from, q.to, static_cast<std::size_t>(top)));
 }
 
 bool wanted(const std::vector<int>& gpus, int gpu) {
@@ -256,6 +286,9 @@ void register_api_routes(const RouteSite& site) {
   });
   site.get("/api/v1/kernels", [site](const http::Request& req, http::Response& res) {
     answer_kernels(site, req, res);
+  });
+  site.get("/api/v1/kernels/summary", [site](const http::Request& req, http::Response& res) {
+    answer_kernel_summary(site, req, res);
   });
 }
 

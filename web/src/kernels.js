@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // "Where the time went": the kernels that jobs on this node sent their agent
-// (docs/kernels-agent.md), per GPU and process over the history's time range.
+// (docs/kernels-agent.md), per GPU and process over the history's time range,
+// summed by the agent over every window of the range (/api/v1/kernels/summary):
+// a day of an 8-GPU node is tens of thousands of windows, a few kilobytes summed.
 // Each trace window names its top kernels and an `other` remainder; summed over
 // the range, a kernel's time is what the windows that named it say, so the
 // remainder also holds its time in windows where it was not in the top.
@@ -9,56 +11,20 @@ const kernelView = { timer: null };
 const KERNEL_COLOURS = ["#38bdf8", "#22c55e", "#f59e0b", "#a78bfa", "#f472b6", "#14b8a6"];
 const KERNELS_NAMED = KERNEL_COLOURS.length;
 
-function emptyWork() { return { count: 0, bytes: 0, time: 0 }; }
+function work(w) { return { count: (w && w.count) || 0, bytes: (w && w.bytes) || 0, time: (w && w.time_s) || 0 }; }
 
-function addWork(into, w) {
-  into.count += w.count || 0;
-  into.bytes += w.bytes || 0;
-  into.time += w.time_s || 0;
-}
-
-// One entry per (GPU, pid): windows summed, kernels by name, newest first.
-function aggregateKernelWindows(windows) {
-  const byKey = new Map();
-  for (const w of windows) {
-    const key = `${w.gpu}:${w.pid}`;
-    let a = byKey.get(key);
-    if (!a) {
-      a = { gpu: w.gpu, pid: w.pid, process: w.process, windows: 0, busy: 0, idle: 0, kernelTime: 0, newest: 0,
-        kernels: new Map(), other: { launches: 0, time: 0 }, collectives: emptyWork(), copies: emptyWork(),
-        memsets: emptyWork(), cuptiDropped: 0 };
-      byKey.set(key, a);
-    }
-    a.windows += 1;
-    a.busy += w.busy_s || 0;
-    a.idle += w.idle_s || 0;
-    a.kernelTime += w.kernel_time_s || 0;
-    a.newest = Math.max(a.newest, w.end || 0);
-    if (w.process) a.process = w.process;
-    for (const k of w.kernels || []) {
-      const seen = a.kernels.get(k.name) || { name: k.name, launches: 0, time: 0 };
-      seen.launches += k.launches || 0;
-      seen.time += k.time_s || 0;
-      a.kernels.set(k.name, seen);
-    }
-    a.other.launches += (w.other && w.other.launches) || 0;
-    a.other.time += (w.other && w.other.time_s) || 0;
-    addWork(a.collectives, w.collectives || {});
-    addWork(a.copies, w.copies || {});
-    addWork(a.memsets, w.memsets || {});
-    a.cuptiDropped += w.cupti_dropped || 0;
-  }
-  const out = [...byKey.values()];
-  for (const a of out) {
-    const ranked = [...a.kernels.values()].sort((x, y) => y.time - x.time);
-    a.named = ranked.slice(0, KERNELS_NAMED);
-    // Kernels past the named ones join `other`.
-    for (const k of ranked.slice(KERNELS_NAMED)) {
-      a.other.launches += k.launches;
-      a.other.time += k.time;
-    }
-  }
-  return out.sort((x, y) => x.gpu - y.gpu || y.kernelTime - x.kernelTime);
+// One process of /api/v1/kernels/summary, which the agent sums over every
+// window of the range (named kernels merged by name, the first KERNELS_NAMED
+// kept, the rest in `other`), as the blocks below read it.
+function kernelProcess(p) {
+  return {
+    gpu: p.gpu, pid: p.pid, process: p.process, windows: p.windows, busy: p.busy_s || 0, idle: p.idle_s || 0,
+    kernelTime: p.kernel_time_s || 0, newest: p.newest_end || 0,
+    named: (p.kernels || []).map((k) => ({ name: k.name, launches: k.launches || 0, time: k.time_s || 0 })),
+    other: { launches: (p.other && p.other.launches) || 0, time: (p.other && p.other.time_s) || 0 },
+    collectives: work(p.collectives), copies: work(p.copies), memsets: work(p.memsets),
+    cuptiDropped: p.cupti_dropped || 0,
+  };
 }
 
 function share(part, whole) { return whole > 0 ? (100 * part) / whole : null; }
@@ -124,7 +90,6 @@ function kernelBlock(a, now) {
 async function refreshKernels() {
   const panel = document.getElementById("kernels-panel");
   const root = document.getElementById("kernels");
-  const note = document.getElementById("kernels-note");
   const range = RANGES.find(([r]) => r === history.range)[1];
   try {
     // Asked first, so an agent without the socket is never sent a request it
@@ -132,15 +97,13 @@ async function refreshKernels() {
     const health = await getJson("/api/v1/health");
     if (!health.kernels || !health.kernels.enabled) {
       panel.hidden = document.body.classList.contains("wall");
-      note.textContent = "";
       root.replaceChildren(el("p", { class: "muted",
         text: "This agent does not receive jobs' kernels: start it with --kernels-socket (docs/kernels-agent.md)." }));
     } else {
-      const data = await getJson(`/api/v1/kernels?from=-${range}s&limit=10000`);
+      const data = await getJson(`/api/v1/kernels/summary?from=-${range}s&top=${KERNELS_NAMED}`);
       panel.hidden = false;
-      const procs = aggregateKernelWindows(data.windows);
+      const procs = data.processes.map(kernelProcess);
       const now = Date.now() / 1000;
-      note.textContent = data.truncated ? "the newest 10000 windows of this range" : "";
       root.replaceChildren(...(procs.length ? procs.map((a) => kernelBlock(a, now))
         : [el("p", { class: "muted",
           text: `No job sent its kernels in the last ${history.range}. Jobs opt in with GPULENS_KERNELS_AGENT=1 (docs/kernels-agent.md).` })]));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// /api/v1/kernels, /api/v1/health's `kernels` and the self-metrics of the jobs'
-// kernel summaries.
+// /api/v1/kernels, /api/v1/kernels/summary, /api/v1/health's `kernels` and the self-metrics of the
+// jobs' kernel summaries.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -50,7 +51,8 @@ TEST(ApiKernels, AWindowSaysWhereItsTimeWent) {
 }
 
 struct KernelServer {
-  agent::KernelStore store{100};
+  explicit KernelServer(std::size_t windows_per_gpu = 100) : store(windows_per_gpu) {}
+  agent::KernelStore store;
   agent::IntakeCounters counters;
   agent::KernelHistoryCounts history;
   gpulens::testing::RunningServer server{
@@ -96,6 +98,119 @@ TEST(ApiKernels, ServesTheStoredWindowsByTimeGpuAndPid) {
     ASSERT_TRUE(res) << bad;
     EXPECT_EQ(res->status, 400) << bad << " " << res->body;
   }
+}
+
+TEST(ApiKernels, TheSummarySumsEveryWindowPerGpuAndProcess) {
+  KernelServer k;
+  ASSERT_TRUE(k.server.server) << k.server.error;
+  for (int i = 0; i < 6; ++i) {
+    auto w = window(i % 2, 100 + static_cast<std::uint32_t>(i % 2), 1700000000 + 20 * i);
+    if (i == 4) w.kube = {"ml", "trainer-7", "main"};  // GPU 0's newest window
+    k.store.add(std::move(w));
+  }
+  auto c = k.server.client();
+  auto res = c.Get("/api/v1/kernels/summary?from=1700000000&to=1700000200&top=1");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const auto j = nlohmann::json::parse(res->body);
+  EXPECT_EQ(j["source"], "memory");
+  EXPECT_EQ(j["top"], 1);
+  ASSERT_EQ(j["processes"].size(), 2u);
+  const auto& p = j["processes"][0];
+  EXPECT_EQ(p["gpu"], 0);
+  EXPECT_EQ(p["pid"], 100);
+  EXPECT_EQ(p["process"], "python");
+  EXPECT_EQ(p["pod"], "trainer-7");
+  EXPECT_EQ(p["namespace"], "ml");
+  EXPECT_EQ(p["windows"], 3);
+  EXPECT_EQ(p["oldest_start"], 1700000000.0);
+  EXPECT_EQ(p["newest_end"], 1700000082.0);
+  EXPECT_EQ(p["busy_s"], 4.5);
+  EXPECT_EQ(p["idle_share"], 0.25);
+  ASSERT_EQ(p["kernels"].size(), 1u);
+  EXPECT_EQ(p["kernels"][0]["name"], "void gemm<\"bf16\">(float*)");
+  EXPECT_EQ(p["kernels"][0]["time_s"], 2.7);
+  EXPECT_EQ(p["kernels"][0]["launches"], 90);
+  EXPECT_EQ(p["kernels"][0]["share"], 0.6);
+  // ncclDevKernel_AllReduce (0.9 s) past top=1, beside the windows' own other (0.9 s).
+  EXPECT_EQ(p["other"]["named_kernels"], 1);
+  EXPECT_EQ(p["other"]["time_s"], 1.8);
+  EXPECT_EQ(p["other"]["launches"], 126);
+  EXPECT_EQ(p["kernel_time_s"], 4.5);
+  EXPECT_EQ(p["collectives"]["count"], 6);
+  EXPECT_EQ(p["collectives"]["share"], 0.2);
+  EXPECT_EQ(p["copies"]["bytes"], 3 * 4096);
+  EXPECT_FALSE(j["processes"][1].contains("pod"));
+  // Filters as /api/v1/kernels's; the default top names six.
+  const auto one = nlohmann::json::parse(
+      c.Get("/api/v1/kernels/summary?from=1700000000&to=1700000200&gpu=1&pid=101")->body);
+  ASSERT_EQ(one["processes"].size(), 1u);
+  EXPECT_EQ(one["processes"][0]["gpu"], 1);
+  EXPECT_EQ(one["top"], 6);
+  EXPECT_EQ(one["processes"][0]["kernels"].size(), 2u);
+  EXPECT_TRUE(
+      nlohmann::json::parse(
+          c.Get("/api/v1/kernels/summary?from=1700000000&to=1700000200&pid=5")->body)["processes"]
+          .empty());
+}
+
+TEST(ApiKernels, TheSummaryRefusesBadParametersClearly) {
+  KernelServer k;
+  ASSERT_TRUE(k.server.server) << k.server.error;
+  auto c = k.server.client();
+  const std::pair<const char*, const char*> cases[] = {
+      {"top=0", "top: a number from 1 to 32"},
+      {"top=33", "top: a number from 1 to 32"},
+      {"top=six", "top: a number from 1 to 32"},
+      {"pid=abc", "pid: up to 64 process IDs"},
+      {"gpu=x", "gpu: GPU indexes"},
+      {"from=now&to=-1h", "from must be before to"},
+      {"from=yesterday", "from: "},
+  };
+  for (const auto& [query, message] : cases) {
+    const std::string path = fmt::format("/api/v1/kernels/summary?{}", query);
+    auto res = c.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 400) << path << " " << res->body;
+    const auto error = nlohmann::json::parse(res->body)["error"].get<std::string>();
+    EXPECT_EQ(error.rfind(message, 0), 0u) << path << ": " << error;
+  }
+}
+
+// A day of an 8-GPU node (a window every 20 s, ten kernels of 120-byte names
+// from a job's forty) is a few kilobytes summed; /api/v1/kernels would be megabytes.
+TEST(ApiKernels, TheSummaryOfADayOfEightGpusIsSmall) {
+  KernelServer k(agent::kKernelWindowsPerGpu);
+  ASSERT_TRUE(k.server.server) << k.server.error;
+  std::vector<std::string> names;
+  for (int n = 0; n < 40; ++n) {
+    std::string name = fmt::format("void at::native::kernel_{}<", n);
+    name.resize(120, 'T');
+    names.push_back(std::move(name));
+  }
+  const std::int64_t day_start = 1700000000;
+  for (std::size_t i = 0; i < agent::kKernelWindowsPerGpu; ++i) {
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      auto w = window(gpu, 1000 + static_cast<std::uint32_t>(gpu),
+                      static_cast<double>(day_start) + 20 * static_cast<double>(i));
+      w.top.clear();
+      for (std::size_t n = 0; n < 10; ++n)
+        w.top.push_back({names[(i + n) % names.size()], 12, 1'000'000 * (n + 1)});
+      k.store.add(std::move(w));
+    }
+  }
+  ASSERT_EQ(k.store.size(), 34560u);
+  auto c = k.server.client();
+  auto res = c.Get(
+      fmt::format("/api/v1/kernels/summary?from={}&to={}&top=32", day_start, day_start + 86400));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_LT(res->body.size(), 64u << 10);
+  const auto j = nlohmann::json::parse(res->body);
+  ASSERT_EQ(j["processes"].size(), 8u);
+  EXPECT_EQ(j["processes"][0]["windows"], agent::kKernelWindowsPerGpu);
+  EXPECT_EQ(j["processes"][0]["kernels"].size(), 32u);
+  EXPECT_EQ(j["processes"][0]["other"]["named_kernels"], 8);
 }
 
 TEST(ApiKernels, HealthAndMetricsCountWhatCameAndWhatWasRefused) {
@@ -149,10 +264,12 @@ TEST(ApiKernels, WithoutTheSocketTheEndpointSaysSo) {
   gpulens::testing::RunningServer r(ServerOptions{});
   ASSERT_TRUE(r.server) << r.error;
   auto c = r.client();
-  auto res = c.Get("/api/v1/kernels");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 503);
-  EXPECT_NE(res->body.find("--kernels-socket"), std::string::npos);
+  for (const char* path : {"/api/v1/kernels", "/api/v1/kernels/summary"}) {
+    auto res = c.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 503) << path;
+    EXPECT_NE(res->body.find("--kernels-socket"), std::string::npos) << path;
+  }
   EXPECT_EQ(nlohmann::json::parse(c.Get("/api/v1/health")->body)["kernels"]["enabled"], false);
   EXPECT_EQ(c.Get("/metrics")->body.find("gpulens_kernel_summaries_total"), std::string::npos);
 }
