@@ -96,7 +96,7 @@ report() {
   format=$1
   shift
   set -- "$bin" report --slurm-job "$job" --format "$format" "$@"
-  [ -n "${GPULENS_HISTORY:-}" ] && set -- "$@" --db "$GPULENS_HISTORY"
+  [ -n "${GPULENS_HISTORY:-}" ] && set -- "$@" --history "$GPULENS_HISTORY"
   if command -v timeout >/dev/null 2>&1; then
     timeout -k 5 "$limit" "$@" >"$tmp/$format" 2>"$tmp/$format.err"
   else

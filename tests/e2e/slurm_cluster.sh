@@ -233,7 +233,7 @@ PY
 # The job runs on until the agent's history holds 2 s of it (the verdict then has
 # samples to judge), asked as the epilog will ask.
 held_2s() {
-  "$gpulens" report --slurm-job "$job" --db "$tmp/history.db" --format json -o "$tmp/run/report.json" &&
+  "$gpulens" report --slurm-job "$job" --history "$tmp/history.db" --format json -o "$tmp/run/report.json" &&
     python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["source"]

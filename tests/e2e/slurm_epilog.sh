@@ -63,8 +63,8 @@ run 4242
 [[ -f "$tmp/jobs/4242.txt" && -f "$tmp/jobs/4242.json" ]] || fail "no summary files: $(ls -la "$tmp/jobs" 2>&1)"
 head -n 1 "$tmp/jobs/4242.txt" | grep -qx "gpulens: Slurm job 4242 on node-7, 2 min" || fail "txt: $(head -n 2 "$tmp/jobs/4242.txt")"
 grep -q '"kind": "slurm_job"' "$tmp/jobs/4242.json" || fail "json not kept"
-grep -qx -- "report --slurm-job 4242 --format text --db /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
-grep -qx -- "report --slurm-job 4242 --format json --db /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
+grep -qx -- "report --slurm-job 4242 --format text --history /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
+grep -qx -- "report --slurm-job 4242 --format json --history /srv/h.db" "$calls/gpulens" || fail "gpulens args: $(cat "$calls/gpulens")"
 [[ ! -e "$calls/sacctmgr" && ! -e "$calls/mail.args" ]] || fail "AdminComment or mail without being asked"
 shopt -s nullglob dotglob
 for f in "$tmp/jobs"/*; do
