@@ -58,24 +58,8 @@ sender_pid=$!
 # It is cut at 45 s, while the job still runs: its end is both GPUs idle with no
 # process, which shows less. Samples come every 0.1 s, process lists every 1.1 s.
 trace="$work/multi-gpu-45s.trace.jsonl"
-python3 - tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl "$trace" "$sender_pid" <<'PY'
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-sender = {"pid": int(sys.argv[3]), "name": "python", "used_mib": 900}
-t0 = None
-with open(sys.argv[2], "w") as out:
-    for line in lines:
-        d = json.loads(line)
-        t = d.get("t")
-        if t is not None:
-            t0 = t if t0 is None else t0
-            if t - t0 > 45:
-                break
-        if d.get("gpu") == 0 and "procs" in d:
-            d["procs"] = d["procs"] + [sender]
-            line = json.dumps(d)
-        out.write(line + "\n")
-PY
+python3 tests/e2e/trace_with_process.py tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl \
+  "$trace" "$sender_pid" 45
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$bin" --replay "$trace" --speed 100 --listen "127.0.0.1:$port" --history "$work/history.db" \
   --kernels-socket "$work/kernels.sock" \

@@ -41,23 +41,8 @@ python3 tests/e2e/kernel_sender.py "$work/kernels.sock" 5 "$work/go" >"$work/sen
 sender_pid=$!
 # The recording's first 10 s, with the sender's pid among GPU 0's processes.
 trace="$work/short.trace.jsonl"
-python3 - tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl "$trace" "$sender_pid" <<'PY'
-import json, sys
-sender = {"pid": int(sys.argv[3]), "name": "python", "used_mib": 900}
-t0 = None
-with open(sys.argv[2], "w") as out:
-    for line in open(sys.argv[1]).read().splitlines():
-        d = json.loads(line)
-        t = d.get("t")
-        if t is not None:
-            t0 = t if t0 is None else t0
-            if t - t0 > 10:
-                break
-        if d.get("gpu") == 0 and "procs" in d:
-            d["procs"] = d["procs"] + [sender]
-            line = json.dumps(d)
-        out.write(line + "\n")
-PY
+python3 tests/e2e/trace_with_process.py tests/fixtures/traces/multi-gpu-h200x2.trace.jsonl \
+  "$trace" "$sender_pid" 10
 
 start_serve() {  # $1: log name; sets server_pid and base
   local port
