@@ -40,10 +40,11 @@ def sleep_until(t_ns):
         time.sleep(min(left / 1e9, 0.05))
 
 
-def descendants_outside_group(root):
-    """Processes under `root` that left its process group: `script` starts its
-    child in a session of its own, which a signal to the group would miss."""
-    children = {}
+def processes():
+    """(pid, ppid, pgid, CPU ticks) of every process, from /proc/PID/stat. The
+    ticks include the children it has waited for (cutime, cstime), so the work
+    of short-lived helpers (a scraper's `cat`) counts too."""
+    table = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -51,7 +52,17 @@ def descendants_outside_group(root):
                     fields = f.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            children.setdefault(int(fields[1]), []).append((int(entry), int(fields[2])))
+            table.append((int(entry), int(fields[1]), int(fields[2]),
+                          sum(int(x) for x in fields[11:15])))
+    return table
+
+
+def descendants_outside_group(root):
+    """Processes under `root` that left its process group: `script` starts its
+    child in a session of its own, which a signal to the group would miss."""
+    children = {}
+    for pid, ppid, pgid, _ in processes():
+        children.setdefault(ppid, []).append((pid, pgid))
     found, todo = [], [root]
     while todo:
         for pid, pgid in children.get(todo.pop(), []):
@@ -63,18 +74,8 @@ def descendants_outside_group(root):
 
 def cpu_seconds(root, extra):
     """CPU time so far of the monitor's processes: its group and `extra`."""
-    hz = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == root or int(entry) in extra:
-                total += int(fields[11]) + int(fields[12])
-    return total / hz
+    ticks = sum(t for pid, _, pgid, t in processes() if pgid == root or pid in extra)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def group_signal(proc, sig, extra=()):
