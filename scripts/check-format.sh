@@ -7,7 +7,7 @@ if ! command -v clang-format >/dev/null; then
   echo "check-format: clang-format not installed; skipped" >&2
   exit 0
 fi
-mapfile -t files < <(git ls-files -- 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'tools/*.cpp' 2>/dev/null || true)
+mapfile -t files < <(git ls-files -- 'src/*.cpp' 'src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'tools/*.cpp' 'tools/*.hpp' 2>/dev/null || true)
 ((${#files[@]} == 0)) && exit 0
 if ! clang-format --dry-run --Werror "${files[@]}" 2>/tmp/gpulens-format.log; then
   head -40 /tmp/gpulens-format.log >&2

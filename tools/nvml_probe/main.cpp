@@ -9,12 +9,12 @@
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
 // keep the cost figures in docs/nvml-facts.md honest on new drivers.
-// --gpm-fanout takes a fresh GPM sample pair (SampleGet + MetricsGet of 15 metrics,
-// 100 ms apart, as the sampler does) on every GPU, ROUNDS times in each of three
-// ways: the first GPU alone; all GPUs one after another on one thread; all at
-// once, one thread per GPU (the sampler's way). --gpus limits it to those GPUs. It prints the
-// driver's CPU per GPU for each, to tell a per-GPU cost that grows with the GPU count from one that
-// grows only when the calls overlap (a lock in the driver).
+// --gpm-fanout takes a fresh GPM sample pair (SampleGet + MetricsGet of 15
+// metrics, 100 ms apart, as the sampler does) on every GPU, ROUNDS times in each of
+// three ways: the first GPU alone; all GPUs one after another on one thread; all
+// at once, one thread per GPU (the sampler's way). --gpus limits it to those GPUs.
+// It prints the driver's CPU per GPU for each, to tell a per-GPU cost that grows
+// with the GPU count from one that grows only when the calls overlap (a lock).
 // --memory-steps makes the NVML calls the collector makes, one kind at a time, and
 // prints the resident memory after each and whether libcuda has been mapped, so that
 // NVML's own footprint can be told from gpulens'.
@@ -38,11 +38,14 @@
 
 #include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
+#include "nvml_probe/gpm_costs.hpp"
+#include "nvml_probe/timing.hpp"
 #include "sources/nvml/nvml_collector.hpp"
 
 namespace {
 
 using namespace gpulens;
+using namespace gpulens::probe;
 
 struct Args {
   bool memory_steps = false;
@@ -110,42 +113,6 @@ void print_events(sources::GpuCollector& collector) {
                               {"detail", e.detail}};
     std::printf("%s\n", j.dump().c_str());
   }
-}
-
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// User and system CPU time of the calling thread, in seconds: a call that is mostly
-// system time is driver (ioctl) work that no caller-side change can remove.
-std::pair<double, double> thread_user_sys_s() {
-  rusage r{};
-  getrusage(RUSAGE_THREAD, &r);
-  const auto s = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-  };
-  return {s(r.ru_utime), s(r.ru_stime)};
-}
-
-template <typename Call>
-void time_call(const char* name, int reps, Call&& call) {
-  sources::nvml::Return last = sources::nvml::Return::Success;
-  const double cpu0 = thread_cpu_s();
-  const auto [user0, sys0] = thread_user_sys_s();
-  const auto wall0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) last = call();
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  const auto [user1, sys1] = thread_user_sys_s();
-  const nlohmann::json j = {{"call", name},
-                            {"cpu_us", (thread_cpu_s() - cpu0) * 1e6 / reps},
-                            {"user_us", (user1 - user0) * 1e6 / reps},
-                            {"sys_us", (sys1 - sys0) * 1e6 / reps},
-                            {"wall_us", wall * 1e6 / reps},
-                            {"ret", sources::nvml_error_name(last)}};
-  std::printf("%s\n", j.dump().c_str());
 }
 
 // What reading a host file costs (open, read all, close): the kernel generates
@@ -241,168 +208,7 @@ int call_costs(int reps) {
     });
     api.eventSetFree(events);
   }
-  if (api.has_gpm()) {
-    sources::nvml::GpmSample a = nullptr;
-    sources::nvml::GpmSample b = nullptr;
-    api.gpmSampleAlloc(&a);
-    api.gpmSampleAlloc(&b);
-    api.gpmSampleGet(dev, a);
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    time_call("nvmlGpmSampleGet", reps, [&] { return api.gpmSampleGet(dev, b); });
-    auto request = std::make_unique<sources::nvml::GpmMetricsGet>();
-    for (unsigned ids : {1U, 15U}) {
-      const unsigned all[] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61};
-      const std::string name = "nvmlGpmMetricsGet(" + std::to_string(ids) + " metrics)";
-      time_call(name.c_str(), reps, [&] {
-        request->version = sources::nvml::kGpmMetricsGetVersion;
-        request->numMetrics = ids;
-        request->sample1 = a;
-        request->sample2 = b;
-        for (unsigned k = 0; k < ids; ++k) request->metrics[k].metricId = all[k];
-        return api.gpmMetricsGet(request.get());
-      });
-    }
-    // As the sampler runs: a fresh sample 100 ms after the last, then the metrics of
-    // the pair. The tight loop above reuses one pair, which NVML may answer faster.
-    const int fresh_reps = std::min(reps, 20);
-    double cpu = 0;
-    for (int k = 0; k < fresh_reps; ++k) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const double cpu0 = thread_cpu_s();
-      api.gpmSampleGet(dev, b);
-      request->version = sources::nvml::kGpmMetricsGetVersion;
-      request->numMetrics = 15;
-      request->sample1 = a;
-      request->sample2 = b;
-      api.gpmMetricsGet(request.get());
-      cpu += thread_cpu_s() - cpu0;
-      std::swap(a, b);
-    }
-    const nlohmann::json j = {{"call", "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"},
-                              {"cpu_us", cpu * 1e6 / fresh_reps}};
-    std::printf("%s\n", j.dump().c_str());
-    api.gpmSampleFree(a);
-    api.gpmSampleFree(b);
-  }
-  api.shutdown();
-  return 0;
-}
-
-// One GPU's pair of GPM samples, refreshed in turn as the sampler refreshes them.
-struct GpmPair {
-  sources::nvml::Device dev = nullptr;
-  sources::nvml::GpmSample a = nullptr, b = nullptr;
-  std::unique_ptr<sources::nvml::GpmMetricsGet> request =
-      std::make_unique<sources::nvml::GpmMetricsGet>();
-
-  // A fresh sample and the 15 metrics since the last one; the thread's CPU seconds.
-  double refresh(const sources::NvmlApi& api) {
-    const double cpu0 = thread_cpu_s();
-    api.gpmSampleGet(dev, b);
-    request->version = sources::nvml::kGpmMetricsGetVersion;
-    request->numMetrics = 15;
-    request->sample1 = a;
-    request->sample2 = b;
-    const unsigned all[] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13, 20, 21, 60, 61};
-    for (unsigned k = 0; k < 15; ++k) request->metrics[k].metricId = all[k];
-    api.gpmMetricsGet(request.get());
-    std::swap(a, b);
-    return thread_cpu_s() - cpu0;
-  }
-};
-
-int gpm_fanout(int rounds, const std::vector<int>& only) {
-  auto loaded = sources::load_nvml_library();
-  if (!loaded) {
-    std::fprintf(stderr, "gpulens_nvml_probe: %s\n", loaded.error().message.c_str());
-    return 1;
-  }
-  const sources::NvmlApi& api = *loaded;
-  unsigned count = 0;
-  if (api.init_v2() != sources::nvml::Return::Success ||
-      api.deviceGetCount_v2(&count) != sources::nvml::Return::Success || count == 0) {
-    std::fprintf(stderr, "gpulens_nvml_probe: no GPU\n");
-    return 1;
-  }
-  if (!api.has_gpm()) {
-    std::fprintf(stderr, "gpulens_nvml_probe: this NVML has no GPM functions (driver too old)\n");
-    return 1;
-  }
-  std::vector<unsigned> indexes;  // --gpus, else every GPU
-  for (unsigned i = 0; i < count; ++i) {
-    if (only.empty() || std::find(only.begin(), only.end(), static_cast<int>(i)) != only.end()) {
-      indexes.push_back(i);
-    }
-  }
-  if (indexes.empty()) {
-    std::fprintf(stderr, "gpulens_nvml_probe: --gpus names no GPU of the %u here\n", count);
-    return 1;
-  }
-  std::vector<GpmPair> gpus(indexes.size());
-  for (std::size_t k = 0; k < indexes.size(); ++k) {
-    const unsigned i = indexes[k];
-    GpmPair& g = gpus[k];
-    sources::nvml::GpmSupport support{};
-    support.version = sources::nvml::kGpmSupportVersion;
-    if (api.deviceGetHandleByIndex_v2(i, &g.dev) != sources::nvml::Return::Success ||
-        api.gpmQueryDeviceSupport(g.dev, &support) != sources::nvml::Return::Success ||
-        !support.isSupportedDevice || api.gpmSampleAlloc(&g.a) != sources::nvml::Return::Success ||
-        api.gpmSampleAlloc(&g.b) != sources::nvml::Return::Success ||
-        api.gpmSampleGet(g.dev, g.a) != sources::nvml::Return::Success) {
-      std::fprintf(stderr, "gpulens_nvml_probe: GPU %u has no GPM (Hopper or newer needed)\n", i);
-      return 1;
-    }
-  }
-  const auto print = [&](const char* way, std::size_t n, double cpu_s, double wall_s) {
-    const nlohmann::json j = {{"gpm_fanout", way},
-                              {"gpus", n},
-                              {"rounds", rounds},
-                              {"cpu_us_per_gpu", cpu_s * 1e6 / (rounds * static_cast<double>(n))},
-                              {"wall_us_per_round", wall_s * 1e6 / rounds}};
-    std::printf("%s\n", j.dump().c_str());
-  };
-  using clock = std::chrono::steady_clock;
-  const auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
-  {  // the first GPU alone
-    double cpu = 0, wall = 0;
-    for (int r = 0; r < rounds; ++r) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const auto t0 = clock::now();
-      cpu += gpus[0].refresh(api);
-      wall += seconds(clock::now() - t0);
-    }
-    print("alone", 1, cpu, wall);
-  }
-  {  // every GPU, one after another, on this thread
-    double cpu = 0, wall = 0;
-    for (int r = 0; r < rounds; ++r) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const auto t0 = clock::now();
-      for (auto& g : gpus) cpu += g.refresh(api);
-      wall += seconds(clock::now() - t0);
-    }
-    print("serial", gpus.size(), cpu, wall);
-  }
-  {  // every GPU at once, one thread each
-    double cpu = 0, wall = 0;
-    std::vector<double> per(gpus.size());
-    for (int r = 0; r < rounds; ++r) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const auto t0 = clock::now();
-      std::vector<std::thread> workers;
-      for (std::size_t i = 0; i < gpus.size(); ++i) {
-        workers.emplace_back([&, i] { per[i] = gpus[i].refresh(api); });
-      }
-      for (auto& w : workers) w.join();
-      wall += seconds(clock::now() - t0);
-      for (double c : per) cpu += c;
-    }
-    print("parallel", gpus.size(), cpu, wall);
-  }
-  for (auto& g : gpus) {
-    api.gpmSampleFree(g.a);
-    api.gpmSampleFree(g.b);
-  }
+  if (api.has_gpm()) print_gpm_call_costs(api, dev, reps);
   api.shutdown();
   return 0;
 }
