@@ -14,6 +14,7 @@
 #include "kernels/kernel_summary.hpp"
 #include "server_support.hpp"
 #include "store/store_writer.hpp"
+#include "wait_for.hpp"
 
 namespace gpulens::agent {
 namespace {
@@ -74,15 +75,7 @@ void expect_same(const KernelWindow& a, const KernelWindow& b) {
   EXPECT_EQ(a.summaries_dropped, b.summaries_dropped);
 }
 
-template <typename Pred>
-bool wait_for(Pred pred, double seconds = 5) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
-}
+using gpulens::testing::wait_for;
 
 store::WriterOptions fast_writer() {
   store::WriterOptions w;

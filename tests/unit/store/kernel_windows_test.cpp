@@ -18,6 +18,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "wait_for.hpp"
 
 namespace gpulens::store {
 namespace {
@@ -242,15 +243,7 @@ TEST_F(KernelWindowsTest, AGpuDayTakesAboutAMegabyteInTheFile) {
   EXPECT_LT(mib, 1.5);  // the bound stated in docs/kernels-agent.md
 }
 
-template <typename Pred>
-bool wait_for(Pred pred, double seconds = 5) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
-}
+using gpulens::testing::wait_for;
 
 // The receiver's thread only queues: while the file cannot be opened the queue
 // fills, a window past it is dropped and counted, and the rest are written once

@@ -15,6 +15,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "wait_for.hpp"
 
 namespace gpulens::store {
 namespace {
@@ -178,15 +179,7 @@ TEST_F(SlurmStoreTest, AFileOfSchemaOneIsMigratedAndKeepsItsSamples) {
   EXPECT_EQ(*again.db().query_int("SELECT COUNT(*) FROM slurm_jobs"), 1);
 }
 
-template <typename Pred>
-bool wait_for(Pred pred, double seconds = 5) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
-}
+using gpulens::testing::wait_for;
 
 // Uses pushed while the history cannot be opened wait, merged, and are written
 // once it can.

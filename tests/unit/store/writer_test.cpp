@@ -11,6 +11,7 @@
 #include "server_support.hpp"
 #include "store/history_query.hpp"
 #include "store/store_writer.hpp"
+#include "wait_for.hpp"
 
 namespace gpulens::store {
 namespace {
@@ -43,15 +44,7 @@ struct Logs {
   }
 };
 
-template <typename Pred>
-bool wait_for(Pred pred, double seconds = 5) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
-}
+using gpulens::testing::wait_for;
 
 WriterOptions fast() {
   WriterOptions w;
