@@ -99,7 +99,8 @@ def main():
     p.add_argument("--guard", type=float, default=5, help="ms skipped at the start of each slot")
     p.add_argument("--min-units", type=int, default=5, help="a slot with fewer units drops its pair")
     p.add_argument("--ticks", action="append", default=[], metavar="NAME=COUNT",
-                   help="ticks a monitor took in the whole run, to report ticks per resumed second")
+                   help="ticks a monitor took in the whole run, to report ticks per resumed second "
+                   "(an upper bound: the ticks before the first pause count too)")
     p.add_argument("--header", action="store_true")
     a = p.parse_args()
 
