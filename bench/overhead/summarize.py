@@ -55,7 +55,8 @@ if costs_path.exists():
     for line in costs_path.read_text().splitlines():
         try:
             c = json.loads(line)
-            calls[c["call"]] = c
+            if "cpu_us" in c:  # not {"call", "missing"}: a function this NVML lacks
+                calls[c["call"]] = c
         except (ValueError, KeyError):
             continue
     print(f"\n{'NVML call (tight loop, GPU 0)':<46} {'cpu us':>9} {'user':>8} {'sys':>8}")

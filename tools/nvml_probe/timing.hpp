@@ -50,4 +50,17 @@ void time_call(const char* name, int reps, Call&& call) {
   std::printf("%s\n", j.dump().c_str());
 }
 
+// time_call for one NVML entry point, which an older driver or the test fake may
+// lack (NvmlApi leaves it null): a missing one is said as {"call", "missing"} and
+// not called.
+template <typename Fn, typename Call>
+void time_nvml_call(const char* name, Fn fn, int reps, Call&& call) {
+  if (fn == nullptr) {
+    const nlohmann::json j = {{"call", name}, {"missing", true}};
+    std::printf("%s\n", j.dump().c_str());
+    return;
+  }
+  time_call(name, reps, std::forward<Call>(call));
+}
+
 }  // namespace gpulens::probe
