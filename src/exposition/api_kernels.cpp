@@ -2,6 +2,8 @@
 // The JSON of /api/v1/kernels, /api/v1/kernels/summary and of /api/v1/health's `kernels`
 // (docs/serve.md, docs/kernels-agent.md). Kernel names were made terminal-safe and length-capped
 // when they came in (agent/kernel_receiver.cpp); nlohmann escapes them for JSON.
+#include <string>
+
 #include "core/json_number.hpp"
 #include "exposition/api_json.hpp"
 
@@ -29,20 +31,48 @@ Json work_json(const kernels::WorkTotal& w, bool with_bytes) {
   return j;
 }
 
+// Who ran it: the same fields for one window and for a process summed over a range
+// (KernelWindow and KernelProcessSummary name them alike).
+template <typename Process>
+void put_process(Json& j, const Process& p) {
+  j["gpu"] = p.gpu;
+  j["pid"] = p.pid;
+  j["uid"] = p.uid;
+  j["process"] = p.process;
+  j["device"] = p.device;
+  if (!p.kube.pod.empty()) {  // the process's pod, where the kubelet's logs name it
+    j["namespace"] = p.kube.namespace_name;
+    j["pod"] = p.kube.pod;
+    j["container"] = p.kube.container;
+  }
+}
+
+Json kernel_json(const std::string& name, std::uint64_t launches, std::uint64_t ns,
+                 std::uint64_t kernel_ns) {
+  return {{"name", name},
+          {"launches", launches},
+          {"time_s", time_json(ns)},
+          {"share", share_json(ns, kernel_ns)}};
+}
+
+// What follows the kernels in both: their total, collectives, copies, memsets, drops.
+template <typename Totals>
+void put_totals(Json& j, const Totals& t, std::uint64_t kernel_ns) {
+  j["kernel_time_s"] = time_json(kernel_ns);
+  Json collectives = work_json(t.collectives, false);
+  collectives["share"] = share_json(t.collectives.ns, kernel_ns);
+  j["collectives"] = std::move(collectives);
+  j["copies"] = work_json(t.copies, true);
+  j["memsets"] = work_json(t.memsets, true);
+  j["cupti_dropped"] = t.cupti_dropped;
+  j["summaries_dropped"] = t.summaries_dropped;
+}
+
 }  // namespace
 
 Json kernel_window_json(const agent::KernelWindow& w) {
   Json j;
-  j["gpu"] = w.gpu;
-  j["pid"] = w.pid;
-  j["uid"] = w.uid;
-  j["process"] = w.process;
-  j["device"] = w.device;
-  if (!w.kube.pod.empty()) {  // the process's pod, where the kubelet's logs name it
-    j["namespace"] = w.kube.namespace_name;
-    j["pod"] = w.kube.pod;
-    j["container"] = w.kube.container;
-  }
+  put_process(j, w);
   j["start"] = json_number(static_cast<double>(w.start_unix_ns) / 1e9, decimals::kTime);
   j["end"] = json_number(static_cast<double>(w.end_unix_ns) / 1e9, decimals::kTime);
   j["window"] = w.window;
@@ -52,25 +82,13 @@ Json kernel_window_json(const agent::KernelWindow& w) {
   std::uint64_t kernel_ns = w.other_ns;
   for (const auto& k : w.top) kernel_ns += k.ns;
   Json top = Json::array();
-  for (const auto& k : w.top) {
-    top.push_back({{"name", k.name},
-                   {"launches", k.launches},
-                   {"time_s", time_json(k.ns)},
-                   {"share", share_json(k.ns, kernel_ns)}});
-  }
+  for (const auto& k : w.top) top.push_back(kernel_json(k.name, k.launches, k.ns, kernel_ns));
   j["kernels"] = std::move(top);
   j["other"] = {{"kernels", w.other_kernels},
                 {"launches", w.other_launches},
                 {"time_s", time_json(w.other_ns)},
                 {"share", share_json(w.other_ns, kernel_ns)}};
-  j["kernel_time_s"] = time_json(kernel_ns);
-  Json collectives = work_json(w.collectives, false);
-  collectives["share"] = share_json(w.collectives.ns, kernel_ns);
-  j["collectives"] = std::move(collectives);
-  j["copies"] = work_json(w.copies, true);
-  j["memsets"] = work_json(w.memsets, true);
-  j["cupti_dropped"] = w.cupti_dropped;
-  j["summaries_dropped"] = w.summaries_dropped;
+  put_totals(j, w, kernel_ns);
   return j;
 }
 
@@ -96,16 +114,7 @@ Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& process
   Json out = Json::array();
   for (const auto& p : processes) {
     Json e;
-    e["gpu"] = p.gpu;
-    e["pid"] = p.pid;
-    e["uid"] = p.uid;
-    e["process"] = p.process;
-    e["device"] = p.device;
-    if (!p.kube.pod.empty()) {  // the newest window's pod
-      e["namespace"] = p.kube.namespace_name;
-      e["pod"] = p.kube.pod;
-      e["container"] = p.kube.container;
-    }
+    put_process(e, p);  // the newest window's
     e["windows"] = p.windows;
     e["oldest_start"] =
         json_number(static_cast<double>(p.oldest_start_unix_ns) / 1e9, decimals::kTime);
@@ -115,24 +124,14 @@ Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& process
     e["idle_share"] = share_json(p.idle_ns, p.busy_ns + p.idle_ns);
     Json top_kernels = Json::array();
     for (const auto& k : p.top) {
-      top_kernels.push_back({{"name", k.name},
-                             {"launches", k.launches},
-                             {"time_s", time_json(k.ns)},
-                             {"share", share_json(k.ns, p.kernel_ns)}});
+      top_kernels.push_back(kernel_json(k.name, k.launches, k.ns, p.kernel_ns));
     }
     e["kernels"] = std::move(top_kernels);
     e["other"] = {{"named_kernels", p.other_named},
                   {"launches", p.other_launches},
                   {"time_s", time_json(p.other_ns)},
                   {"share", share_json(p.other_ns, p.kernel_ns)}};
-    e["kernel_time_s"] = time_json(p.kernel_ns);
-    Json collectives = work_json(p.collectives, false);
-    collectives["share"] = share_json(p.collectives.ns, p.kernel_ns);
-    e["collectives"] = std::move(collectives);
-    e["copies"] = work_json(p.copies, true);
-    e["memsets"] = work_json(p.memsets, true);
-    e["cupti_dropped"] = p.cupti_dropped;
-    e["summaries_dropped"] = p.summaries_dropped;
+    put_totals(e, p, p.kernel_ns);
     out.push_back(std::move(e));
   }
   j["processes"] = std::move(out);
