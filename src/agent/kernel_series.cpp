@@ -10,8 +10,6 @@
 namespace gpulens::agent {
 namespace {
 
-constexpr double kNsPerS = 1e9;
-
 double seconds_of(std::uint64_t ns) {
   return static_cast<double>(ns) / kNsPerS;
 }

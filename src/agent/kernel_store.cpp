@@ -14,8 +14,6 @@ bool listed(const std::vector<std::uint32_t>& pids, std::uint32_t pid) {
   return pids.empty() || std::find(pids.begin(), pids.end(), pid) != pids.end();
 }
 
-constexpr double kNsPerS = 1e9;
-
 // The window overlaps [from, to] and is of a wanted process (its GPU is checked per ring).
 bool wanted(const KernelQuery& q, const KernelWindow& w) {
   const double start = static_cast<double>(w.start_unix_ns) / kNsPerS;

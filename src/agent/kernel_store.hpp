@@ -51,6 +51,9 @@ struct KernelQueryResult {
 // per GPU. Its size per GPU-day is measured in tests/unit/agent/kernel_store_test.cpp.
 inline constexpr std::size_t kKernelWindowsPerGpu = 4320;
 
+// A window's times are Unix nanoseconds; the API and /metrics speak seconds.
+inline constexpr double kNsPerS = 1e9;
+
 class KernelStore {
  public:
   explicit KernelStore(std::size_t windows_per_gpu = kKernelWindowsPerGpu);

@@ -14,7 +14,7 @@ namespace gpulens::agent {
 namespace {
 
 std::atomic<LogLevel> g_level{LogLevel::Info};
-std::mutex g_mutex;
+std::mutex g_log_mutex;
 
 bool under_journal() {
   static const bool journal = std::getenv("JOURNAL_STREAM") != nullptr;
@@ -47,7 +47,7 @@ void log_line(LogLevel level, std::string_view raw) {
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
     line = fmt::format("{} {:<7} {}\n", stamp, kNames[i], message);
   }
-  std::lock_guard lock(g_mutex);
+  std::lock_guard lock(g_log_mutex);
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
 }

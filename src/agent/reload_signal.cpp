@@ -10,14 +10,14 @@
 namespace gpulens::agent {
 namespace {
 
-std::mutex g_mutex;
+std::mutex g_reload_mutex;
 std::function<void()> g_action;
 std::once_flag g_started;
 
 void on_signal(const siginfo_t&) {
   std::function<void()> action;
   {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_reload_mutex);
     action = g_action;
   }
   if (action) action();
@@ -31,7 +31,7 @@ void block_reload_signal() {
 
 void on_reload_signal(std::function<void()> action) {
   {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_reload_mutex);
     g_action = std::move(action);
   }
   std::call_once(g_started, [] { start_signal_thread({SIGHUP}, "gpulens-reload", on_signal); });

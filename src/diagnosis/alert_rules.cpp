@@ -12,13 +12,6 @@
 namespace gpulens::diagnosis {
 namespace {
 
-Evidence ev(std::string key, std::optional<double> value, std::string op = {},
-            std::optional<double> threshold = std::nullopt, std::string unit = {},
-            std::string note = {}) {
-  return Evidence{std::move(key), value,           std::move(op),
-                  threshold,      std::move(unit), std::move(note)};
-}
-
 // The hysteresis every rule shares: firing wins, then clearing, else hold.
 RuleVerdict verdict(bool fire, bool clear) {
   if (fire) return RuleVerdict::Fire;

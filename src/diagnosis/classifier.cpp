@@ -19,13 +19,6 @@ double margin(double value, double threshold, double scale) {
   return 0.5 + 0.5 * std::min(1.0, std::abs(value - threshold) / scale);
 }
 
-Evidence ev(std::string key, std::optional<double> value, std::string op = {},
-            std::optional<double> threshold = std::nullopt, std::string unit = {},
-            std::string note = {}) {
-  return Evidence{std::move(key), value,           std::move(op),
-                  threshold,      std::move(unit), std::move(note)};
-}
-
 // Classification of one window, step by step, most specific explanation first.
 class Classifier {
  public:

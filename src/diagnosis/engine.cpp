@@ -60,13 +60,6 @@ std::optional<long> integer_field(const nlohmann::json& fields, const char* key)
   return std::nullopt;
 }
 
-// Appends the fixes not already in `out` (two critical alerts may share one).
-void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {
-  for (const auto& f : more) {
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  }
-}
-
 bool is_phase_mark(const std::string& name) {
   return (name.size() > 6 && name.ends_with(":start")) ||
          (name.size() > 4 && name.ends_with(":end"));

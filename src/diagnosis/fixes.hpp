@@ -2,6 +2,7 @@
 #pragma once
 // Findings in words: one sentence that says what the GPU is doing, and short,
 // concrete fixes that use what was seen (SM counts, process names, the price).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ struct FixContext {
 // Tensor pipes at or above this (%) are busy: the job already runs its math on
 // tensor cores (bf16/fp16/TF32), so mixed precision is not advice for it.
 inline constexpr double kTensorBusyPct = 20.0;
+
+// Appends the fixes not already in `out` (two findings or alerts may share one).
+inline void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {
+  for (const auto& f : more) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+}
 
 // "A kernel runs 100 % of the time but only about 1 of 132 SMs is busy."
 std::string describe_state(const StateFinding& finding, const HardwareLimits& hw);

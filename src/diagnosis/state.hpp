@@ -59,6 +59,13 @@ struct Evidence {
 // {"key", "value", "op", "threshold", "unit", "note"}: the one JSON form of a
 // fact, in the diagnosis report and the API alike. Value and threshold are
 // rounded to decimals::kRatio; empty op, unit and note are left out.
+// One reading of evidence as the classifier and the alert rules write it, in one line.
+inline Evidence ev(std::string key, std::optional<double> value, std::string op = {},
+                   std::optional<double> threshold = std::nullopt, std::string unit = {},
+                   std::string note = {}) {
+  return Evidence{std::move(key), value,           std::move(op),
+                  threshold,      std::move(unit), std::move(note)};
+}
 void to_json(nlohmann::ordered_json& j, const Evidence& e);
 
 // "high" (>= 0.75), "medium" (>= 0.5) or "low".

@@ -175,12 +175,6 @@ ThrottleFinding throttle_of(std::uint64_t reasons) {
 // leads its fixes: a hang or a lost GPU matters more than any tuning.
 constexpr double kCriticalOverlapMin = 0.25;
 
-void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {
-  for (const auto& f : more) {
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  }
-}
-
 }  // namespace
 
 struct ReportBuilder::Impl {

@@ -13,7 +13,6 @@ namespace gpulens::exposition {
 namespace {
 
 constexpr double kPercent = 0.01;
-constexpr double kMib = 1024.0 * 1024.0;
 constexpr double kMhz = 1e6;
 
 // One series of a family: the metric it reads, the factor to base units, and

@@ -28,13 +28,13 @@ std::string row_labels(const agent::LiveSnapshot& snap, const agent::KernelSerie
   return l;
 }
 
-struct Family {
+struct KernelFamily {
   const char* name;
   const char* help;
   double agent::KernelSeriesRow::*seconds;
 };
 
-constexpr Family kFamilies[] = {
+constexpr KernelFamily kFamilies[] = {
     {"gpulens_kernel_traced_seconds_total",
      "Wall time covered by the kernel trace windows of the jobs (per pod) that sent summaries "
      "(2 s of every 20 s by default): the denominator of the other gpulens_kernel_ families",

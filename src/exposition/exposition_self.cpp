@@ -4,9 +4,7 @@
 #include "exposition/prom_writer.hpp"
 
 namespace gpulens::exposition {
-namespace {
-constexpr double kMib = 1024.0 * 1024.0;
-}  // namespace
+namespace {}  // namespace
 
 void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap) {
   PromWriter w(out);

@@ -10,6 +10,9 @@
 
 namespace gpulens::exposition {
 
+// NVML and the tick speak MiB; Prometheus's convention is base units (bytes).
+inline constexpr double kMib = 1024.0 * 1024.0;
+
 using Label = std::pair<std::string_view, std::string_view>;
 
 // `name="value"` pairs joined by commas, values escaped; no braces.

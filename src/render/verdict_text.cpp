@@ -73,7 +73,7 @@ void headline(std::string& out, const verdict::Verdict& v) {
   out += fmt::format("  time     {} GPU-hours{}\n", format_gpu_hours(v.gpu_hours), energy);
 }
 
-void funnel(std::string& out, const verdict::Verdict& v) {
+void funnel_section(std::string& out, const verdict::Verdict& v) {
   out += "\n  Utilization funnel (share of the GPU time paid for)\n";
   for (const auto& s : v.funnel.steps) {
     if (!s.share) {
@@ -89,7 +89,7 @@ void funnel(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void states(std::string& out, const verdict::Verdict& v) {
+void states_section(std::string& out, const verdict::Verdict& v) {
   if (v.states.empty() && v.edges_share <= 0) return;
   // Two columns: the share of all the time (adds up to 100 % with start-up and
   // tear-down) and the share of the steady state the headline quotes.
@@ -117,7 +117,7 @@ void states(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void alerts(std::string& out, const verdict::Verdict& v) {
+void alerts_section(std::string& out, const verdict::Verdict& v) {
   if (v.alerts.empty()) return;
   out += "\n  Alerts\n";
   for (const auto& a : v.alerts) {
@@ -128,7 +128,7 @@ void alerts(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void fixes(std::string& out, const verdict::Verdict& v) {
+void fixes_section(std::string& out, const verdict::Verdict& v) {
   if (v.fixes.empty()) return;
   out += "\n  Fixes that matter most\n";
   for (std::size_t i = 0; i < v.fixes.size(); ++i) {
@@ -146,7 +146,7 @@ void evidence_gaps(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void cost(std::string& out, const verdict::Verdict& v) {
+void cost_section(std::string& out, const verdict::Verdict& v) {
   const verdict::Cost& c = v.cost;
   if (!c.total) return;
   const auto money = [&](double x) { return format_money(x, c.currency); };
@@ -169,7 +169,7 @@ void cost(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void mfu(std::string& out, const verdict::Verdict& v) {
+void mfu_section(std::string& out, const verdict::Verdict& v) {
   const verdict::MfuSummary& m = v.mfu;
   out += "\n  MFU";
   if (m.peak.known()) {
@@ -205,7 +205,7 @@ void mfu(std::string& out, const verdict::Verdict& v) {
   }
 }
 
-void phases(std::string& out, const verdict::Verdict& v) {
+void phases_section(std::string& out, const verdict::Verdict& v) {
   if (v.phases.empty()) return;
   // One line per phase and GPU; the job's MFU goes on the phase's first line.
   const bool many = v.devices.size() > 1;
@@ -250,14 +250,14 @@ std::string verdict_to_text(const verdict::Verdict& v) {
   std::string out;
   headline(out, v);
   if (v.measured) {
-    funnel(out, v);
-    states(out, v);
-    alerts(out, v);
-    fixes(out, v);
+    funnel_section(out, v);
+    states_section(out, v);
+    alerts_section(out, v);
+    fixes_section(out, v);
     evidence_gaps(out, v);
-    cost(out, v);
-    mfu(out, v);
-    phases(out, v);
+    cost_section(out, v);
+    mfu_section(out, v);
+    phases_section(out, v);
   }
   if (!v.notes.empty()) {
     out += "\n";

@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/trace_reader.hpp"
 #include "core/value_ranges.hpp"
+#include "store/history_time.hpp"
 
 namespace gpulens::store {
 
@@ -31,10 +32,6 @@ double from_stored(std::int64_t v, double scale) {
 }
 
 namespace {
-
-std::int64_t to_ms(double t) {
-  return std::llround(t * 1000.0);
-}
 
 // The sample columns in table order after the key, for INSERT and SELECT alike.
 std::string metric_column_list(const ColumnMap& map, const char* prefix = "") {

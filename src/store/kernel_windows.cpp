@@ -16,7 +16,7 @@ constexpr char kTopVersion = 1;
 // bytes per kernel.
 constexpr std::size_t kMaxTopBytes = 2 + kMaxStoredKernels * 30;
 
-constexpr const char* kColumns =
+constexpr const char* kWindowColumns =
     "end_ns, gpu, pid, start_ns, device, uid, process, kube_namespace, kube_pod, "
     "kube_container, is_window, busy_ns, idle_ns, top, other_kernels, other_launches, "
     "other_ns, coll_count, coll_bytes, coll_ns, copy_count, copy_bytes, copy_ns, "
@@ -135,8 +135,8 @@ Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>&
   if (!upsert) return upsert.error();
   std::string params = "?";
   for (int i = 1; i < kColumnCount; ++i) params += ", ?";
-  auto insert = db.prepare(
-      fmt::format("INSERT OR REPLACE INTO kernel_windows ({}) VALUES ({})", kColumns, params));
+  auto insert = db.prepare(fmt::format("INSERT OR REPLACE INTO kernel_windows ({}) VALUES ({})",
+                                       kWindowColumns, params));
   if (!insert) return insert.error();
   for (const auto& w : windows) {
     if (!plausible_ns(w.start_unix_ns) || !plausible_ns(w.end_unix_ns) || !within_bounds(w))
@@ -296,7 +296,7 @@ Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t
   NameCache names(std::move(*lookup));
   auto rows = db.prepare(fmt::format(
       "SELECT {} FROM kernel_windows WHERE gpu = ? ORDER BY end_ns DESC, pid DESC LIMIT ?",
-      kColumns));
+      kWindowColumns));
   if (!rows) return rows.error();
   for (const std::int64_t gpu : gpus) {
     rows->bind(1, gpu);

@@ -8,13 +8,10 @@
 #include <cmath>
 
 #include "core/value_ranges.hpp"
+#include "store/history_time.hpp"
 
 namespace gpulens::store {
 namespace {
-
-std::int64_t to_ms(double t) {
-  return std::llround(t * 1000.0);
-}
 
 // Job ids are stored as integers (compact, and they sort as Slurm counts them):
 // 1 to 2^32-3, as the sources accept them.
@@ -49,7 +46,7 @@ std::string_view bounded(const std::string& name) {
   return std::string_view(name).substr(0, kMaxNameBytes);
 }
 
-constexpr const char* kColumns = "job, step, gpu, user, account, first_ms, last_ms";
+constexpr const char* kSlurmJobColumns = "job, step, gpu, user, account, first_ms, last_ms";
 
 }  // namespace
 
@@ -113,7 +110,7 @@ Status write_slurm_uses(Database& db, const std::vector<SlurmJobUse>& uses) {
       "account = CASE WHEN excluded.account <> '' AND excluded.last_ms >= last_ms "
       "THEN excluded.account ELSE account END, "
       "first_ms = MIN(first_ms, excluded.first_ms), last_ms = MAX(last_ms, excluded.last_ms)",
-      kColumns));
+      kSlurmJobColumns));
   if (!stmt) return stmt.error();
   for (const auto& u : uses) {
     const auto job = job_number(u.job);
@@ -145,7 +142,7 @@ Result<std::vector<SlurmJobUse>> read_slurm_job(Database& db, std::string_view j
   const auto number = job_number(job);
   if (!number) return out;
   auto stmt = db.prepare(fmt::format(
-      "SELECT {} FROM slurm_jobs WHERE job = ? ORDER BY gpu, first_ms, step", kColumns));
+      "SELECT {} FROM slurm_jobs WHERE job = ? ORDER BY gpu, first_ms, step", kSlurmJobColumns));
   if (!stmt) return stmt.error();
   stmt->bind(1, *number);
   const Status rows = stmt->for_each_row([&] { out.push_back(row_of(*stmt)); });
@@ -175,7 +172,7 @@ Result<std::vector<SlurmJobUse>> slurm_uses_overlapping(Database& db, std::strin
   auto stmt = db.prepare(fmt::format(
       "SELECT {} FROM slurm_jobs WHERE job <> ? AND gpu IN ({}) AND last_ms >= ? AND first_ms <= ? "
       "ORDER BY gpu, first_ms, job, step",
-      kColumns, list));
+      kSlurmJobColumns, list));
   if (!stmt) return stmt.error();
   stmt->bind(1, job_number(job).value_or(0));
   stmt->bind(2, to_ms(from));

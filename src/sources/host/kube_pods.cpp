@@ -35,7 +35,7 @@ bool dns_subdomain(std::string_view s) {
 }
 
 // A UUID (the API server's pod UIDs) or 32 hex digits (a static pod's manifest hash).
-bool pod_uid(std::string_view s) {
+bool is_pod_uid(std::string_view s) {
   if (s.size() == 32) return std::all_of(s.begin(), s.end(), lower_hex);
   if (s.size() != 36) return false;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -85,7 +85,7 @@ std::optional<std::pair<std::string, KubeRef>> parse_container_log_name(std::str
 std::optional<std::pair<std::string, KubeRef>> parse_pod_log_dir_name(std::string_view name) {
   std::string_view parts[3];  // namespace, pod, UID
   if (!split3(name, parts) || !dns_label(parts[0]) || !dns_subdomain(parts[1]) ||
-      !pod_uid(parts[2]))
+      !is_pod_uid(parts[2]))
     return std::nullopt;
   return std::make_pair(std::string(parts[2]),
                         KubeRef{std::string(parts[0]), std::string(parts[1]), std::string()});

@@ -23,7 +23,7 @@
 namespace gpulens::agent {
 namespace {
 
-constexpr std::int64_t kBase = 1'700'000'000'000'000'000;
+constexpr std::int64_t kReceiverBase = 1'700'000'000'000'000'000;
 
 ProcessSample proc(std::uint32_t pid, const char* name) {
   ProcessSample p;
@@ -53,8 +53,8 @@ LiveSnapshot snapshot(std::uint32_t extra = 0, std::uint64_t seq = 1) {
 
 std::string summary(std::vector<std::uint32_t> devices, std::string name = "gemm") {
   kernels::WindowSummary s;
-  s.start_unix_ns = kBase;
-  s.end_unix_ns = kBase + 2'000'000'000;
+  s.start_unix_ns = kReceiverBase;
+  s.end_unix_ns = kReceiverBase + 2'000'000'000;
   for (auto d : devices) {
     kernels::DeviceSummary dev;
     dev.device = d;
@@ -194,7 +194,7 @@ TEST(KernelReceiver, TakesThePidFromTheKernelNeverFromTheDatagram) {
   kernels::ChunkRecord chunk;
   chunk.end_ns = 2'000'000'000;
   chunk.kernels.push_back(kernels::KernelEntry{0, 4, 1000, 1, 1, {}});
-  link.on_chunk(names, chunk, kBase);
+  link.on_chunk(names, chunk, kReceiverBase);
   EXPECT_EQ(link.sent(), 1u);
   // A datagram that claims to be pid 100 (which is on GPU 0) is stored as ours.
   auto claim = nlohmann::json::parse(summary({0}, "claimed"));

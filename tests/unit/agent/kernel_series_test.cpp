@@ -12,16 +12,16 @@
 namespace gpulens::agent {
 namespace {
 
-constexpr std::int64_t kBase = 1'700'000'000'000'000'000;
+constexpr std::int64_t kSeriesBase = 1'700'000'000'000'000'000;
 constexpr std::uint64_t kMs = 1'000'000;
 
-// A 2 s window on `gpu` starting `at_s` after kBase, with kernels {name, ms}.
+// A 2 s window on `gpu` starting `at_s` after kSeriesBase, with kernels {name, ms}.
 KernelWindow window(int gpu, double at_s, std::vector<std::pair<std::string, std::uint64_t>> ks,
                     std::uint64_t other_ms = 0) {
   KernelWindow w;
   w.gpu = gpu;
   w.pid = 100;
-  w.start_unix_ns = kBase + static_cast<std::int64_t>(at_s * 1e9);
+  w.start_unix_ns = kSeriesBase + static_cast<std::int64_t>(at_s * 1e9);
   w.end_unix_ns = w.start_unix_ns + 2'000'000'000;
   for (auto& [name, ms] : ks) w.top.push_back({name, 1, ms * kMs});
   w.other_ns = other_ms * kMs;
@@ -185,8 +185,8 @@ TEST(KernelSeries, IntakeCountsWindowsUnderTheProcessesPod) {
   g.sample = sample;
   snap.gpus.push_back(g);
   kernels::WindowSummary ws;
-  ws.start_unix_ns = kBase;
-  ws.end_unix_ns = kBase + 2'000'000'000;
+  ws.start_unix_ns = kSeriesBase;
+  ws.end_unix_ns = kSeriesBase + 2'000'000'000;
   kernels::DeviceSummary d;
   d.busy_ns = 1'000'000'000;
   d.idle_ns = 1'000'000'000;

@@ -28,15 +28,15 @@ int parse_exit(std::vector<std::string> args) {
 }
 
 TEST(EntryPoint, HelpAndVersionExitOk) {
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   EXPECT_EQ(parse_exit({"--help"}), kExitOk);
-  EXPECT_NE(testing::internal::GetCapturedStdout().find("stream"), std::string::npos);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("stream"), std::string::npos);
 }
 
 TEST(EntryPoint, RefusedCommandLineIsUsageError) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(parse_exit({"--frobnicate"}), kExitUsage);
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("frobnicate"), std::string::npos);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("frobnicate"), std::string::npos);
 }
 
 TEST(EntryPoint, NoCommandChosenIsUsageError) {
@@ -48,9 +48,9 @@ TEST(EntryPoint, CommandExitCodePassesThrough) {
 }
 
 TEST(EntryPoint, ThrowingCommandGivesMessageAndFailure) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(run_guarded([]() -> int { throw std::runtime_error("bad line"); }), kExitFailure);
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "gpulens: internal error: bad line\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "gpulens: internal error: bad line\n");
 }
 
 }  // namespace

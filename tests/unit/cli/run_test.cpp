@@ -28,14 +28,14 @@ using testing::read_file;
 
 const std::string kReplay = "--replay examples/calibration-h100.trace.jsonl --speed 0";
 
-std::string temp_path(const std::string& name) {
+std::string run_temp_path(const std::string& name) {
   // ctest runs test processes in parallel: keep each process's files apart.
   return ::testing::TempDir() + "/run_cli_" + std::to_string(getpid()) + "_" + name;
 }
 
 // A shell command line from the source directory; stderr is kept apart.
 testing::CommandResult shell(const std::string& command) {
-  const std::string err = temp_path("stderr.txt");
+  const std::string err = run_temp_path("stderr.txt");
   const std::string line =
       "cd '" + std::string(GPULENS_SOURCE_DIR) + "' && (" + command + ") 2>'" + err + "'";
   testing::CommandResult r;
@@ -90,7 +90,7 @@ TEST(RunCli, MegabytesOnStdoutAndStderrPassThroughWhole) {
   ASSERT_EQ(expected.exit_code, 0);
   ASSERT_GT(expected.out.size(), 4'000'000u);
   for (const std::string opts : {"", "--flops-per-step 1e12 --step-regex '^step [0-9]*0000$' "}) {
-    const std::string trace = temp_path("big.trace.jsonl");
+    const std::string trace = run_temp_path("big.trace.jsonl");
     const auto r =
         shell(kBin + " run -q " + kReplay + " --trace " + trace + " " + opts + "-- " + job);
     EXPECT_EQ(r.exit_code, 0) << opts;
@@ -112,9 +112,9 @@ TEST(RunCli, MegabytesOnStdoutAndStderrPassThroughWhole) {
 }
 
 TEST(RunCli, ReplayGivesTheVerdictAndTheReports) {
-  const std::string json = temp_path("report.json");
-  const std::string html = temp_path("report.html");
-  const std::string trace = temp_path("replay.trace.jsonl");
+  const std::string json = run_temp_path("report.json");
+  const std::string html = run_temp_path("report.html");
+  const std::string trace = run_temp_path("replay.trace.jsonl");
   auto r = shell(kBin + " run " + kReplay + " --trace " + trace + " -o " + json + " -- true");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* part : {"Utilization funnel", "kernel-active", "What the GPUs were doing",
@@ -138,7 +138,7 @@ TEST(RunCli, ReplayGivesTheVerdictAndTheReports) {
 // A recording of a job whose memory grows to the card's ceiling: replayed under
 // a job that then fails, gpulens must say it died out of memory, first.
 std::string leaking_trace() {
-  const std::string path = temp_path("leak.trace.jsonl");
+  const std::string path = run_temp_path("leak.trace.jsonl");
   std::ofstream out(path);
   out << R"({"format":"gpu-trace","version":1,"interval_s":1.0,"host":"test","devices":)"
       << R"([{"index":0,"name":"NVIDIA H100 80GB HBM3","mem_total_mib":81559,"sm_count":132,)"
@@ -155,7 +155,7 @@ std::string leaking_trace() {
 }
 
 TEST(RunCli, AJobThatFailsWithMemoryAtTheCeilingDiedOutOfMemory) {
-  const std::string json = temp_path("oom.json");
+  const std::string json = run_temp_path("oom.json");
   const auto r = shell(kBin + " run --replay " + leaking_trace() + " --speed 0 -o " + json +
                        " -- sh -c 'echo CUDA out of memory >&2; exit 1'");
   EXPECT_EQ(r.exit_code, 1);  // the job's, passed through
@@ -183,7 +183,7 @@ TEST(RunCli, AJobThatFailsWithMemoryAtTheCeilingDiedOutOfMemory) {
 TEST(RunCli, StepMarksFromTheJobGiveModelFlopsMfu) {
   // Three steps one second apart inside the recording, 2e14 FLOPs each:
   // 2e14 FLOP/s over the H100's 989.4 TFLOP/s.
-  const std::string json = temp_path("mfu.json");
+  const std::string json = run_temp_path("mfu.json");
   const std::string job =
       "sh -c 'for t in 1795289340 1795289341 1795289342; do "
       "echo \"{\\\"t\\\": $t, \\\"mark\\\": \\\"step\\\", \\\"flops\\\": 2e14}\" >> "
@@ -209,8 +209,8 @@ TEST(RunCli, WithoutGpusTheJobStillRunsAndNothingIsMeasured) {
 }
 
 // Starts gpulens with its stdout and stderr in files; the test then signals it.
-pid_t start_gpulens(const std::vector<std::string>& args, const std::string& out,
-                    const std::string& err) {
+pid_t start_gpulens_to_files(const std::vector<std::string>& args, const std::string& out,
+                             const std::string& err) {
   const pid_t pid = fork();
   if (pid == 0) {
     if (chdir(GPULENS_SOURCE_DIR) != 0) _exit(98);
@@ -232,7 +232,7 @@ pid_t start_gpulens(const std::vector<std::string>& args, const std::string& out
   return pid;
 }
 
-bool wait_for_text(const std::string& path, const std::string& text, double seconds) {
+bool wait_for_file_text(const std::string& path, const std::string& text, double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (read_file(path).find(text) != std::string::npos) return true;
@@ -254,13 +254,14 @@ const std::string kTrapJob =
 TEST(RunCli, ASignalSentToGpulensAloneIsPassedToTheJob) {
   for (int sig : {SIGINT, SIGTERM}) {
     // Files of their own: a "ready" left from the last round must not count.
-    const std::string out = temp_path(fmt::format("sig{}.out", sig));
-    const std::string err = temp_path(fmt::format("sig{}.err", sig));
+    const std::string out = run_temp_path(fmt::format("sig{}.out", sig));
+    const std::string err = run_temp_path(fmt::format("sig{}.err", sig));
     std::ofstream(out).close();
-    const pid_t pid = start_gpulens({"run", "--replay", "examples/calibration-h100.trace.jsonl",
-                                     "--speed", "0", "--", "sh", "-c", kTrapJob},
-                                    out, err);
-    ASSERT_TRUE(wait_for_text(out, "ready", 10)) << read_file(err);
+    const pid_t pid =
+        start_gpulens_to_files({"run", "--replay", "examples/calibration-h100.trace.jsonl",
+                                "--speed", "0", "--", "sh", "-c", kTrapJob},
+                               out, err);
+    ASSERT_TRUE(wait_for_file_text(out, "ready", 10)) << read_file(err);
     kill(pid, sig);
     const int code = wait_status(pid);
     EXPECT_EQ(code, sig == SIGINT ? 5 : 7) << read_file(err);

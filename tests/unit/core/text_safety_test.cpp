@@ -18,7 +18,7 @@ std::string j(std::initializer_list<std::string_view> pieces) {
   return out;
 }
 
-struct Case {
+struct SafetyCase {
   const char* what;
   std::string in;
   std::string name;  // terminal_safe
@@ -32,7 +32,7 @@ std::string bytes(std::initializer_list<int> b) {
 }
 
 TEST(TextSafety, TableOfHostileAndBenignInputs) {
-  const Case cases[] = {
+  const SafetyCase cases[] = {
       {"plain ASCII", "python train.py --lr 3e-4", "python train.py --lr 3e-4",
        "python train.py --lr 3e-4"},
       {"empty", "", "", ""},

@@ -9,12 +9,12 @@
 namespace gpulens {
 namespace {
 
-const std::string kHeader =
+const std::string kReaderHeader =
     R"({"format": "gpu-trace", "version": 1, "host": "h", "interval_s": 0.1, "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "pcie_gen": 5, "pcie_width": 16}]})";
 
 TEST(TraceReader, ReadsSamplesMarksAndProcesses) {
   const std::string text =
-      kHeader + "\n" +
+      kReaderHeader + "\n" +
       R"({"t": 10.0, "mark": "one_sm:start", "blocks": 1})"
       "\n" +
       R"({"t": 10.1, "gpu": 0, "gpu_util": 100, "sm_active": 0.76, "procs": [{"pid": 42, "name": "calib", "used_mib": 512, "cpu_pct": 99.5}], "x_custom": 7})"
@@ -38,7 +38,7 @@ TEST(TraceReader, ReadsSamplesMarksAndProcesses) {
 }
 
 TEST(TraceReader, MalformedLineNamesFileAndLine) {
-  const std::string text = kHeader + "\n" +
+  const std::string text = kReaderHeader + "\n" +
                            R"({"t": 1, "gpu": 0})"
                            "\n" +
                            "{not json\n" +
@@ -50,7 +50,7 @@ TEST(TraceReader, MalformedLineNamesFileAndLine) {
 }
 
 TEST(TraceReader, WrongTypeIsAnError) {
-  const std::string text = kHeader + "\n" +
+  const std::string text = kReaderHeader + "\n" +
                            R"({"t": 1, "gpu": 0, "gpu_util": "high"})"
                            "\n";
   auto trace = read_trace_string(text, "x.jsonl");
@@ -61,13 +61,13 @@ TEST(TraceReader, WrongTypeIsAnError) {
 }
 
 TEST(TraceReader, LineThatIsNeitherSampleNorMark) {
-  auto trace = read_trace_string(kHeader + "\n{\"t\": 1}\n", "x.jsonl");
+  auto trace = read_trace_string(kReaderHeader + "\n{\"t\": 1}\n", "x.jsonl");
   ASSERT_FALSE(trace);
   EXPECT_NE(trace.error().message.find("x.jsonl:2: neither a sample"), std::string::npos);
 }
 
 TEST(TraceReader, LenientSkipsAndCounts) {
-  const std::string text = kHeader + "\n" + "garbage\n" +
+  const std::string text = kReaderHeader + "\n" + "garbage\n" +
                            R"({"t": 2, "gpu": 0})"
                            "\n" +
                            "[1,2]\n" +
@@ -87,7 +87,7 @@ TEST(TraceReader, LenientSkipsAndCounts) {
 }
 
 TEST(TraceReader, TruncatedLastLineIsReportedAndSkipped) {
-  const std::string text = kHeader + "\n" +
+  const std::string text = kReaderHeader + "\n" +
                            R"({"t": 1, "gpu": 0, "gpu_util": 5})"
                            "\n" +
                            R"({"t": 2, "gpu": 0, "gpu_ut)";
@@ -152,7 +152,7 @@ namespace {
 
 TEST(TraceReader, NanFromPythonWritersReadsAsNotMeasured) {
   const std::string text =
-      kHeader + "\n" +
+      kReaderHeader + "\n" +
       R"({"t": 1, "gpu": 0, "gpu_util": NaN, "sm_active": 5, "x_note": "NaN stays"})"
       "\n";
   auto trace = read_trace_string(text, "py.jsonl");
@@ -187,7 +187,7 @@ TEST(TraceReader, ProcessNamesThatAreNotUtf8AreReadBack) {
   sample.procs = std::vector<ProcessSample>{proc};
   std::string line;
   append_sample_json(line, sample);
-  auto trace = read_trace_string(kHeader + "\n" + line + "\n", "bytes.jsonl");
+  auto trace = read_trace_string(kReaderHeader + "\n" + line + "\n", "bytes.jsonl");
   ASSERT_TRUE(trace) << trace.error().message;
   ASSERT_EQ(trace->samples.size(), 1u);
   const auto& read = (*trace->samples[0].procs)[0];
@@ -223,7 +223,7 @@ TEST(TraceReader, RecordingsFromBeforeTheIntegerPipeReadWithItAbsent) {
 
 TEST(TraceReader, IntegerPipeIsAPercentLikeTheOtherPipes) {
   const std::string text =
-      kHeader + "\n" +
+      kReaderHeader + "\n" +
       R"({"t": 1, "gpu": 0, "sm_active": 92, "int_active": 63.5, "fp32_active": 0, "tensor_active": 0})"
       "\n" +
       R"({"t": 2, "gpu": 0, "sm_active": 92, "int_active": 250})"

@@ -9,7 +9,7 @@
 namespace gpulens {
 namespace {
 
-const std::string kHeader =
+const std::string kSlurmHeader =
     R"({"format": "gpu-trace", "version": 1, "host": "h", "interval_s": 1, "devices": [{"index": 0}]})";
 
 Sample sample_with(std::vector<ProcessSample> procs) {
@@ -41,7 +41,7 @@ TEST(TraceSlurm, RoundTrip) {
       << line;
   EXPECT_NE(line.find(R"("x_slurm": {"unknown": "malformed SLURM_JOB_ID"})"), std::string::npos)
       << line;
-  auto trace = read_trace_string(kHeader + "\n" + line + "\n", "slurm.jsonl");
+  auto trace = read_trace_string(kSlurmHeader + "\n" + line + "\n", "slurm.jsonl");
   ASSERT_TRUE(trace) << trace.error().message;
   const auto& procs = *trace->samples.at(0).procs;
   ASSERT_EQ(procs.size(), 3u);
@@ -53,7 +53,7 @@ TEST(TraceSlurm, RoundTrip) {
 
 TEST(TraceSlurm, OlderAndOddRecordingsRead) {
   const std::string text =
-      kHeader + "\n" +
+      kSlurmHeader + "\n" +
       R"({"t": 1, "gpu": 0, "procs": [{"pid": 1, "name": "a"}, )"
       R"({"pid": 2, "x_slurm": "4101"}, )"
       R"({"pid": 3, "x_slurm": {"job": 4101, "account": ["x"], "step": "0"}}]})"

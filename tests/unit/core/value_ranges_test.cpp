@@ -57,11 +57,12 @@ TEST(ValueRanges, TimesOutsideTheCenturiesAreNotPlausible) {
   EXPECT_FALSE(plausible_time(std::numeric_limits<double>::quiet_NaN()));
 }
 
-const std::string kHeader = R"({"format": "gpu-trace", "version": 1, "devices": [{"index": 0}]})"
-                            "\n";
+const std::string kRangesHeader =
+    R"({"format": "gpu-trace", "version": 1, "devices": [{"index": 0}]})"
+    "\n";
 
 TEST(ValueRanges, TheReaderDropsCountsAndSaysSo) {
-  std::string text = kHeader;
+  std::string text = kRangesHeader;
   text += R"({"t": 1795000000.0, "gpu": 0, "sm_active": 1e308, "gpu_util": 50})"
           "\n";
   text += R"({"t": 1795000001.0, "gpu": 0, "sm_active": 100.3, "gpu_util": -5})"
@@ -99,7 +100,7 @@ TEST(ValueRanges, TheReaderDropsCountsAndSaysSo) {
 }
 
 TEST(ValueRanges, AStringWhereANumberBelongsIsAMalformedLine) {
-  std::string text = kHeader;
+  std::string text = kRangesHeader;
   text += R"({"t": 1795000000.0, "gpu": 0, "sm_active": "nan"})"
           "\n";
   text += R"({"t": 1795000001.0, "gpu": 0, "sm_active": "1e308"})"

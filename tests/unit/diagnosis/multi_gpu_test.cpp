@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kRuns = fs::path(GPULENS_FIXTURES) / "multi_gpu";
 const fs::path kLabels = fs::path(GPULENS_SOURCE_DIR) / "calibration" / "multi_gpu";
-constexpr double kAlertGraceS = 10.0;  // as score.py
+constexpr double kMultiGpuAlertGraceS = 10.0;  // as score.py
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -94,7 +94,7 @@ std::vector<std::string> problems(const LiveRun& run, const nlohmann::json& row,
   const auto fired = [&](const std::string& rule) {
     return std::any_of(run.report.alerts.begin(), run.report.alerts.end(), [&](const auto& a) {
       return a.rule == rule && a.gpu == gpu && a.fired_at >= phase->start &&
-             a.fired_at <= phase->end + kAlertGraceS;
+             a.fired_at <= phase->end + kMultiGpuAlertGraceS;
     });
   };
   for (const auto& rule : row.value("alerts", std::vector<std::string>{})) {

@@ -25,7 +25,7 @@ using Values = std::initializer_list<std::pair<Metric, double>>;
 
 constexpr double kMibPerGbs = 1e9 / 1048576.0;
 
-bool contains(const std::string& text, const std::string& word) {
+bool has_text(const std::string& text, const std::string& word) {
   return text.find(word) != std::string::npos;
 }
 
@@ -72,9 +72,9 @@ TEST(Copies, PageableCopiesAreCopyTimeNotLaunchBound) {
   EXPECT_FALSE(f.facts.pcie_saturated);
   const auto fx = fixes(f, w);
   ASSERT_FALSE(fx.empty());
-  EXPECT_TRUE(contains(fx[0], "pinned")) << fx[0];
-  EXPECT_TRUE(contains(fx[0], "non_blocking=True")) << fx[0];
-  for (const auto& x : fx) EXPECT_FALSE(contains(x, "CUDA Graphs")) << x;
+  EXPECT_TRUE(has_text(fx[0], "pinned")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "non_blocking=True")) << fx[0];
+  for (const auto& x : fx) EXPECT_FALSE(has_text(x, "CUDA Graphs")) << x;
 }
 
 TEST(Copies, AnyLinkShareWithIdleSmsIsCopyTime) {
@@ -85,7 +85,7 @@ TEST(Copies, AnyLinkShareWithIdleSmsIsCopyTime) {
   const auto f = classify(w);
   EXPECT_EQ(f.state, GpuState::PcieBound);
   EXPECT_FALSE(f.facts.copies_host_limited);
-  EXPECT_TRUE(contains(fixes(f, w)[0], "Keep data on the GPU"));
+  EXPECT_TRUE(has_text(fixes(f, w)[0], "Keep data on the GPU"));
   // Copy engines busy while utilization reads 0 are still not idle.
   EXPECT_EQ(classify(steady({{Metric::GpuUtil, 0},
                              {Metric::SmActive, 0.0},
@@ -109,7 +109,7 @@ TEST(Copies, PinnedCopiesNearTheLinksRateAreSaturated) {
   EXPECT_EQ(f.state, GpuState::PcieBound);
   EXPECT_TRUE(f.facts.pcie_saturated);
   EXPECT_FALSE(f.facts.copies_host_limited);  // a busy core cannot be the limit at the link's rate
-  EXPECT_TRUE(contains(fixes(f, w)[0], "Keep data on the GPU"));
+  EXPECT_TRUE(has_text(fixes(f, w)[0], "Keep data on the GPU"));
 }
 
 TEST(Copies, PageableCopiesBetweenKernelsLeadHostBoundWithPinnedMemory) {
@@ -124,7 +124,7 @@ TEST(Copies, PageableCopiesBetweenKernelsLeadHostBoundWithPinnedMemory) {
   const auto f = classify(w);
   EXPECT_EQ(f.state, GpuState::HostBound);
   EXPECT_TRUE(f.facts.copies_host_limited);
-  EXPECT_TRUE(contains(fixes(f, w)[0], "pin_memory"));
+  EXPECT_TRUE(has_text(fixes(f, w)[0], "pin_memory"));
 }
 
 // --- blips -------------------------------------------------------------------
@@ -208,9 +208,9 @@ TEST(Fixes, BusyTensorPipesGetNoPrecisionAdvice) {
   const auto f = classify(w);
   ASSERT_EQ(f.state, GpuState::ComputeBound);
   for (const auto& x : fixes(f, w)) {
-    EXPECT_FALSE(contains(x, "mixed precision")) << x;
-    EXPECT_FALSE(contains(x, "TF32")) << x;
-    EXPECT_FALSE(contains(x, "bf16")) << x;
+    EXPECT_FALSE(has_text(x, "mixed precision")) << x;
+    EXPECT_FALSE(has_text(x, "TF32")) << x;
+    EXPECT_FALSE(has_text(x, "bf16")) << x;
   }
 }
 
@@ -223,8 +223,8 @@ TEST(Fixes, IdleTensorPipesLeadWithTheTensorCoreHint) {
   const auto f = classify(w);
   ASSERT_EQ(f.state, GpuState::ComputeBound);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "TF32")) << fx[0];
-  EXPECT_TRUE(contains(fx[0], "tensor cores")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "TF32")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "tensor cores")) << fx[0];
 }
 
 TEST(Fixes, NoTensorCoreAdviceWithoutAMathPipeAtWork) {
@@ -239,10 +239,10 @@ TEST(Fixes, NoTensorCoreAdviceWithoutAMathPipeAtWork) {
   ASSERT_EQ(f.state, GpuState::ComputeBound);
   const auto fx = fixes(f, w);
   for (const auto& x : fx) {
-    EXPECT_FALSE(contains(x, "TF32")) << x;
-    EXPECT_FALSE(contains(x, "autocast")) << x;
+    EXPECT_FALSE(has_text(x, "TF32")) << x;
+    EXPECT_FALSE(has_text(x, "autocast")) << x;
   }
-  EXPECT_TRUE(contains(fx[0], "no math pipe works")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "no math pipe works")) << fx[0];
 }
 
 TEST(Fixes, WithoutPipeReadingsTheTensorCoreAdviceSaysItsPremiseWasNotChecked) {
@@ -250,7 +250,7 @@ TEST(Fixes, WithoutPipeReadingsTheTensorCoreAdviceSaysItsPremiseWasNotChecked) {
   const auto f = classify(w);
   ASSERT_EQ(f.state, GpuState::ComputeBound);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "not measured")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "not measured")) << fx[0];
 }
 
 TEST(Classifier, ResidentWarpsWithNoMathAndBusyDramAreAMemoryStall) {
@@ -265,8 +265,8 @@ TEST(Classifier, ResidentWarpsWithNoMathAndBusyDramAreAMemoryStall) {
   EXPECT_EQ(f.state, GpuState::MemoryBound);
   EXPECT_TRUE(f.facts.memory_stall);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "scattered memory access")) << fx[0];
-  for (const auto& x : fx) EXPECT_FALSE(contains(x, "tensor core")) << x;
+  EXPECT_TRUE(has_text(fx[0], "scattered memory access")) << fx[0];
+  for (const auto& x : fx) EXPECT_FALSE(has_text(x, "tensor core")) << x;
   // The same counters with the FP32 pipe at work are compute, not a stall.
   const auto busy = steady({{Metric::GpuUtil, 100},
                             {Metric::SmActive, 99},
@@ -289,10 +289,10 @@ TEST(Fixes, IntegerWorkOnEverySmIsComputeWithoutPrecisionAdvice) {
   ASSERT_EQ(f.state, GpuState::ComputeBound);
   EXPECT_TRUE(f.facts.int_work);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "integer")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "integer")) << fx[0];
   for (const auto& x : fx) {
-    EXPECT_FALSE(contains(x, "TF32")) << x;
-    EXPECT_FALSE(contains(x, "autocast")) << x;
+    EXPECT_FALSE(has_text(x, "TF32")) << x;
+    EXPECT_FALSE(has_text(x, "autocast")) << x;
   }
 }
 
@@ -306,8 +306,8 @@ TEST(Classifier, NoKernelWhileItsProcessIsAtAFullCoreIsAWaitOnThatProcess) {
   FixContext in_job;
   in_job.in_job = true;
   const auto fx = fixes(f, w, in_job);
-  EXPECT_TRUE(contains(fx[0], "CPU")) << fx[0];
-  for (const auto& x : fx) EXPECT_FALSE(contains(x, "release")) << x;
+  EXPECT_TRUE(has_text(fx[0], "CPU")) << fx[0];
+  for (const auto& x : fx) EXPECT_FALSE(has_text(x, "release")) << x;
   // The same process asleep: idle, holding memory.
   const std::vector<ProcessSample> asleep{proc(7, "python3", 24576.0, 0.5)};
   EXPECT_EQ(classify(steady({{Metric::GpuUtil, 0}, {Metric::SmActive, 0}}, asleep)).state,
@@ -322,11 +322,11 @@ TEST(Fixes, AProcessAtAFullCoreGetsBothHypothesesAndTheCommandThatSettlesThem) {
   const auto f = classify(w);
   ASSERT_EQ(f.state, GpuState::HostBound);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], ".item()")) << fx[0];
-  EXPECT_TRUE(contains(fx[0], "num_workers=0")) << fx[0];
-  EXPECT_TRUE(contains(fx[0], "gpulens run --kernels")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], ".item()")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "num_workers=0")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "gpulens run --kernels")) << fx[0];
   // No copy traffic: no pinned-memory advice.
-  for (const auto& x : fx) EXPECT_FALSE(contains(x, "pin_memory")) << x;
+  for (const auto& x : fx) EXPECT_FALSE(has_text(x, "pin_memory")) << x;
 }
 
 TEST(Fixes, AWaitingProcessEarnsTheDataLoaderAdvice) {
@@ -336,8 +336,8 @@ TEST(Fixes, AWaitingProcessEarnsTheDataLoaderAdvice) {
   const auto f = classify(w);
   ASSERT_EQ(f.state, GpuState::HostBound);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "DataLoader")) << fx[0];
-  EXPECT_FALSE(contains(fx[0], ".item()")) << fx[0];
+  EXPECT_TRUE(has_text(fx[0], "DataLoader")) << fx[0];
+  EXPECT_FALSE(has_text(fx[0], ".item()")) << fx[0];
 }
 
 TEST(Copies, DeviceToHostCopiesAtALowLinkShareStagedByTheHostAreCopyTime) {
@@ -352,8 +352,8 @@ TEST(Copies, DeviceToHostCopiesAtALowLinkShareStagedByTheHostAreCopyTime) {
   const auto f = classify(w);
   EXPECT_EQ(f.state, GpuState::PcieBound);
   const auto fx = fixes(f, w);
-  EXPECT_TRUE(contains(fx[0], "pinned")) << fx[0];
-  for (const auto& x : fx) EXPECT_FALSE(contains(x, "CUDA Graph")) << x;
+  EXPECT_TRUE(has_text(fx[0], "pinned")) << fx[0];
+  for (const auto& x : fx) EXPECT_FALSE(has_text(x, "CUDA Graph")) << x;
   // Host-to-device traffic of the same size is what launching kernels costs
   // (the GPU fetches command buffers): still launch-bound.
   const auto launches = steady({{Metric::GpuUtil, 30},

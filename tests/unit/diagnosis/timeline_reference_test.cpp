@@ -83,7 +83,7 @@ const DiagnosisReport& report_for(const Case& c) {
   return cache.emplace(key, diagnose_trace(*trace, config, groups)).first->second;
 }
 
-std::string lower(std::string s) {
+std::string lowercase(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
 }
@@ -127,15 +127,15 @@ TEST_P(ReferencePhase, MajorityStateFlagsAndAlerts) {
   for (const auto& rule : c.alerts) EXPECT_TRUE(fired(rule)) << "alert " << rule << " did not fire";
   for (const auto& rule : c.not_alerts) EXPECT_FALSE(fired(rule)) << "alert " << rule << " fired";
 
-  const std::string first = phase->fixes.empty() ? std::string() : lower(phase->fixes.front());
+  const std::string first = phase->fixes.empty() ? std::string() : lowercase(phase->fixes.front());
   if (!c.fix.empty()) {
     const bool said = std::any_of(c.fix.begin(), c.fix.end(), [&](const std::string& w) {
-      return first.find(lower(w)) != std::string::npos;
+      return first.find(lowercase(w)) != std::string::npos;
     });
     EXPECT_TRUE(said) << "first fix: " << (first.empty() ? "(none)" : phase->fixes.front());
   }
   for (const auto& w : c.fix_not) {
-    EXPECT_EQ(first.find(lower(w)), std::string::npos)
+    EXPECT_EQ(first.find(lowercase(w)), std::string::npos)
         << "first fix says \"" << w << "\": " << phase->fixes.front();
   }
 }

@@ -21,6 +21,7 @@
 #include "http/basic_auth.hpp"
 #include "http/web_config.hpp"
 #include "http/yaml_subset.hpp"
+#include "http_test_client.hpp"
 #include "jobs/child_process.hpp"
 #include "server_support.hpp"
 #include "store/history_store.hpp"
@@ -28,6 +29,7 @@
 namespace gpulens {
 namespace {
 
+using gpulens::testing::connect_loopback;
 using gpulens::testing::scratch_dir;
 
 std::string config_error(const std::string& text) {
@@ -210,19 +212,6 @@ TEST(HardenedServer, StopBeforeServeIsNotLost) {
   auto served = std::async(std::launch::async, [&] { (*s)->serve(); });
   ASSERT_EQ(served.wait_for(std::chrono::seconds(60)), std::future_status::ready)
       << "serve() did not return after an early stop()";
-}
-
-int connect_loopback(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 std::string exchange(int port, const std::string& bytes) {

@@ -18,7 +18,7 @@
 namespace gpulens::exposition {
 namespace {
 
-TraceHeader header() {
+TraceHeader processes_header() {
   TraceHeader h;
   h.host = "node-1";
   h.interval_s = 1.0;
@@ -58,7 +58,7 @@ class SnapshotProcesses : public ::testing::Test {
     engine_.on_tick(t);
     return builder_.build(t, engine_, {}, agent::SourceHealth{});
   }
-  TraceHeader h_ = header();
+  TraceHeader h_ = processes_header();
   agent::SnapshotBuilder builder_{h_, "", false};
   diagnosis::DiagnosisEngine engine_{h_, diagnosis::DiagnosisConfig::defaults()};
 };

@@ -65,7 +65,7 @@ std::string ask(int port, const std::string& bytes, int limit_s = 10) {
   return reply;
 }
 
-std::string web_error(const std::string& text) {
+std::string web_config_error(const std::string& text) {
   auto c = http::parse_web_config(text, "web.yml");
   return c ? std::string("accepted") : c.error().message;
 }
@@ -229,15 +229,16 @@ TEST(HardenedAuth, BcryptCostsOutsideTheBoundAreRefusedAtLoad) {
   cost31.replace(4, 2, "31");
   std::string cost3 = ok;
   cost3.replace(4, 2, "03");
-  EXPECT_EQ(web_error("basic_auth_users:\n  alice: " + ok + "\n"), "accepted");
-  const auto high = web_error("basic_auth_users:\n  alice: " + cost31 + "\n");
+  EXPECT_EQ(web_config_error("basic_auth_users:\n  alice: " + ok + "\n"), "accepted");
+  const auto high = web_config_error("basic_auth_users:\n  alice: " + cost31 + "\n");
   EXPECT_NE(high.find("web.yml:2: the bcrypt cost of 'alice' is 31; gpulens accepts 4 to 14"),
             std::string::npos)
       << high;
-  EXPECT_NE(web_error("basic_auth_users:\n  bob: " + cost3 + "\n").find("cost of 'bob' is 3"),
-            std::string::npos);
+  EXPECT_NE(
+      web_config_error("basic_auth_users:\n  bob: " + cost3 + "\n").find("cost of 'bob' is 3"),
+      std::string::npos);
   // Cut short, or not bcrypt's alphabet: no cost can be read, and crypt would refuse it anyway.
-  EXPECT_NE(web_error("basic_auth_users:\n  carol: \"$2y$10$short\"\n")
+  EXPECT_NE(web_config_error("basic_auth_users:\n  carol: \"$2y$10$short\"\n")
                 .find("the password hash of 'carol' is not a whole bcrypt hash"),
             std::string::npos);
   EXPECT_EQ(http::bcrypt_cost(ok), 10);
@@ -325,25 +326,25 @@ TEST(HardenedTls, AFifoCertificateIsRefusedWithoutHanging) {
 
 TEST(HardenedWebConfig, TlsVersionsMustLeaveOne) {
   const std::string tls = "tls_server_config:\n  cert_file: a\n  key_file: b\n";
-  EXPECT_NE(web_error(tls + "  min_version: TLS13\n  max_version: TLS12\n")
+  EXPECT_NE(web_config_error(tls + "  min_version: TLS13\n  max_version: TLS12\n")
                 .find("min_version is newer than max_version"),
             std::string::npos);
-  EXPECT_EQ(web_error(tls + "  min_version: TLS12\n  max_version: TLS13\n"), "accepted");
-  EXPECT_EQ(web_error(tls + "  min_version: TLS13\n  max_version: TLS13\n"), "accepted");
+  EXPECT_EQ(web_config_error(tls + "  min_version: TLS12\n  max_version: TLS13\n"), "accepted");
+  EXPECT_EQ(web_config_error(tls + "  min_version: TLS13\n  max_version: TLS13\n"), "accepted");
 }
 
 TEST(HardenedWebConfig, SecurityHeadersCannotBeRepeatedOrLoosened) {
-  EXPECT_NE(web_error("http_server_config:\n  headers:\n    X-Frame-Options: ALLOW\n")
+  EXPECT_NE(web_config_error("http_server_config:\n  headers:\n    X-Frame-Options: ALLOW\n")
                 .find("web.yml:3: X-Frame-Options 'ALLOW' would let other sites frame"),
             std::string::npos);
-  EXPECT_NE(web_error("http_server_config:\n  headers:\n    Content-Security-Policy: "
-                      "\"default-src *\"\n")
+  EXPECT_NE(web_config_error("http_server_config:\n  headers:\n    Content-Security-Policy: "
+                             "\"default-src *\"\n")
                 .find("gpulens sends 'Content-Security-Policy' itself"),
             std::string::npos);
-  EXPECT_NE(web_error("http_server_config:\n  headers:\n    referrer-policy: unsafe-url\n")
+  EXPECT_NE(web_config_error("http_server_config:\n  headers:\n    referrer-policy: unsafe-url\n")
                 .find("gpulens sends 'referrer-policy' itself"),
             std::string::npos);
-  EXPECT_NE(web_error("http_server_config:\n  headers:\n    X-A: a\n    x-a: b\n")
+  EXPECT_NE(web_config_error("http_server_config:\n  headers:\n    X-A: a\n    x-a: b\n")
                 .find("web.yml:4: header 'x-a' is given twice"),
             std::string::npos);
   // SAMEORIGIN replaces DENY: one X-Frame-Options on the wire, never two.

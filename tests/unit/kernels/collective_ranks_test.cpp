@@ -82,21 +82,21 @@ TEST(KernelsCollectiveRanks, TheRankThatArrivesEarlyWaitsForTheOtherInEveryRende
             std::string::npos)
       << text;
 
-  const auto json = render::kernels_to_json(v);
-  ASSERT_TRUE(json.contains("collective_ranks"));
-  const auto& j1 = json["collective_ranks"][1];
+  const auto out = render::kernels_to_json(v);
+  ASSERT_TRUE(out.contains("collective_ranks"));
+  const auto& j1 = out["collective_ranks"][1];
   EXPECT_EQ(j1["rank"], "GPU 1 (pid 4242)");
   EXPECT_NEAR(j1["waiting_s"].get<double>(), waited, waited * 0.01);
   EXPECT_EQ(j1["waited_for"], "GPU 0 (pid 4241)");
-  EXPECT_TRUE(json["collective_ranks"][0]["waited_for"].is_null());
+  EXPECT_TRUE(out["collective_ranks"][0]["waited_for"].is_null());
   bool named = false;
-  for (const auto& f : json["findings"]) {
+  for (const auto& f : out["findings"]) {
     if (f["kind"] == "communication") {
       named = f["text"].get<std::string>().find("for GPU 0 (pid 4241)") != std::string::npos &&
               f["fix"].get<std::string>().starts_with("GPU 0 (pid 4241) arrives last");
     }
   }
-  EXPECT_TRUE(named) << json["findings"].dump();
+  EXPECT_TRUE(named) << out["findings"].dump();
 
   const std::string html = render::kernels_to_html(v);
   EXPECT_NE(html.find("<h3>Collectives per rank</h3>"), std::string::npos);

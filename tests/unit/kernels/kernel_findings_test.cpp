@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kAllReduce =
+constexpr const char* kAllReduceKernel =
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
 using testing::key;
@@ -54,7 +54,7 @@ const Finding* finding(const std::vector<Finding>& findings, const std::string& 
 }
 
 TEST(KernelsFindings, AnNcclKernelOnFewSmsIsCommunicationNotASmFillingFix) {
-  const KernelView v = ddp_view(kAllReduce, 4.5, 5.5);
+  const KernelView v = ddp_view(kAllReduceKernel, 4.5, 5.5);
   ASSERT_EQ(v.top.size(), 2u);
   const KernelRow& nccl = v.top[1];
   EXPECT_TRUE(nccl.collective);
@@ -83,7 +83,7 @@ TEST(KernelsFindings, TheSameKernelShapeUnderAUserNameStillGetsTheSmFix) {
 }
 
 TEST(KernelsFindings, ACollectiveAtTheTopIsCalledCommunicationInTheHeadline) {
-  const KernelView v = ddp_view(kAllReduce, 6, 4);
+  const KernelView v = ddp_view(kAllReduceKernel, 6, 4);
   EXPECT_NE(v.headline.find("`ncclDevKernel_AllReduce_Sum_bf16_RING_LL` holds 60 % of kernel "
                             "time: communication (NCCL collective), not compute."),
             std::string::npos)
@@ -91,14 +91,14 @@ TEST(KernelsFindings, ACollectiveAtTheTopIsCalledCommunicationInTheHeadline) {
 }
 
 TEST(KernelsFindings, CollectivesUnderTenPercentAreNoFinding) {
-  const KernelView v = ddp_view(kAllReduce, 0.5, 9.5);
+  const KernelView v = ddp_view(kAllReduceKernel, 0.5, 9.5);
   EXPECT_EQ(finding(v.findings, "communication"), nullptr);
   EXPECT_EQ(finding(v.findings, "low_sm_coverage"), nullptr);
   EXPECT_EQ(v.headline.find("communication"), std::string::npos);
 }
 
 TEST(KernelsFindings, GivenTheRanksSplitTheFindingNamesTheRankWaitedFor) {
-  const KernelView v = ddp_view(kAllReduce, 4.5, 5.5);
+  const KernelView v = ddp_view(kAllReduceKernel, 4.5, 5.5);
   std::vector<RankSplit> split(2);
   split[0].label = "GPU 0 (pid 4241)";
   split[0].moving_s = 0.1;
@@ -134,7 +134,7 @@ TEST(KernelsFindings, GivenTheRanksSplitTheFindingNamesTheRankWaitedFor) {
 }
 
 TEST(KernelsFindings, TheViewMarksCollectiveRowsInTextJsonAndHtml) {
-  const KernelView v = ddp_view(kAllReduce, 4.5, 5.5);
+  const KernelView v = ddp_view(kAllReduceKernel, 4.5, 5.5);
   const std::string text = render::kernels_to_text(v);
   EXPECT_NE(text.find("ncclDevKernel_AllReduce_Sum_bf16_RING_LL  (communication)"),
             std::string::npos)

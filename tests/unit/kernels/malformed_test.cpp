@@ -22,9 +22,9 @@
 namespace gpulens::kernels {
 namespace {
 
+using gpulens::testing::read_file;
+using gpulens::testing::run_gpulens;
 using nlohmann::json;
-using testing::read_file;
-using testing::run_gpulens;
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/kernels_malformed_" + std::to_string(getpid()) + "_" + name;

@@ -112,7 +112,7 @@ TEST(KernelsWindows, StepsCountOnlyWhenWholeInsideOneWindow) {
 // A starved training job: steps of 300 ms, 50 ms of GEMMs then 250 ms waiting for
 // data, traced in windows [2.95, 5.05] and [8.95, 11.05] s of the process's clock.
 std::vector<json> starved_sampled_record(Trace& trace, bool with_nvtx) {
-  constexpr std::int64_t kBaseUnixNs = 1'800'000'000'000'000'000;
+  constexpr std::int64_t kStepBaseUnixNs = 1'800'000'000'000'000'000;
   inject::Collector c(0);
   inject::KernelKey k;
   k.name = "sm90_xmma_gemm_bf16bf16_bf16f32";
@@ -130,7 +130,8 @@ std::vector<json> starved_sampled_record(Trace& trace, bool with_nvtx) {
   std::uint32_t range_id = 1;
   for (int s = 0; s < 40; ++s) {
     const double step0 = 0.3 * s;
-    trace.marks.push_back({static_cast<double>(kBaseUnixNs) / 1e9 + step0, "step", json::object()});
+    trace.marks.push_back(
+        {static_cast<double>(kStepBaseUnixNs) / 1e9 + step0, "step", json::object()});
     // The data range runs whether traced or not: NVTX markers are always on.
     if (with_nvtx) {
       c.range_start(range_id, ns(step0 + 0.05), "data", "");

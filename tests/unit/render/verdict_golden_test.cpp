@@ -16,7 +16,7 @@ using testing::expect_golden;
 using testing::reference_trace;
 using testing::run_gpulens;
 
-const std::string kFixtures = GPULENS_FIXTURES;
+const std::string kFixtureDir = GPULENS_FIXTURES;
 const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
 const char* kTraces[] = {"calibration-h100", "training-h100", "multi-gpu-h200x2"};
 
@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(References, ReportArithmetic,
                                            "multi-gpu-h200x2"));
 
 TEST(ReportVerdict, TrainingRecordingNamesTheStarvedPhaseAndItsFix) {
-  auto trace = read_trace(kFixtures + "/traces/training-h100.trace.jsonl",
+  auto trace = read_trace(kFixtureDir + "/traces/training-h100.trace.jsonl",
                           TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace);
   const verdict::Verdict v = verdict::build_verdict(*trace, verdict::VerdictOptions{});
@@ -121,7 +121,7 @@ TEST(ReportVerdict, TrainingRecordingNamesTheStarvedPhaseAndItsFix) {
 }
 
 TEST(ReportVerdict, GpuSelectionAndPrice) {
-  auto trace = read_trace(kFixtures + "/traces/multi-gpu-h200x2.trace.jsonl");
+  auto trace = read_trace(kFixtureDir + "/traces/multi-gpu-h200x2.trace.jsonl");
   ASSERT_TRUE(trace);
   verdict::VerdictOptions o;
   o.gpus = {1};

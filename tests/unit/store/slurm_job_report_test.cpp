@@ -20,9 +20,9 @@ namespace {
 
 using gpulens::testing::run_gpulens;
 
-constexpr double kT0 = 1795200000;  // 2026-11-20T18:40:00Z: minutes start on it
+constexpr double kJobT0 = 1795200000;  // 2026-11-20T18:40:00Z: minutes start on it
 
-std::string fresh_dir(const std::string& name) {
+std::string fresh_job_dir(const std::string& name) {
   const auto dir = std::filesystem::path(::testing::TempDir()) /
                    ("gpulens-sj-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -46,7 +46,7 @@ TraceHeader four_gpus() {
   return h;
 }
 
-StoredSample sample(int gpu, double t, double sm) {
+StoredSample job_sample(int gpu, double t, double sm) {
   StoredSample s;
   s.gpu = gpu;
   s.t = t;
@@ -59,13 +59,13 @@ StoredSample sample(int gpu, double t, double sm) {
   return s;
 }
 
-// Job 100 (steps 0 and batch) on GPUs 0 and 1 over [kT0, kT0+119], SMs at 90 %;
-// job 200 on GPUs 2 and 3 over [kT0+60, kT0+179], SMs at 40 %; idle otherwise.
+// Job 100 (steps 0 and batch) on GPUs 0 and 1 over [kJobT0, kJobT0+119], SMs at 90 %;
+// job 200 on GPUs 2 and 3 over [kJobT0+60, kJobT0+179], SMs at 40 %; idle otherwise.
 // 240 s of 1 Hz samples of every GPU.
 class SlurmJobReport : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fresh_job_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     path_ = dir_ + "/history.db";
   }
 
@@ -79,16 +79,16 @@ class SlurmJobReport : public ::testing::Test {
     std::vector<StoredSample> batch;
     SlurmJobUses uses;
     for (int i = 0; i < 240; ++i) {
-      const double t = kT0 + i;
+      const double t = kJobT0 + i;
       const bool a = i < 120;
       const bool b = i >= 60 && i < 180;
       for (int g = 0; g < 2; ++g) {
-        batch.push_back(sample(g, t, a ? 90 : 0));
+        batch.push_back(job_sample(g, t, a ? 90 : 0));
         if (a) uses.add({"100", "0", g, "alice", "physics", t, t});
       }
       if (a) uses.add({"100", "batch", 0, "alice", "physics", t, t});
       for (int g = 2; g < 4; ++g) {
-        batch.push_back(sample(g, t, b ? 40 : 0));
+        batch.push_back(job_sample(g, t, b ? 40 : 0));
         if (b) uses.add({"200", "0", g, "bob", "chem", t, t});
       }
     }
@@ -117,15 +117,15 @@ TEST_F(SlurmJobReport, TheTraceHoldsOnlyTheJobsGpusAndSpan) {
   EXPECT_EQ(job->steps, (std::vector<std::string>{"0", "batch"}));
   EXPECT_EQ(job->user, "alice");
   EXPECT_EQ(job->account, "physics");
-  EXPECT_DOUBLE_EQ(job->first_t, kT0);
-  EXPECT_DOUBLE_EQ(job->last_t, kT0 + 119);
+  EXPECT_DOUBLE_EQ(job->first_t, kJobT0);
+  EXPECT_DOUBLE_EQ(job->last_t, kJobT0 + 119);
   EXPECT_TRUE(job->shared.empty());
   const Trace& t = job->history.trace;
   ASSERT_EQ(t.samples.size(), 240u);
   for (const auto& s : t.samples) {
     EXPECT_TRUE(s.gpu == 0 || s.gpu == 1) << s.gpu;
-    EXPECT_GE(s.t, kT0);
-    EXPECT_LE(s.t, kT0 + 119);
+    EXPECT_GE(s.t, kJobT0);
+    EXPECT_LE(s.t, kJobT0 + 119);
   }
   ASSERT_EQ(t.header.devices.size(), 2u);
   EXPECT_EQ(job->history.source, "raw");
@@ -152,8 +152,8 @@ TEST_F(SlurmJobReport, EachJobsVerdictCoversItsOwnGpusAndTime) {
   }
   EXPECT_EQ(a["source"]["slurm"]["user"], "alice");
   EXPECT_EQ(b["source"]["slurm"]["account"], "chem");
-  EXPECT_DOUBLE_EQ(b["source"]["from"].get<double>(), kT0 + 60);
-  EXPECT_DOUBLE_EQ(b["source"]["to"].get<double>(), kT0 + 179);
+  EXPECT_DOUBLE_EQ(b["source"]["from"].get<double>(), kJobT0 + 60);
+  EXPECT_DOUBLE_EQ(b["source"]["to"].get<double>(), kJobT0 + 179);
   EXPECT_EQ(a["source"]["slurm"]["uses"].size(), 3u);  // GPU 0 steps 0 and batch, GPU 1 step 0
 }
 
@@ -167,7 +167,7 @@ TEST_F(SlurmJobReport, TextAndHtmlNameTheJob) {
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find(fmt::format("  source   {}, {} to {} (raw samples)", path_,
-                                      format_utc_time(kT0), format_utc_time(kT0 + 119))),
+                                      format_utc_time(kJobT0), format_utc_time(kJobT0 + 119))),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("note: Slurm job 100: GPUs 0, 1 from"), std::string::npos) << text.out;
@@ -182,7 +182,7 @@ TEST_F(SlurmJobReport, TextAndHtmlNameTheJob) {
 }
 
 TEST_F(SlurmJobReport, AnotherJobOnTheSameGpuIsNamed) {
-  write(48 * 3600.0, {{"300", "0", 1, "carol", "", kT0 + 100, kT0 + 150}});
+  write(48 * 3600.0, {{"300", "0", 1, "carol", "", kJobT0 + 100, kJobT0 + 150}});
   auto job = load_slurm_job_trace(path_, "100");
   ASSERT_TRUE(job.ok()) << job.error().message;
   ASSERT_EQ(job->shared.size(), 1u);
@@ -199,7 +199,7 @@ TEST_F(SlurmJobReport, AnotherJobOnTheSameGpuIsNamed) {
 }
 
 TEST_F(SlurmJobReport, RolledUpJobsAreJudgedFromWholeMinutes) {
-  write(/*raw_retention_s=*/60);  // raw samples before kT0+179 are gone
+  write(/*raw_retention_s=*/60);  // raw samples before kJobT0+179 are gone
   auto job = load_slurm_job_trace(path_, "100");
   ASSERT_TRUE(job.ok()) << job.error().message;
   EXPECT_EQ(job->history.source, "rollup_1m");
@@ -229,8 +229,8 @@ TEST_F(SlurmJobReport, ErrorsSayWhatTheHistoryHolds) {
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db->exec(fmt::format("DELETE FROM samples WHERE t_ms < {0}; DELETE FROM rollup_1m "
                                      "WHERE minute < {1}",
-                                     static_cast<std::int64_t>(kT0 + 180) * 1000,
-                                     static_cast<std::int64_t>(kT0 + 180)))
+                                     static_cast<std::int64_t>(kJobT0 + 180) * 1000,
+                                     static_cast<std::int64_t>(kJobT0 + 180)))
                     .ok());
   }
   auto gone = load_slurm_job_trace(path_, "100");
@@ -238,8 +238,8 @@ TEST_F(SlurmJobReport, ErrorsSayWhatTheHistoryHolds) {
   const std::string& m = gone.error().message;
   EXPECT_NE(m.find(fmt::format("Slurm job 100 held GPUs 0, 1 from {} to {}, but the history at {} "
                                "no longer holds samples of that time (it holds raw samples from {}",
-                               format_utc_time(kT0), format_utc_time(kT0 + 119), path_,
-                               format_utc_time(kT0 + 180))),
+                               format_utc_time(kJobT0), format_utc_time(kJobT0 + 119), path_,
+                               format_utc_time(kJobT0 + 180))),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("--history-max-size"), std::string::npos) << m;
@@ -255,7 +255,7 @@ TEST_F(SlurmJobReport, AHistoryWithoutJobsOrOfAnOlderSchemaSaysSo) {
     o.path = path_;
     auto store = HistoryStore::open(o);
     ASSERT_TRUE(store.ok());
-    ASSERT_TRUE(store->write({sample(0, kT0, 0)}, {}).ok());
+    ASSERT_TRUE(store->write({job_sample(0, kJobT0, 0)}, {}).ok());
   }
   auto none = load_slurm_job_trace(path_, "5");
   ASSERT_FALSE(none.ok());

@@ -20,7 +20,7 @@
 namespace gpulens::store {
 namespace {
 
-constexpr double kT0 = 1795200000;
+constexpr double kSlurmT0 = 1795200000;
 
 ProcessSample proc(std::uint32_t pid, const std::string& job, const std::string& step,
                    const std::string& user = "alice", const std::string& account = "physics") {
@@ -61,31 +61,34 @@ TEST(SlurmJobUses, ABatchOfTicksIsOneRowPerJobStepAndGpu) {
     // of an unknown job; a GPU whose processes were not sampled.
     ProcessSample outside;
     outside.pid = 9;
-    uses.add_samples({tick(0, kT0 + i, {proc(1, "100", "0"), proc(2, "100", "0"), outside}),
-                      tick(1, kT0 + i, {proc(3, "100", "0"), proc(4, "", "")}),
-                      Sample{kT0 + i, 2, {}, std::nullopt, {}}});
+    uses.add_samples({tick(0, kSlurmT0 + i, {proc(1, "100", "0"), proc(2, "100", "0"), outside}),
+                      tick(1, kSlurmT0 + i, {proc(3, "100", "0"), proc(4, "", "")}),
+                      Sample{kSlurmT0 + i, 2, {}, std::nullopt, {}}});
   }
   const auto rows = uses.rows();
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0], (SlurmJobUse{"100", "0", 0, "alice", "physics", kT0, kT0 + 4}));
+  EXPECT_EQ(rows[0], (SlurmJobUse{"100", "0", 0, "alice", "physics", kSlurmT0, kSlurmT0 + 4}));
   EXPECT_EQ(rows[1].gpu, 1);
-  EXPECT_DOUBLE_EQ(rows[1].first_t, kT0);
-  EXPECT_DOUBLE_EQ(rows[1].last_t, kT0 + 4);
+  EXPECT_DOUBLE_EQ(rows[1].first_t, kSlurmT0);
+  EXPECT_DOUBLE_EQ(rows[1].last_t, kSlurmT0 + 4);
 }
 
 TEST(SlurmJobUses, SpansGrowBothWaysAndTheLatestNamesWin) {
   SlurmJobUses uses;
-  uses.add({"7", "batch", 0, "alice", "", kT0 + 10, kT0 + 20});
-  uses.add({"7", "batch", 0, "", "physics", kT0 + 30, kT0 + 30});    // later, no user known
-  uses.add({"7", "batch", 0, "mallory", "chem", kT0 + 5, kT0 + 5});  // earlier: names ignored
+  uses.add({"7", "batch", 0, "alice", "", kSlurmT0 + 10, kSlurmT0 + 20});
+  uses.add({"7", "batch", 0, "", "physics", kSlurmT0 + 30, kSlurmT0 + 30});  // later, no user known
+  uses.add(
+      {"7", "batch", 0, "mallory", "chem", kSlurmT0 + 5, kSlurmT0 + 5});  // earlier: names ignored
   const auto rows = uses.rows();
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0], (SlurmJobUse{"7", "batch", 0, "alice", "physics", kT0 + 5, kT0 + 30}));
+  EXPECT_EQ(rows[0],
+            (SlurmJobUse{"7", "batch", 0, "alice", "physics", kSlurmT0 + 5, kSlurmT0 + 30}));
 }
 
 TEST(SlurmJobUses, TrimKeepsTheUsesSeenLast) {
   SlurmJobUses uses;
-  for (int j = 1; j <= 10; ++j) uses.add({std::to_string(j), "0", 0, "", "", kT0, kT0 + j});
+  for (int j = 1; j <= 10; ++j)
+    uses.add({std::to_string(j), "0", 0, "", "", kSlurmT0, kSlurmT0 + j});
   uses.trim(3);
   ASSERT_EQ(uses.size(), 3u);
   const auto rows = uses.rows();
@@ -109,25 +112,29 @@ class SlurmStoreTest : public ::testing::Test {
 
 TEST_F(SlurmStoreTest, UpsertsExtendTheRowAcrossBatches) {
   auto store = open();
-  ASSERT_TRUE(store.write({stored(0, kT0)}, {}, {{"42", "0", 0, "alice", "", kT0, kT0}}).ok());
   ASSERT_TRUE(
-      store.write({stored(0, kT0 + 1)}, {}, {{"42", "0", 0, "", "physics", kT0 + 1, kT0 + 60}})
+      store.write({stored(0, kSlurmT0)}, {}, {{"42", "0", 0, "alice", "", kSlurmT0, kSlurmT0}})
           .ok());
+  ASSERT_TRUE(store
+                  .write({stored(0, kSlurmT0 + 1)}, {},
+                         {{"42", "0", 0, "", "physics", kSlurmT0 + 1, kSlurmT0 + 60}})
+                  .ok());
   // Slurm's "no value" id and a non-number never reach the table.
   ASSERT_TRUE(store
                   .write({}, {},
-                         {{"4294967294", "0", 0, "", "", kT0, kT0},
-                          {"12abc", "0", 0, "", "", kT0, kT0},
-                          {"44", std::string(17, '9'), 0, "", "", kT0, kT0},
-                          {"43", "0", 1, "bob", "", kT0 + 2, kT0 + 3}})
+                         {{"4294967294", "0", 0, "", "", kSlurmT0, kSlurmT0},
+                          {"12abc", "0", 0, "", "", kSlurmT0, kSlurmT0},
+                          {"44", std::string(17, '9'), 0, "", "", kSlurmT0, kSlurmT0},
+                          {"43", "0", 1, "bob", "", kSlurmT0 + 2, kSlurmT0 + 3}})
                   .ok());
   auto job = read_slurm_job(store.db(), "42");
   ASSERT_TRUE(job.ok()) << job.error().message;
   ASSERT_EQ(job->size(), 1u);
-  EXPECT_EQ((*job)[0], (SlurmJobUse{"42", "0", 0, "alice", "physics", kT0, kT0 + 60}));
+  EXPECT_EQ((*job)[0], (SlurmJobUse{"42", "0", 0, "alice", "physics", kSlurmT0, kSlurmT0 + 60}));
   EXPECT_EQ(*store.db().query_int("SELECT COUNT(*) FROM slurm_jobs"), 2);
   // A replayed recording may carry any name: cut to what the attribution accepts.
-  ASSERT_TRUE(store.write({}, {}, {{"45", "0", 0, std::string(300, 'u'), "", kT0, kT0}}).ok());
+  ASSERT_TRUE(
+      store.write({}, {}, {{"45", "0", 0, std::string(300, 'u'), "", kSlurmT0, kSlurmT0}}).ok());
   auto long_name = read_slurm_job(store.db(), "45");
   ASSERT_TRUE(long_name.ok() && long_name->size() == 1u);
   EXPECT_EQ((*long_name)[0].user.size(), 128u);
@@ -143,10 +150,12 @@ TEST_F(SlurmStoreTest, JobsAreKeptAsLongAsTheRollups) {
   options_.raw_retention_s = 3600;
   options_.rollup_retention_s = 86400;
   auto store = open();
-  ASSERT_TRUE(store.write({stored(0, kT0)}, {}, {{"1", "0", 0, "", "", kT0, kT0 + 100}}).ok());
-  ASSERT_TRUE(store.write({}, {}, {{"2", "0", 0, "", "", kT0, kT0 + 7200}}).ok());
+  ASSERT_TRUE(
+      store.write({stored(0, kSlurmT0)}, {}, {{"1", "0", 0, "", "", kSlurmT0, kSlurmT0 + 100}})
+          .ok());
+  ASSERT_TRUE(store.write({}, {}, {{"2", "0", 0, "", "", kSlurmT0, kSlurmT0 + 7200}}).ok());
   // A day after job 1 ended, job 2 a little less.
-  ASSERT_TRUE(store.write({stored(0, kT0 + 86400 + 101)}, {}).ok());
+  ASSERT_TRUE(store.write({stored(0, kSlurmT0 + 86400 + 101)}, {}).ok());
   ASSERT_TRUE(store.enforce_limits().ok());
   auto one = read_slurm_job(store.db(), "1");
   auto two = read_slurm_job(store.db(), "2");
@@ -164,7 +173,7 @@ TEST_F(SlurmStoreTest, AFileOfSchemaOneIsMigratedAndKeepsItsSamples) {
     ASSERT_TRUE(db->exec("INSERT INTO metric_columns VALUES ('gpu_util', 100.0)").ok());
     ASSERT_TRUE(
         db->exec(fmt::format("INSERT INTO samples (t_ms, gpu, gpu_util) VALUES ({}, 0, 4200)",
-                             static_cast<std::int64_t>(kT0 * 1000)))
+                             static_cast<std::int64_t>(kSlurmT0 * 1000)))
             .ok());
     ASSERT_TRUE(db->exec("PRAGMA user_version = 1").ok());
   }
@@ -172,7 +181,7 @@ TEST_F(SlurmStoreTest, AFileOfSchemaOneIsMigratedAndKeepsItsSamples) {
   auto store = open();
   EXPECT_EQ(*store.db().query_int("PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(*store.db().query_int("SELECT gpu_util FROM samples"), 4200);
-  ASSERT_TRUE(store.write({}, {}, {{"5", "batch", 0, "", "", kT0, kT0}}).ok());
+  ASSERT_TRUE(store.write({}, {}, {{"5", "batch", 0, "", "", kSlurmT0, kSlurmT0}}).ok());
   EXPECT_EQ(*store.db().query_int("SELECT COUNT(*) FROM slurm_jobs"), 1);
   // Reopening a migrated file changes nothing.
   auto again = open();
@@ -195,12 +204,12 @@ TEST(SlurmStoreWriter, KeepsUsesWhileTheFileCannotBeOpened) {
   StoreWriter writer(o, w, [](bool, const std::string&) {});
   writer.start(TraceHeader{});
   SlurmJobUses first;
-  first.add({"9", "0", 0, "alice", "", kT0, kT0 + 1});
-  writer.push({stored(0, kT0)}, {}, first);
+  first.add({"9", "0", 0, "alice", "", kSlurmT0, kSlurmT0 + 1});
+  writer.push({stored(0, kSlurmT0)}, {}, first);
   ASSERT_TRUE(wait_for([&] { return !writer.status().error.empty(); }));
   SlurmJobUses second;
-  second.add({"9", "0", 0, "", "", kT0 + 2, kT0 + 5});
-  writer.push({stored(0, kT0 + 5)}, {}, second);
+  second.add({"9", "0", 0, "", "", kSlurmT0 + 2, kSlurmT0 + 5});
+  writer.push({stored(0, kSlurmT0 + 5)}, {}, second);
   std::filesystem::remove(blocker);
   ASSERT_TRUE(wait_for([&] { return writer.status().samples_written == 2; }));
   writer.stop();
@@ -209,7 +218,7 @@ TEST(SlurmStoreWriter, KeepsUsesWhileTheFileCannotBeOpened) {
   auto job = read_slurm_job(store->db(), "9");
   ASSERT_TRUE(job.ok());
   ASSERT_EQ(job->size(), 1u);
-  EXPECT_EQ((*job)[0], (SlurmJobUse{"9", "0", 0, "alice", "", kT0, kT0 + 5}));
+  EXPECT_EQ((*job)[0], (SlurmJobUse{"9", "0", 0, "alice", "", kSlurmT0, kSlurmT0 + 5}));
 }
 
 }  // namespace

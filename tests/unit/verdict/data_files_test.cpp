@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::read_file;
 
-const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
+const std::string kDataFilesDir = std::string(GPULENS_SOURCE_DIR) + "/data";
 
 class DataDirs : public ::testing::Test {
  protected:
@@ -48,7 +48,7 @@ TEST(DataFiles, BuiltInCopiesAreTheFilesOfData) {
   for (const char* name : {"gpu_peaks.json", "prices.json"}) {
     const auto builtin = builtin_data_file(name);
     ASSERT_TRUE(builtin) << name;
-    EXPECT_EQ(std::string(*builtin), read_file(kData + "/" + name)) << name;
+    EXPECT_EQ(std::string(*builtin), read_file(kDataFilesDir + "/" + name)) << name;
   }
   EXPECT_FALSE(builtin_data_file("alerts.example.toml"));
 }
@@ -96,7 +96,7 @@ TEST_F(DataDirs, EachFileComesFromTheFirstDirectoryThatHasIt) {
 
 TEST_F(DataDirs, ABrokenFileIsReportedAndTheBuiltInTableUsed) {
   write("cli", "gpu_peaks.json", "{not json");
-  write("env", "gpu_peaks.json", read_file(kData + "/gpu_peaks.json"));
+  write("env", "gpu_peaks.json", read_file(kDataFilesDir + "/gpu_peaks.json"));
   const cli::ReportTables t = cli::load_report_tables(dirs());
   ASSERT_EQ(t.warnings.size(), 1u);
   EXPECT_NE(t.warnings[0].find("not a JSON object; using the built-in gpu_peaks.json"),

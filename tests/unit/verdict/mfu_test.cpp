@@ -12,7 +12,7 @@ namespace gpulens::verdict {
 namespace {
 
 const std::string kFixtures = GPULENS_FIXTURES;
-const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
+const std::string kMfuDataDir = std::string(GPULENS_SOURCE_DIR) + "/data";
 
 Mark step(double t, std::optional<double> flops) {
   Mark m;
@@ -51,7 +51,7 @@ TEST(ReportMfu, TrainingReferencePhasesGiveTheScriptsOwnFigures) {
   auto trace = read_trace(kFixtures + "/traces/training-h100.trace.jsonl",
                           TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace) << trace.error().message;
-  auto models = GpuModelTable::load(kData + "/gpu_peaks.json");
+  auto models = GpuModelTable::load(kMfuDataDir + "/gpu_peaks.json");
   ASSERT_TRUE(models);
   VerdictOptions o;
   o.models = &*models;

@@ -9,11 +9,11 @@
 namespace gpulens::verdict {
 namespace {
 
-const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/data";
+const std::string kDataDir = std::string(GPULENS_SOURCE_DIR) + "/data";
 
 const GpuModelTable& models() {
   static const GpuModelTable table = [] {
-    auto t = GpuModelTable::load(kData + "/gpu_peaks.json");
+    auto t = GpuModelTable::load(kDataDir + "/gpu_peaks.json");
     if (!t) throw std::runtime_error(t.error().message);
     return std::move(*t);
   }();
@@ -63,7 +63,7 @@ TEST(ReportModels, DensePeaksAreTheDatasheetFigures) {
 }
 
 TEST(ReportModels, EveryModelHasAPrice) {
-  auto prices = PriceTable::load(kData + "/prices.json");
+  auto prices = PriceTable::load(kDataDir + "/prices.json");
   ASSERT_TRUE(prices) << prices.error().message;
   EXPECT_EQ(prices->currency(), "USD");
   for (const auto& m : models().models()) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct Layout {
   std::string container;
   std::string pod;
 };
+
+// Its words name the case in the test list (ctest's names come from it); GoogleTest
+// would print the object's bytes, pointers included, a new name every build.
+void PrintTo(const Layout& layout, std::ostream* os) {
+  *os << layout.what;
+}
 
 class CgroupLayouts : public ::testing::TestWithParam<Layout> {};
 
