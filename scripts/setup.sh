@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what gpulens needs to build and test, from Debian's packages.
+# Installs from Debian's packages what gpulens needs.
+#
+#   scripts/setup.sh           to build and run gpulens (scripts/run.sh): a compiler,
+#                              CMake and the libraries it links; nothing that starts a
+#                              service, so it is safe on a GPU node with a site's own
+#                              Slurm or Prometheus
+#   scripts/setup.sh --tests   also everything the tests use (scripts/test.sh): test
+#                              libraries, browsers, a one-node Slurm, Prometheus...
+#                              Debian starts some of those as services when installed
+#   --list                     print the packages of that set, one a line; install nothing
+#
 # Skips apt entirely when everything is already there, so re-runs are quick.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config clang-format git
+# Building and running gpulens (tests/e2e/setup_packages.sh checks that none of
+# these, nor anything they pull in, is a daemon or a test-only package).
+build_packages=(
+  build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
+  libncurses-dev                        # `gpulens top`, linked statically
+)
+# Everything else scripts/test.sh runs.
+test_packages=(
+  clang-format git
+  libgtest-dev libgmock-dev libbenchmark-dev
   prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh) and the clang preset
-  libncurses-dev tmux
+  tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
   groff-base man-db           # the man pages' checks (tests/e2e/man_pages.py)
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
@@ -20,9 +37,32 @@ packages=(
   # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
   python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )
+
+tests=0 list=0
+for arg in "$@"; do
+  case $arg in
+    --tests) tests=1 ;;
+    --list) list=1 ;;
+    -h | --help)
+      sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "gpulens setup: unknown argument '$arg' (--tests, --list, --help)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+packages=("${build_packages[@]}")
+((tests)) && packages+=("${test_packages[@]}")
 if [[ "${GPULENS_SETUP_EXTRA:-}" != "" ]]; then
   read -r -a extra <<<"$GPULENS_SETUP_EXTRA"
   packages+=("${extra[@]}")
+fi
+if ((list)); then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 # deploy/check: the schema checkers of deploy/ (npm, pinned by package-lock.json).
@@ -36,6 +76,9 @@ install_deploy_check() {
     echo "gpulens setup: npm missing (Debian: apt-get install npm); deploy/ schema tests will be skipped" >&2
   fi
 }
+finish() {
+  if ((tests)); then install_deploy_check; fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -45,7 +88,7 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
-  install_deploy_check
+  finish
   exit 0
 fi
 
@@ -54,4 +97,4 @@ if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
 echo "gpulens setup: installing ${missing[*]}" >&2
 "${sudo[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-install_deploy_check
+finish

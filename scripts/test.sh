@@ -41,7 +41,7 @@ check_test_names() {
 
 run_step() {
   case $1 in
-    setup) scripts/setup.sh ;;
+    setup) scripts/setup.sh --tests ;;
     build)
       cmake --preset "$preset" >/dev/null
       cmake --build --preset "$preset" -j "$(nproc)"
@@ -57,7 +57,8 @@ run_step() {
       # the package (lintian, install paths). The suite itself runs once, in the
       # build step, so this leaves out the test binaries (tests/all): built at -O1
       # here they add no -O3 warning of shipped code.
-      cmake --preset release >/dev/null
+      # Tests and benchmarks on: scripts/run.sh configures this folder without them.
+      cmake --preset release -DGPULENS_BUILD_TESTS=ON -DGPULENS_BUILD_BENCH=ON >/dev/null
       local targets
       mapfile -t targets < <(ninja -C build/release -t query all |
         awk '/^  input:/ { on = 1; next } /^  outputs:/ { on = 0 } on { print $1 }' | grep -vx 'tests/all')

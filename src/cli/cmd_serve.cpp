@@ -423,6 +423,10 @@ int run_serve(ServeArgs& args) {
 void register_serve(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", kServeDescription);
+  // Here too, not only on `gpulens`: the agent is often the one binary a node has
+  // (the container image, the package's service), and `gpulens serve --version`
+  // reaches this binary.
+  cmd->set_version_flag("--version", "gpulens-serve " GPULENS_VERSION);
   add_source_options(*cmd, args->source, /*offline=*/false);
   cmd->add_option("--listen", args->server.listen,
                   "HOST:PORT to listen on (':9400' for every interface; port 0 picks one)")

@@ -52,4 +52,17 @@ TEST(ServeLauncher, HelpWithoutTheAgentBinaryNamesWhatIsMissing) {
   fs::remove_all(dir);
 }
 
+// Both ways to the agent say its version and exit 0, as `gpulens --version` does.
+TEST(ServeLauncher, VersionFromTheAgentAndThroughTheLauncher) {
+  const std::string agent =
+      (std::filesystem::path(GPULENS_BINARY).parent_path() / "gpulens-serve").string();
+  const std::string expected = std::string("gpulens-serve ") + GPULENS_VERSION + "\n";
+  const auto direct = run(fmt::format("'{}' --version", agent));
+  EXPECT_EQ(direct.code, 0) << direct.out;
+  EXPECT_EQ(direct.out, expected);
+  const auto launched = run(fmt::format("'{}' serve --version", GPULENS_BINARY));
+  EXPECT_EQ(launched.code, 0) << launched.out;
+  EXPECT_EQ(launched.out, expected);
+}
+
 }  // namespace
