@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/kernels_setup.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ext/stdio_filebuf.h>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +105,17 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
   s.records_dir = run_dir + "/kernels";
   std::error_code ec;
   fs::create_directories(s.records_dir, ec);
+  const int dir_fd = ::open(s.records_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    s.status = "unreadable";
+    s.unavailable = fmt::format("cannot make the kernel records directory {}: {}", s.records_dir,
+                                std::strerror(errno));
+    return s;
+  }
+  s.records_dir_fd = std::shared_ptr<const int>(new int(dir_fd), [](const int* fd) {
+    ::close(*fd);
+    delete fd;
+  });
   std::string preload = lib;
   if (const char* p = std::getenv("LD_PRELOAD"); p != nullptr && *p != '\0') {
     preload += std::string(":") + p;
@@ -151,8 +167,9 @@ struct RecordCopier {
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 
-  void copy(const fs::path& f) {
-    auto fd = open_regular_file(f.string());
+  // `name` in the records directory `dir_fd`; a link there is refused, not followed.
+  void copy(int dir_fd, const fs::path& f) {
+    auto fd = open_regular_file_at(dir_fd, f.filename().string());
     if (!fd) {
       unreadable(f, fd.error().message);
       return;
@@ -191,6 +208,35 @@ struct RecordCopier {
   }
 };
 
+// The names of the record files (.json, .jsonl) in the open directory `dir_fd`.
+std::vector<fs::path> record_files(int dir_fd) {
+  std::vector<fs::path> files;
+  const int listing = dir_fd < 0 ? -1 : ::dup(dir_fd);  // closedir closes what it is given
+  DIR* dir = listing < 0 ? nullptr : ::fdopendir(listing);
+  if (dir == nullptr) {
+    if (listing >= 0) ::close(listing);
+    return files;
+  }
+  ::rewinddir(dir);
+  while (const dirent* e = ::readdir(dir)) {
+    const fs::path name = e->d_name;
+    if (name.extension() == ".jsonl" || name.extension() == ".json") files.push_back(name);
+  }
+  ::closedir(dir);
+  return files;
+}
+
+// Removes the directory at `path` only while it is still the one open as `dir_fd`
+// (the job may have moved it away and put a link or another directory there).
+void remove_if_same(const std::string& path, int dir_fd) {
+  struct stat open {
+  }, now{};
+  if (dir_fd < 0 || ::fstat(dir_fd, &open) != 0 || ::lstat(path.c_str(), &now) != 0) return;
+  if (S_ISDIR(now.st_mode) && now.st_dev == open.st_dev && now.st_ino == open.st_ino) {
+    ::rmdir(path.c_str());
+  }
+}
+
 }  // namespace
 
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
@@ -201,12 +247,8 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
         nlohmann::json{{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(setup.records_dir, ec)) {
-      const auto ext = e.path().extension();
-      if (ext == ".jsonl" || ext == ".json") files.push_back(e.path());
-    }
+    const int dir_fd = setup.records_dir_fd ? *setup.records_dir_fd : -1;
+    std::vector<fs::path> files = record_files(dir_fd);
     std::sort(files.begin(), files.end());
     for (std::size_t i = 0; i < files.size(); ++i) {
       const fs::path& f = files[i];
@@ -214,11 +256,12 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
         copier.unreadable(f, fmt::format("this and {} more record files not read (at most {} are)",
                                          files.size() - i - 1, kMaxKernelRecordFiles));
       } else if (i < kMaxKernelRecordFiles) {
-        copier.copy(f);
+        copier.copy(dir_fd, f);
       }
-      fs::remove(f, ec);
+      // unlinkat never follows a link: a planted one goes, not what it names.
+      ::unlinkat(dir_fd, f.filename().c_str(), 0);
     }
-    fs::remove(setup.records_dir, ec);
+    remove_if_same(setup.records_dir, dir_fd);
     if (copier.records == 0) {
       copier.write(
           nlohmann::json{{"x_kernels", 3},

@@ -3,6 +3,7 @@
 // `gpulens run --kernels`: what the job's environment gets so that every CUDA
 // process loads libgpulens_kernels.so, and how the records the processes write at
 // exit come back into the recording (docs/kernels.md).
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,6 +13,10 @@ namespace gpulens::cli {
 
 struct KernelsSetup {
   std::string records_dir;  // where the job's processes write kernels-<pid>.json
+  // That directory as gpulens made it, open: records are read and deleted through
+  // it, so a job that swaps the path for a link to another directory redirects
+  // nothing (closed when the last copy of the setup goes).
+  std::shared_ptr<const int> records_dir_fd;
   std::vector<std::pair<std::string, std::string>> env;  // for the job
   std::string unavailable;  // non-empty: no kernel view, and why (said in the report)
   std::string status;       // the record status that goes with `unavailable`

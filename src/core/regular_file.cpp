@@ -21,17 +21,8 @@ const char* kind_of(mode_t mode) {
   return "not a plain file";
 }
 
-}  // namespace
-
-Result<int> open_regular_file(const std::string& path, bool* missing) {
-  if (missing != nullptr) *missing = false;
-  // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (missing != nullptr) *missing = err == ENOENT;
-    return Error{std::strerror(err)};
-  }
+// `fd` when it is open on a regular file; else closed, and what stood there.
+Result<int> regular_only(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
@@ -43,6 +34,32 @@ Result<int> open_regular_file(const std::string& path, bool* missing) {
     return Error{fmt::format("not a regular file ({})", kind_of(st.st_mode))};
   }
   return fd;
+}
+
+// O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
+constexpr int kOpenFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+
+}  // namespace
+
+Result<int> open_regular_file(const std::string& path, bool* missing) {
+  if (missing != nullptr) *missing = false;
+  const int fd = ::open(path.c_str(), kOpenFlags);
+  if (fd < 0) {
+    const int err = errno;
+    if (missing != nullptr) *missing = err == ENOENT;
+    return Error{std::strerror(err)};
+  }
+  return regular_only(fd);
+}
+
+Result<int> open_regular_file_at(int dir_fd, const std::string& name) {
+  const int fd = ::openat(dir_fd, name.c_str(), kOpenFlags | O_NOFOLLOW);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP) return Error{"not a regular file (a symbolic link)"};
+    return Error{std::strerror(err)};
+  }
+  return regular_only(fd);
 }
 
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {

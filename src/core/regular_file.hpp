@@ -17,6 +17,11 @@ namespace gpulens {
 // when the file does not exist, so callers can wait for it to appear.
 Result<int> open_regular_file(const std::string& path, bool* missing = nullptr);
 
+// The same for `name` in the directory `dir_fd`, without following a symbolic link
+// there ("not a regular file (a symbolic link)"): for a directory the job can
+// write, whose entries may point anywhere gpulens can read.
+Result<int> open_regular_file_at(int dir_fd, const std::string& name);
+
 // The whole of a regular file, refused when it holds more than `max_bytes`.
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
 

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -263,9 +264,43 @@ TEST(KernelsRunHardened, AFifoOrDeviceAmongTheKernelRecordsIsSaidAndTheRunEnds) 
   EXPECT_EQ(r.status, 2) << r.err;
   const auto k = report_json(report)["kernels"];
   EXPECT_TRUE(any_note(k["notes"], "kernels-1.json: not a regular file (a FIFO)")) << k.dump();
-  EXPECT_TRUE(any_note(k["notes"], "kernels-2.json: not a regular file (a character device)"))
+  EXPECT_TRUE(any_note(k["notes"], "kernels-2.json: not a regular file (a symbolic link)"))
       << k.dump();
   EXPECT_TRUE(any_note(k["notes"], "kernels-3.json: not valid JSON")) << k.dump();
+  std::remove(report.c_str());
+}
+
+// A job that swaps its records directory for a link to another directory, or a
+// record for a link to another file: gpulens neither reads nor deletes what the
+// links point at (it may run with more rights than the job's code deserves).
+// Before: the other directory's records were read into the report and deleted,
+// and a linked record was read.
+TEST(KernelsRunHardened, LinksPlantedForTheRecordsLeadNowhere) {
+  namespace fs = std::filesystem;
+  const fs::path elsewhere = temp_path("klink-elsewhere");
+  fs::remove_all(elsewhere);
+  fs::create_directories(elsewhere);
+  const std::string record = R"({"x_kernels":3,"pid":424242,"status":"ok","kernels":[]})";
+  std::ofstream(elsewhere / "kernels-424242.json") << record << "\n";
+  std::ofstream(elsewhere / "single.json") << record << "\n";
+  const std::string report = temp_path("klink.json");
+  const auto r =
+      run_job("klink", {"--kernels"},
+              "ln -s '" + (elsewhere / "single.json").string() +
+                  "' \"$GPULENS_KERNELS_DIR/kernels-5.json\"; mv \"$GPULENS_KERNELS_DIR\" "
+                  "\"$GPULENS_KERNELS_DIR.job\"; ln -s '" +
+                  elsewhere.string() + "' \"$GPULENS_KERNELS_DIR\"; exit 3",
+              report);
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(fs::exists(elsewhere / "kernels-424242.json"))
+      << "deleted through the linked directory";
+  EXPECT_TRUE(fs::exists(elsewhere / "single.json"));
+  const auto k = report_json(report)["kernels"];
+  EXPECT_TRUE(any_note(k["notes"], "kernels-5.json: not a regular file (a symbolic link)"))
+      << k.dump();
+  EXPECT_EQ(k.dump().find("424242"), std::string::npos)
+      << "a record read through the link: " << k.dump();
+  fs::remove_all(elsewhere);
   std::remove(report.c_str());
 }
 #endif
