@@ -14,7 +14,7 @@ namespace {
 
 using testing::proc;
 
-DeviceInfo h100(int index = 0) {
+DeviceInfo h100_at(int index = 0) {
   DeviceInfo d;
   d.index = index;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -27,18 +27,18 @@ DeviceInfo h100(int index = 0) {
   return d;
 }
 
-TraceHeader header(int gpus = 1) {
+TraceHeader gpus_header(int gpus = 1) {
   TraceHeader h;
   h.interval_s = 1.0;
-  for (int i = 0; i < gpus; ++i) h.devices.push_back(h100(i));
+  for (int i = 0; i < gpus; ++i) h.devices.push_back(h100_at(i));
   return h;
 }
 
 using Fill = std::function<void(Sample&, double t)>;
 
 // Feeds one sample per GPU per second from t0 for `seconds`; collects events.
-std::vector<AlertEvent> feed(DiagnosisEngine& engine, double t0, double seconds, const Fill& fill,
-                             int gpus = 1) {
+std::vector<AlertEvent> feed_alerts(DiagnosisEngine& engine, double t0, double seconds,
+                                    const Fill& fill, int gpus = 1) {
   std::vector<AlertEvent> events;
   for (double t = t0; t < t0 + seconds - 1e-9; t += 1.0) {
     Tick tick;
@@ -86,32 +86,32 @@ void healthy(Sample& s, double) {
 }
 
 TEST(Alerts, ForDurationDelaysFiringAndEachEpisodeFiresOnce) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
-  auto events = only(feed(engine, 0, 55, throttled), "throttled");
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  auto events = only(feed_alerts(engine, 0, 55, throttled), "throttled");
   EXPECT_TRUE(events.empty());  // a 5 s window fills, then 60 s must pass
-  events = only(feed(engine, 55, 20, throttled), "throttled");
+  events = only(feed_alerts(engine, 55, 20, throttled), "throttled");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, AlertEvent::Kind::Firing);
   EXPECT_NE(events[0].message.find("power cap"), std::string::npos) << events[0].message;
   EXPECT_GE(events[0].t - events[0].since, 60);
   EXPECT_FALSE(events[0].fixes.empty());
-  EXPECT_TRUE(only(feed(engine, 75, 100, throttled), "throttled").empty());  // de-duplicated
+  EXPECT_TRUE(only(feed_alerts(engine, 75, 100, throttled), "throttled").empty());  // de-duplicated
   ASSERT_EQ(engine.brief(0).alerts, std::vector<std::string>{"throttled"});
-  events = only(feed(engine, 175, 30, healthy), "throttled");
+  events = only(feed_alerts(engine, 175, 30, healthy), "throttled");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, AlertEvent::Kind::Resolved);
   EXPECT_TRUE(engine.brief(0).alerts.empty());
 }
 
 TEST(Alerts, ConfigChangesDurationAndDisablesRules) {
-  DiagnosisEngine quick(header(), config_from("[alerts.throttled]\nfor = \"10s\"\n"));
-  EXPECT_EQ(only(feed(quick, 0, 20, throttled), "throttled").size(), 1u);
-  DiagnosisEngine off(header(), config_from("[alerts.throttled]\nenabled = false\n"));
-  EXPECT_TRUE(only(feed(off, 0, 300, throttled), "throttled").empty());
+  DiagnosisEngine quick(gpus_header(), config_from("[alerts.throttled]\nfor = \"10s\"\n"));
+  EXPECT_EQ(only(feed_alerts(quick, 0, 20, throttled), "throttled").size(), 1u);
+  DiagnosisEngine off(gpus_header(), config_from("[alerts.throttled]\nenabled = false\n"));
+  EXPECT_TRUE(only(feed_alerts(off, 0, 300, throttled), "throttled").empty());
 }
 
 TEST(Alerts, CustomThresholdRuleWithHysteresis) {
-  DiagnosisEngine engine(header(), config_from(R"(
+  DiagnosisEngine engine(gpus_header(), config_from(R"(
 [[alerts.custom]]
 name = "hot"
 metric = "temp_c"
@@ -128,20 +128,20 @@ message = "too hot"
       s.values.set(Metric::TempC, c);
     };
   };
-  auto events = only(feed(engine, 0, 20, temp(90)), "hot");
+  auto events = only(feed_alerts(engine, 0, 20, temp(90)), "hot");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].severity, Severity::Critical);
   EXPECT_EQ(events[0].message, "too hot");
   // Between the clear and fire lines: keeps firing, no new event.
-  EXPECT_TRUE(only(feed(engine, 20, 30, temp(82)), "hot").empty());
-  events = only(feed(engine, 50, 30, temp(70)), "hot");
+  EXPECT_TRUE(only(feed_alerts(engine, 20, 30, temp(82)), "hot").empty());
+  events = only(feed_alerts(engine, 50, 30, temp(70)), "hot");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, AlertEvent::Kind::Resolved);
 }
 
 TEST(Alerts, PacketAiRulesFireWithTheirOriginalMessages) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
-  const auto events = feed(engine, 0, 60, [](Sample& s, double) {
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  const auto events = feed_alerts(engine, 0, 60, [](Sample& s, double) {
     s.values.set(Metric::GpuUtil, 100);
     s.values.set(Metric::SmActive, 5);
   });
@@ -156,8 +156,8 @@ TEST(Alerts, PacketAiRulesFireWithTheirOriginalMessages) {
 }
 
 TEST(Alerts, LowEfficiencyAloneAtModerateUtilization) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
-  const auto events = feed(engine, 0, 60, [](Sample& s, double) {
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  const auto events = feed_alerts(engine, 0, 60, [](Sample& s, double) {
     s.values.set(Metric::GpuUtil, 60);
     s.values.set(Metric::SmActive, 10);
   });
@@ -181,9 +181,9 @@ void spin8(Sample& s, double) {
 }
 
 TEST(Alerts, StalledFiresAfterSixtySecondsAndNotBefore) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
-  EXPECT_TRUE(only(feed(engine, 0, 60, spin8), "stalled").empty());
-  const auto events = only(feed(engine, 60, 10, spin8), "stalled");
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(only(feed_alerts(engine, 0, 60, spin8), "stalled").empty());
+  const auto events = only(feed_alerts(engine, 60, 10, spin8), "stalled");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].severity, Severity::Critical);
   EXPECT_GE(events[0].t - events[0].since, 60);
@@ -191,20 +191,21 @@ TEST(Alerts, StalledFiresAfterSixtySecondsAndNotBefore) {
 }
 
 TEST(Alerts, BusyOrChangingKernelsAreNotStalled) {
-  DiagnosisEngine hot(header(), DiagnosisConfig::defaults());
-  EXPECT_TRUE(only(feed(hot, 0, 200,
-                        [](Sample& s, double t) {
-                          spin8(s, t);
-                          s.values.set(Metric::PowerW, 400);
-                        }),
+  DiagnosisEngine hot(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(only(feed_alerts(hot, 0, 200,
+                               [](Sample& s, double t) {
+                                 spin8(s, t);
+                                 s.values.set(Metric::PowerW, 400);
+                               }),
                    "stalled")
                   .empty());
-  DiagnosisEngine moving(header(), DiagnosisConfig::defaults());
-  EXPECT_TRUE(only(feed(moving, 0, 200,
-                        [](Sample& s, double t) {
-                          spin8(s, t);
-                          s.values.set(Metric::MemUsedMib, 4000 + 50 * std::fmod(t, 10.0) * 10);
-                        }),
+  DiagnosisEngine moving(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(only(feed_alerts(moving, 0, 200,
+                               [](Sample& s, double t) {
+                                 spin8(s, t);
+                                 s.values.set(Metric::MemUsedMib,
+                                              4000 + 50 * std::fmod(t, 10.0) * 10);
+                               }),
                    "stalled")
                   .empty());
 }
@@ -217,9 +218,10 @@ Fill memory(const std::function<double(double)>& mib) {
 }
 
 TEST(Alerts, MemoryGrowthFiresOnASteadyRampWithAForecast) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
   const auto events =
-      only(feed(engine, 0, 180, memory([](double t) { return 10000 + 20 * t; })), "memory_growth");
+      only(feed_alerts(engine, 0, 180, memory([](double t) { return 10000 + 20 * t; })),
+           "memory_growth");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_NE(events[0].message.find("out of memory in about"), std::string::npos)
       << events[0].message;
@@ -227,35 +229,36 @@ TEST(Alerts, MemoryGrowthFiresOnASteadyRampWithAForecast) {
 }
 
 TEST(Alerts, MemoryGrowthIgnoresASawToothAndAOneTimeAllocation) {
-  DiagnosisEngine saw(header(), DiagnosisConfig::defaults());
-  EXPECT_TRUE(only(feed(saw, 0, 600, memory([](double t) {
-                          return 10000 + 300 * std::fmod(t, 20.0);  // grows 6 GB, frees it
-                        })),
+  DiagnosisEngine saw(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(only(feed_alerts(saw, 0, 600, memory([](double t) {
+                                 return 10000 + 300 * std::fmod(t, 20.0);  // grows 6 GB, frees it
+                               })),
                    "memory_growth")
                   .empty());
-  DiagnosisEngine step(header(), DiagnosisConfig::defaults());
-  EXPECT_TRUE(only(feed(step, 0, 600, memory([](double t) { return t < 100 ? 2000 : 42000; })),
-                   "memory_growth")
-                  .empty());
+  DiagnosisEngine step(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(
+      only(feed_alerts(step, 0, 600, memory([](double t) { return t < 100 ? 2000 : 42000; })),
+           "memory_growth")
+          .empty());
 }
 
 TEST(Alerts, IdleHoldingMemoryAfterTenMinutesWithItsCost) {
-  DiagnosisEngine engine(header(), config_from("[diagnosis]\nprice_per_gpu_hour = 2.5\n"));
+  DiagnosisEngine engine(gpus_header(), config_from("[diagnosis]\nprice_per_gpu_hour = 2.5\n"));
   const auto idle = [](Sample& s, double) {
     s.values.set(Metric::GpuUtil, 0);
     s.values.set(Metric::SmActive, 0);
     s.procs = std::vector<ProcessSample>{proc(9, "jupyter", 40960.0)};
   };
-  EXPECT_TRUE(only(feed(engine, 0, 590, idle), "idle_holding_memory").empty());
-  const auto events = only(feed(engine, 590, 30, idle), "idle_holding_memory");
+  EXPECT_TRUE(only(feed_alerts(engine, 0, 590, idle), "idle_holding_memory").empty());
+  const auto events = only(feed_alerts(engine, 590, 30, idle), "idle_holding_memory");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_NE(events[0].message.find("jupyter (pid 9)"), std::string::npos) << events[0].message;
   EXPECT_NE(events[0].message.find("$2.50 per hour"), std::string::npos) << events[0].message;
 }
 
 TEST(Alerts, GpuImbalanceBetweenGpusOfOneJob) {
-  DiagnosisEngine engine(header(2), DiagnosisConfig::defaults());
-  const auto events = only(feed(
+  DiagnosisEngine engine(gpus_header(2), DiagnosisConfig::defaults());
+  const auto events = only(feed_alerts(
                                engine, 0, 80,
                                [](Sample& s, double) {
                                  s.values.set(Metric::GpuUtil, 99);
@@ -268,7 +271,7 @@ TEST(Alerts, GpuImbalanceBetweenGpusOfOneJob) {
 }
 
 TEST(Alerts, XidFromMarksIsDeduplicatedAndExpires) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
   Tick tick;
   tick.t = 10;
   tick.marks.push_back({10, "xid", {{"xid", 79}, {"gpu", 0}}});
@@ -293,7 +296,7 @@ TEST(Alerts, XidFromMarksIsDeduplicatedAndExpires) {
 }
 
 TEST(Alerts, ApplicationXidIsAWarning) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
   Tick tick;
   tick.t = 1;
   tick.marks.push_back({1, "xid", {{"xid", 13}, {"gpu", 0}}});
@@ -302,7 +305,7 @@ TEST(Alerts, ApplicationXidIsAWarning) {
 }
 
 TEST(Alerts, GpuLostResolvesWhenTheGpuAnswersAgain) {
-  DiagnosisEngine engine(header(), DiagnosisConfig::defaults());
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
   Tick lost;
   lost.t = 5;
   lost.marks.push_back({5, "gpu_lost", {{"gpu", 0}}});
@@ -311,7 +314,7 @@ TEST(Alerts, GpuLostResolvesWhenTheGpuAnswersAgain) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].rule, "gpu_lost");
   EXPECT_TRUE(engine.status(0).lost);
-  events = feed(engine, 6, 1, healthy);
+  events = feed_alerts(engine, 6, 1, healthy);
   ASSERT_EQ(only(events, "gpu_lost").size(), 1u);
   EXPECT_EQ(only(events, "gpu_lost")[0].kind, AlertEvent::Kind::Resolved);
 }

@@ -20,8 +20,8 @@ using nlohmann::json;
 using testing::kBaseUnixNs;
 constexpr std::uint64_t kMs = 1'000'000;
 
-std::vector<json> record(inject::Collector& c, int pid = 42,
-                         testing::ProcessLines o = testing::ProcessLines{}) {
+std::vector<json> nvtx_record(inject::Collector& c, int pid = 42,
+                              testing::ProcessLines o = testing::ProcessLines{}) {
   o.pid = pid;
   o.h100 = false;
   return testing::process_lines(c, o);
@@ -152,7 +152,7 @@ Trace starved_job() {
         {static_cast<double>(kBaseUnixNs) / 1e9 + static_cast<double>(t0) / 1e9, "step", {}});
   }
   trace.marks.push_back({static_cast<double>(kBaseUnixNs) / 1e9 + 3.0, "step", {}});
-  testing::add_lines(trace, record(c));
+  testing::add_lines(trace, nvtx_record(c));
   return trace;
 }
 
@@ -204,7 +204,7 @@ TEST(KernelsNvtx, NoRangesNoTable) {
   inject::Collector c(0);
   c.kernel(gemm(), 0, kMs, 7);
   Trace trace;
-  testing::add_lines(trace, record(c));
+  testing::add_lines(trace, nvtx_record(c));
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
   EXPECT_FALSE(v->nvtx.has_value());
@@ -222,7 +222,7 @@ TEST(KernelsNvtx, RangesMergeByNameAcrossProcessesWithTheirDomain) {
     c.range_end(1, 20 * kMs);
     c.range_start(2, 0, "load", "io");
     c.range_end(2, 5 * kMs);
-    testing::add_lines(trace, record(c, pid));
+    testing::add_lines(trace, nvtx_record(c, pid));
   }
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->nvtx);
@@ -243,7 +243,7 @@ TEST(KernelsNvtx, AnNvtxToolOfTheJobsOwnIsSaidOnceInTheNotes) {
     o.end->nvtx_reason =
         "NVTX_INJECTION64_PATH names another tool (/opt/nsight/libToolsInjection64.so): the job's "
         "NVTX ranges go to it";
-    testing::add_lines(trace, record(c, pid, o));
+    testing::add_lines(trace, nvtx_record(c, pid, o));
   }
   const auto v = analyze_kernels(trace);
   ASSERT_TRUE(v && v->available);
