@@ -185,6 +185,7 @@ struct RecordCopier {
       ++number;
       std::string problem;
       if (r == LineRead::TooLong) {
+        skip_line(in);  // the rest of it too: its tail is no record of its own
         problem = fmt::format("longer than {} bytes (line {})", kMaxLineBytes, number);
       } else if (line.empty()) {
         continue;

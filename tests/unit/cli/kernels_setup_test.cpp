@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// merge_kernel_records: the record files a job left, taken into the recording line
+// by line, whatever the job wrote there.
+#include "cli/kernels_setup.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/input_limits.hpp"
+
+namespace gpulens::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A setup as prepare_kernels leaves it, without the injection library: the records
+// directory made and held open.
+KernelsSetup records_in(const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  KernelsSetup s;
+  s.records_dir = dir.string();
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  s.records_dir_fd = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  return s;
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Before: the reader stopped at the limit and took the rest of the line for the
+// next one, so the tail of an over-long line was kept as a record (here of a
+// process that wrote nothing).
+TEST(MergeKernelRecords, AnOverLongLineIsSkippedWholeNotSplit) {
+  const fs::path base =
+      fs::path(::testing::TempDir()) / ("gpulens-kmerge-" + std::to_string(getpid()));
+  const KernelsSetup setup = records_in(base / "kernels");
+  const std::string tail = R"({"x_kernels":3,"pid":515151,"status":"ok","kernels":[]})";
+  const std::string good = R"({"x_kernels":3,"pid":7,"status":"ok","kernels":[]})";
+  {
+    std::ofstream f(base / "kernels" / "kernels-7.json", std::ios::binary);
+    f << std::string(kMaxLineBytes, 'x') << tail << '\n' << good << '\n';
+  }
+  const fs::path trace = base / "trace.jsonl";
+  EXPECT_EQ(merge_kernel_records(setup, trace.string()), "");
+  const auto lines = lines_of(trace);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], good);
+  EXPECT_NE(lines[1].find("\"status\":\"unreadable\""), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("longer than 8388608 bytes (line 1)"), std::string::npos) << lines[1];
+  for (const auto& line : lines) EXPECT_EQ(line.find("515151"), std::string::npos) << line;
+  EXPECT_FALSE(fs::exists(base / "kernels")) << "the records directory is removed";
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace gpulens::cli
