@@ -281,6 +281,11 @@ TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
   EXPECT_EQ(part.state, GpuState::HostBound);
   EXPECT_LT(part.confidence, 0.5);
   EXPECT_EQ(classify({{Metric::GpuUtil, 0}}, {}, a100).state, GpuState::Idle);
+  // Where PCIe was measured without SM activity (another recorder), copy engines
+  // at work with no kernel are copy time, not a wait on the host.
+  const auto copies = classify({{Metric::GpuUtil, 0}, {Metric::PcieRxMibs, 20000}}, {}, a100);
+  EXPECT_EQ(copies.state, GpuState::PcieBound);
+  EXPECT_LT(copies.confidence, 0.5);
   const auto copy = classify({{Metric::GpuUtil, 99}, {Metric::MemUtil, 100}}, {}, a100);
   EXPECT_EQ(copy.state, GpuState::MemoryBound);
   EXPECT_LT(copy.confidence, 0.5);
