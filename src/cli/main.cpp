@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/completion.hpp"
 #include "cli/entry_point.hpp"
+#include "cli/generations.hpp"
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 #include "cli/unknown_command.hpp"
@@ -34,8 +35,8 @@ int main(int argc, char** argv) {
                   "Try it without a GPU, on the recording that comes with gpulens:\n"
                   "  gpulens top --replay {0} --speed 10\n"
                   "  gpulens report {0}\n"
-                  "Run 'gpulens COMMAND --help' for the options of a command.",
-                  example_recording()));
+                  "Run 'gpulens COMMAND --help' for the options of a command.\n\n{1}",
+                  example_recording(), generation_limits_help()));
 
   std::function<int()> run;
   register_top(app, run);

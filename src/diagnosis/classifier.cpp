@@ -12,6 +12,11 @@
 namespace gpulens::diagnosis {
 namespace {
 
+// NVML's memory utilization is the share of time the memory controller was
+// reading or writing device memory, not a share of bandwidth: at 80 % of the time
+// the kernels touch DRAM nearly always, the best a GPU without GPM can tell.
+constexpr double kMemoryControllerBusyPct = 80.0;
+
 // 0.5 at the threshold, rising to 1 when the value is `scale` beyond it: a
 // verdict that barely crossed its line is a coin toss, a clear one is not.
 double margin(double value, double threshold, double scale) {
@@ -206,12 +211,24 @@ class Classifier {
     set(GpuState::Idle, conf);
   }
 
-  // Classic metrics only: kernel time is known, what the SMs did is not.
+  // Classic metrics only (no GPM: Volta to Ada, or GPM denied): kernel time and
+  // the memory controller's busy time are known, what the SMs did in them is not.
+  // Kernel time is work whatever the SMs did, so it is never `unknown`: `busy`
+  // says what was measured and the cannot_tell line what was not.
   void decide_without_sm_activity(double util) {
     const StateFacts& f = out_.facts;
     add(ev("gpu_util", util, {}, {}, "%"));
-    if (f.mem_util && *f.mem_util >= 80.0 && util >= th_.host_util_max) {
-      add(ev("mem_util", f.mem_util, ">=", 80.0, "%", "memory controller busy (classic metric)"));
+    if (util < th_.idle_util_max) {
+      // Reached only with copy traffic (decide()): copy engines at work while no
+      // kernel runs are copy time, whatever the SMs would have said.
+      const char* key = f.pcie_host_to_device ? "pcie_rx_mibs" : "pcie_tx_mibs";
+      add(ev(key, f.pcie_mibs, {}, {}, "MiB/s", "copies while no kernel runs"));
+      set(GpuState::PcieBound, 0.35);
+      return;
+    }
+    if (f.mem_util && *f.mem_util >= kMemoryControllerBusyPct && util >= th_.host_util_max) {
+      add(ev("mem_util", f.mem_util, ">=", kMemoryControllerBusyPct, "%",
+             "memory controller busy (classic metric; DRAM bandwidth not measured)"));
       set(GpuState::MemoryBound, 0.35);
       return;
     }
@@ -221,8 +238,12 @@ class Classifier {
       set(GpuState::HostBound, 0.35);
       return;
     }
+    add(ev("gpu_util", util, ">=", th_.host_util_max, "%", "kernels run most of the time"));
+    if (f.mem_util) add(ev("mem_util", f.mem_util, {}, {}, "%", "memory controller busy"));
     cannot("kernels run most of the time; whether they fill the SMs needs SM activity");
-    set(GpuState::Unknown, 0.2);
+    // What is claimed (kernels resident) is measured: as sure as utilization is
+    // clear of the part-time line.
+    set(GpuState::Busy, margin(util, th_.host_util_max, 100.0 - th_.host_util_max));
   }
 
   bool check_pcie(double ratio) {

@@ -72,6 +72,14 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
             "(busiest {}), with DRAM at {} of its practical peak.",
             pct(f.sm_active), pct(f.float_pipes), share_text(f.dram_share.value_or(0)));
       }
+      if (!f.dram_active) {
+        // Judged from the classic memory controller metric (no GPM): a share of
+        // time, not of bandwidth.
+        return fmt::format(
+            "Kernels run {} of the time and the memory controller is busy {} of it; DRAM "
+            "bandwidth and what the SMs do were not measured.",
+            pct(f.gpu_util), pct(f.mem_util));
+      }
       return fmt::format("DRAM bandwidth is the limit: {} of peak ({} of the practical {}).",
                          pct(f.dram_active), share_text(f.dram_share.value_or(0)),
                          points_text(hw.dram_practical_peak_pct));
@@ -127,6 +135,13 @@ std::string describe_state(const StateFinding& finding, const HardwareLimits& hw
           "A kernel is \"running\" ({} utilization) with the SMs idle ({}) while "
           "GPU {} of the same job is busy ({}).",
           pct(f.gpu_util), pct(f.sm_active), f.peer_gpu.value_or(-1), pct(f.peer_sm_active));
+    case GpuState::Busy:
+      return fmt::format(
+          "Kernels run {} of the time{}; how well they use the SMs was not measured (no SM "
+          "activity).",
+          pct(f.gpu_util),
+          f.mem_util ? fmt::format(", the memory controller busy {}", pct(f.mem_util))
+                     : std::string());
     case GpuState::Unknown:
     case GpuState::Count:
       break;
@@ -290,6 +305,17 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
             "or shared memory, and store the table narrower (bf16, fp8) to move fewer bytes.");
         break;
       }
+      if (!f.dram_active) {
+        // The memory controller's busy time is not bandwidth: the advice holds only
+        // if DRAM is the limit, which GPM would measure.
+        out.push_back(fmt::format(
+            "The memory controller is busy {} of the time; whether DRAM bandwidth is the limit "
+            "was not measured (GPM's DRAM activity, Hopper or newer, would say). If it is, move "
+            "fewer bytes: fused kernels (FlashAttention, torch.compile, fused optimizers) keep "
+            "data in registers and shared memory.",
+            pct(f.mem_util)));
+        break;
+      }
       out.push_back(
           "Move fewer bytes: mixed precision halves them; fused kernels (FlashAttention, "
           "torch.compile, fused optimizers) keep data in registers and shared memory.");
@@ -372,6 +398,14 @@ std::vector<std::string> fixes_for_state(const StateFinding& finding, const Wind
       out.push_back(
           "Move rank-0 extras (checkpointing, metrics) off the critical path or onto "
           "every rank.");
+      break;
+    case GpuState::Busy:
+      // Nothing to fix that the counters show: the GPU works. Only what would
+      // tell how well, and where its kernel time goes.
+      out.push_back(
+          "Kernels keep the GPU busy; whether they fill the SMs was not measured. "
+          "`gpulens run --kernels` shows which kernels take the time; a GPU with GPM (Hopper or "
+          "newer) measures SM and tensor activity.");
       break;
     case GpuState::Unknown:
     case GpuState::Count:

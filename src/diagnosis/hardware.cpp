@@ -153,8 +153,14 @@ HardwareLimits hardware_limits(const DeviceInfo& device, const HardwareSettings&
   } else if (!hw.architecture.empty() && hw.architecture != "Hopper" &&
              hw.architecture != "Blackwell") {
     hw.gpm_missing_reason = "GPM needs Hopper or newer (this GPU is " + hw.architecture + ")";
+  } else if (!hw.architecture.empty()) {
+    // A Hopper or Blackwell GPU has GPM: the recording lacks it because NVML
+    // denied it (some containers) or the recorder did not read it (--no-gpm).
+    hw.gpm_missing_reason = "this " + hw.architecture +
+                            " GPU has GPM, but it was not recorded: denied to the container, or "
+                            "not read";
   } else {
-    hw.gpm_missing_reason = "SM activity was not measured (GPM needs Hopper or newer)";
+    hw.gpm_missing_reason = "GPM needs Hopper or newer";
   }
   if (!hw.sm_count) hw.notes.push_back("SM count unknown: cannot say how many SMs are busy");
   if (!hw.mem_total_mib)

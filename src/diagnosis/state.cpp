@@ -33,6 +33,8 @@ constexpr std::array<StateInfo, kGpuStateCount> kStates{{
      "a kernel runs nearly all the time but occupies a small share of the SMs"},
     {GpuState::WaitingOnPeer, "waiting_on_peer",
      "a kernel is running but the SMs are idle while other GPUs of the same job are busy"},
+    {GpuState::Busy, "busy",
+     "kernels run most of the time; how well they use the SMs was not measured (no GPM)"},
 }};
 
 constexpr bool states_in_enum_order() {

@@ -27,6 +27,10 @@ enum class GpuState : std::uint8_t {
   LaunchBound,
   SmUnderused,
   WaitingOnPeer,
+  // Kernels run most of the time and SM activity was not measured (no GPM: a GPU
+  // older than Hopper, or GPM denied): the GPU works, how well is not known. Last,
+  // so that the codes of the states before it stay what they were.
+  Busy,
   Count
 };
 

@@ -6,7 +6,7 @@
 namespace gpulens::diagnosis {
 namespace {
 
-// Indexed by GpuState. Eleven hues far enough apart to tell on a chart band;
+// Indexed by GpuState. Twelve hues far enough apart to tell on a chart band;
 // the busy-but-held-back states avoid green, idle ones are greys.
 constexpr std::array<StateColour, kGpuStateCount> kColours = {{
     {"#e6e8ec", 254, Ansi8::White, true},     // unknown
@@ -20,6 +20,8 @@ constexpr std::array<StateColour, kGpuStateCount> kColours = {{
     {"#c7a82a", 178, Ansi8::Yellow, false},   // launch_bound
     {"#3a86d4", 68, Ansi8::Blue, true},       // sm_underused
     {"#9a7350", 137, Ansi8::Cyan, true},      // waiting_on_peer
+    // A teal, not green: the GPU works, but nothing says it works well.
+    {"#2a9d9d", 30, Ansi8::Cyan, false},  // busy
 }};
 
 }  // namespace

@@ -132,6 +132,7 @@ std::string cost_bar(const verdict::Verdict& v) {
   };
   const Part parts[] = {{"SMs at work", c.useful, "#22a06b"},
                         {"inefficiency: working, SMs idle", c.inefficiency, "#e09b2d"},
+                        {"working, how well not measured", c.working_unmeasured, "#2a9d9d"},
                         {"idle in the steady state", c.idle, "#e5533c"},
                         {"start-up and tear-down", c.edges, kEdgesColor}};
   std::vector<BarPart> bar;

@@ -307,13 +307,24 @@ void cost(std::string& out, const verdict::Verdict& v) {
                      format_gpu_hours(c.gpu_hours), money(c.price_per_gpu_hour),
                      escape(c.price_source), money(c.total));
   out += html::cost_bar(v);
+  // Without SM activity the working time is one part, how well it worked unknown.
+  const std::string working =
+      c.working_unmeasured
+          ? fmt::format(
+                "<span><i style=\"background:#2a9d9d\"></i>working, how well not "
+                "measured <b>{}</b></span>",
+                money(c.working_unmeasured))
+          : fmt::format(
+                "<span><i style=\"background:#22a06b\"></i>SMs at work <b>{}</b></span>"
+                "<span><i style=\"background:#e09b2d\"></i>inefficiency: working, SMs idle "
+                "<b>{}</b></span>",
+                money(c.useful), money(c.inefficiency));
   out += fmt::format(
-      "<div class=\"legend\"><span><i style=\"background:#22a06b\"></i>SMs at work <b>{}</b></span>"
-      "<span><i style=\"background:#e09b2d\"></i>inefficiency: working, SMs idle <b>{}</b></span>"
+      "<div class=\"legend\">{}"
       "<span><i style=\"background:#e5533c\"></i>idle in the steady state <b>{}</b></span>"
       "<span><i style=\"background:{}\"></i>start-up and tear-down, not waste <b>{}</b></span>"
       "</div>",
-      money(c.useful), money(c.inefficiency), money(c.idle), html::kEdgesColor, money(c.edges));
+      working, money(c.idle), html::kEdgesColor, money(c.edges));
   if (c.monthly_waste && *c.monthly_waste > 0) {
     out += fmt::format(
         "<div class=\"callout\">Running jobs like this one back to back would waste "

@@ -156,6 +156,7 @@ ojson cost_json(const verdict::Cost& c) {
   o["total"] = fine(c.total);
   o["edges"] = fine(c.edges);
   o["idle"] = fine(c.idle);
+  o["working_unmeasured"] = fine(c.working_unmeasured);
   o["inefficiency"] = fine(c.inefficiency);
   o["useful"] = fine(c.useful);
   o["waste"] = fine(c.waste);

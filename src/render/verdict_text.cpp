@@ -159,13 +159,19 @@ void cost_section(std::string& out, const verdict::Verdict& v) {
   };
   if (c.edges && *c.edges > 0) line("start-up and tear-down (not waste)", c.edges);
   line("idle in the steady state", c.idle);
+  line("working (how well not measured)", c.working_unmeasured);
   line("inefficiency (working, SMs idle)", c.inefficiency);
   line("SMs at work", c.useful);
   if (c.monthly_waste && *c.monthly_waste > 0) {
+    // Without SM activity the waste is the idle time alone: say so, so that the
+    // figure is not read as all there is to save.
     out += fmt::format(
-        "    Running jobs like this back to back wastes about {} per month (idle and "
-        "inefficiency, {} of the cost): that is what the fixes can save.\n",
-        money(*c.monthly_waste), share_text(c.waste_share, 0));
+        "    Running jobs like this back to back wastes about {} per month ({}, {} of the "
+        "cost): that is what the fixes can save.\n",
+        money(*c.monthly_waste),
+        c.working_unmeasured ? "idle time only; the working time's share was not measured"
+                             : "idle and inefficiency",
+        share_text(c.waste_share, 0));
   }
 }
 

@@ -88,12 +88,11 @@ void CursesScreen::init_styles(bool color) {
   at(Style::Selected) = A_REVERSE;
   at(Style::Footer) = A_REVERSE;
   for (const diagnosis::GpuState st : diagnosis::all_states()) {
-    // Without colour: idle states dim, the working one plain, the held-back ones bold.
+    // Without colour: idle states dim, the working ones plain, the held-back ones bold.
     const bool quiet = st == diagnosis::GpuState::Unknown || st == diagnosis::GpuState::Idle ||
                        st == diagnosis::GpuState::IdleHoldingMemory;
-    at(state_style_of(st)) = quiet                                     ? A_DIM
-                             : st == diagnosis::GpuState::ComputeBound ? A_NORMAL
-                                                                       : A_BOLD;
+    const bool working = st == diagnosis::GpuState::ComputeBound || st == diagnosis::GpuState::Busy;
+    at(state_style_of(st)) = quiet ? A_DIM : working ? A_NORMAL : A_BOLD;
   }
   colors_ = color;
   if (!color) return;

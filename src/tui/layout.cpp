@@ -13,8 +13,7 @@
 namespace gpulens::tui {
 
 Style state_style_of(diagnosis::GpuState state) {
-  static_assert(static_cast<int>(Style::StateWaitingOnPeer) -
-                    static_cast<int>(Style::StateUnknown) + 1 ==
+  static_assert(static_cast<int>(Style::StateBusy) - static_cast<int>(Style::StateUnknown) + 1 ==
                 static_cast<int>(diagnosis::kGpuStateCount));
   return static_cast<Style>(static_cast<int>(Style::StateUnknown) +
                             static_cast<int>(diagnosis::state_index(state)));

@@ -45,6 +45,7 @@ enum class Style : std::uint8_t {
   StateLaunchBound,
   StateSmUnderused,
   StateWaitingOnPeer,
+  StateBusy,
   Count
 };
 

@@ -26,6 +26,8 @@ Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, do
       const double sm = std::clamp(*shares.sm_active, 0.0, work);
       c.inefficiency = *c.total * (work - sm);
       c.useful = *c.total * sm;
+    } else {
+      c.working_unmeasured = *c.total * (1.0 - edges - idle);
     }
     c.waste = *c.idle + c.inefficiency.value_or(0);
     c.waste_share = *c.total > 0 ? *c.waste / *c.total : 0.0;

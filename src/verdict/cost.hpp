@@ -27,8 +27,11 @@ struct Cost {
   std::optional<double> idle;          // idle states in the steady state
   std::optional<double> inefficiency;  // working states, SMs idle
   std::optional<double> useful;        // paid while SMs worked
-  std::optional<double> waste;         // idle + inefficiency
-  std::optional<double> waste_share;   // waste / total
+  // Working states when SM activity was not measured (no GPM): paid while kernels
+  // ran, how well they used the SMs unknown, so neither useful nor inefficient.
+  std::optional<double> working_unmeasured;
+  std::optional<double> waste;        // idle + inefficiency
+  std::optional<double> waste_share;  // waste / total
   // The waste if jobs like this one ran back to back for a month.
   std::optional<double> monthly_waste;
   std::optional<double> monthly_cost;
@@ -41,7 +44,8 @@ struct CostShares {
   std::optional<double> sm_active;  // the funnel's SM-active share
 };
 
-// Without sm_active, inefficiency is unknown and waste counts idle time only.
+// Without sm_active, inefficiency is unknown, the working time is priced as
+// working_unmeasured, and waste counts idle time only.
 Cost compute_cost(std::optional<double> price_per_gpu_hour, double gpu_hours, double duration_s,
                   const CostShares& shares);
 

@@ -99,6 +99,25 @@ std::string imbalance_text(const Imbalance& im) {
   return out;
 }
 
+// Why SM activity is missing, as the diagnosis said it (diagnosis/hardware.cpp:
+// an older generation has no GPM; a Hopper or Blackwell GPU's was denied or not read).
+std::string gpm_missing(const Verdict& v) {
+  for (const auto& g : v.diagnosis.gpus) {
+    if (!g.limits.gpm_missing_reason.empty()) return g.limits.gpm_missing_reason;
+  }
+  return "GPM needs Hopper or newer";
+}
+
+// The headline of a job whose SM activity was not measured says so, and what would
+// settle it, so that "busy" is not read as "working well".
+std::string not_measured_text(const Verdict& v) {
+  return fmt::format(
+      " SM activity was not measured: {}. How well the kernels use the GPU is not known, and "
+      "the funnel stops at kernel-active; a recording with GPM (Hopper or newer) would settle "
+      "it, and `gpulens run --kernels` shows which kernels take the time.",
+      gpm_missing(v));
+}
+
 HeadlineItem steady_state(const Verdict& v) {
   HeadlineItem item;
   if (!v.steady.any_work()) {
@@ -138,6 +157,7 @@ HeadlineItem steady_state(const Verdict& v) {
   if (healthy && v.imbalance.empty()) item.text += ": healthy, the SMs do the work";
   if (!v.imbalance.empty()) item.text += "; imbalance: " + imbalance_text(v.imbalance.front());
   item.text += ".";
+  if (!sm) item.text += not_measured_text(v);
   return item;
 }
 

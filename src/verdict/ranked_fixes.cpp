@@ -19,6 +19,9 @@ double state_weight(diagnosis::GpuState s) {
     case diagnosis::GpuState::Unknown:
       return 0.0;
     case diagnosis::GpuState::ComputeBound:
+    // busy: the GPU works and nothing measured says it works badly; its fix is
+    // what would tell, a next step like compute_bound's, not a repair.
+    case diagnosis::GpuState::Busy:
       return 0.25;
     default:
       return 1.0;

@@ -31,6 +31,8 @@ std::string state_words(diagnosis::GpuState state) {
       return "few SMs busy";
     case diagnosis::GpuState::WaitingOnPeer:
       return "waiting on another GPU";
+    case diagnosis::GpuState::Busy:
+      return "busy with kernels";
     case diagnosis::GpuState::Unknown:
     case diagnosis::GpuState::Count:
       break;

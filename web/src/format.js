@@ -42,6 +42,7 @@ const STATES = {
   launch_bound: { label: "launch bound", colour: "#c7a82a", glyph: "»" },
   sm_underused: { label: "SMs underused", colour: "#3a86d4", glyph: "◔" },
   waiting_on_peer: { label: "waiting on a peer", colour: "#9a7350", glyph: "◇" },
+  busy: { label: "busy with kernels", colour: "#2a9d9d", glyph: "◍" },
 };
 const stateInfo = (id) => STATES[id] || { label: String(id).replace(/_/g, " "), colour: STATES.unknown.colour, glyph: "?" };
 

@@ -54,7 +54,9 @@ TEST(StateVocabulary, IdsRoundTrip) {
   }
   EXPECT_EQ(state_id(GpuState::SmUnderused), "sm_underused");
   EXPECT_EQ(state_id(GpuState::IdleHoldingMemory), "idle_holding_memory");
-  EXPECT_FALSE(state_from_id("busy").has_value());
+  // `busy` is a state since issue 44 (kernel time without SM activity).
+  EXPECT_EQ(state_from_id("busy"), GpuState::Busy);
+  EXPECT_FALSE(state_from_id("busy_bound").has_value());
 }
 
 TEST(StateVocabulary, Severities) {

@@ -255,19 +255,50 @@ TEST(States, TheSameWorkIsJudgedByTheMathPipesWhereTheyWork) {
 TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
   DeviceInfo a100 = h100();
   a100.name = "NVIDIA A100-SXM4-80GB";
-  const auto busy = classify({{Metric::GpuUtil, 100}}, {}, a100);
-  EXPECT_EQ(busy.state, GpuState::Unknown);
-  EXPECT_LT(busy.confidence, 0.5);
+  // Kernels resident all the time are work (issue 44: `unknown` turned them into
+  // start-up and tear-down); that is measured, how well they use the SMs is not.
+  const auto busy = classify({{Metric::GpuUtil, 100}, {Metric::MemUtil, 30}}, {}, a100);
+  EXPECT_EQ(busy.state, GpuState::Busy);
+  EXPECT_GE(busy.confidence, 0.75);
+  EXPECT_TRUE(has_evidence(busy, "mem_util"));
   EXPECT_NE(all_notes(busy).find("GPM needs Hopper or newer (this GPU is Ampere)"),
             std::string::npos)
       << all_notes(busy);
+  EXPECT_NE(all_notes(busy).find("whether they fill the SMs needs SM activity"), std::string::npos);
+  // Just over the part-time line: busy, but barely clear of host_bound.
+  const auto edge = classify({{Metric::GpuUtil, 72}}, {}, a100);
+  EXPECT_EQ(edge.state, GpuState::Busy);
+  EXPECT_LT(edge.confidence, 0.6);
+  // Nothing in its words or fixes claims what the SMs did.
+  const auto words = describe_state(busy, hardware_limits(a100));
+  EXPECT_NE(words.find("not measured"), std::string::npos) << words;
+  const auto fixes = fixes_for_state(busy, steady(a100, {{Metric::GpuUtil, 100}}),
+                                     hardware_limits(a100), FixContext{});
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(fixes.front().find("more blocks"), std::string::npos) << fixes.front();
+  EXPECT_NE(fixes.front().find("gpulens run --kernels"), std::string::npos) << fixes.front();
   const auto part = classify({{Metric::GpuUtil, 40}}, {}, a100);
   EXPECT_EQ(part.state, GpuState::HostBound);
   EXPECT_LT(part.confidence, 0.5);
   EXPECT_EQ(classify({{Metric::GpuUtil, 0}}, {}, a100).state, GpuState::Idle);
+  // Where PCIe was measured without SM activity (another recorder), copy engines
+  // at work with no kernel are copy time, not a wait on the host.
+  const auto copies = classify({{Metric::GpuUtil, 0}, {Metric::PcieRxMibs, 20000}}, {}, a100);
+  EXPECT_EQ(copies.state, GpuState::PcieBound);
+  EXPECT_LT(copies.confidence, 0.5);
   const auto copy = classify({{Metric::GpuUtil, 99}, {Metric::MemUtil, 100}}, {}, a100);
   EXPECT_EQ(copy.state, GpuState::MemoryBound);
   EXPECT_LT(copy.confidence, 0.5);
+  // The memory controller's busy time is not bandwidth: words and fix say so.
+  const auto copy_words = describe_state(copy, hardware_limits(a100));
+  EXPECT_EQ(copy_words.find("DRAM bandwidth is the limit"), std::string::npos) << copy_words;
+  EXPECT_NE(copy_words.find("memory controller is busy"), std::string::npos) << copy_words;
+  const auto copy_fixes =
+      fixes_for_state(copy, steady(a100, {{Metric::GpuUtil, 99}, {Metric::MemUtil, 100}}),
+                      hardware_limits(a100), FixContext{});
+  ASSERT_FALSE(copy_fixes.empty());
+  EXPECT_NE(copy_fixes.front().find("was not measured"), std::string::npos) << copy_fixes.front();
+  EXPECT_EQ(copy_fixes.front().find("mixed precision"), std::string::npos) << copy_fixes.front();
 }
 
 TEST(States, NothingMeasuredIsUnknown) {

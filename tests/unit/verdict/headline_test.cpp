@@ -373,5 +373,62 @@ TEST(VerdictFixes, NoPrecisionAdviceWhenTheTensorPipesAreBusy) {
   EXPECT_TRUE(advises_precision(fixes[0].text));
 }
 
+// Issue 44: an A100 (no GPM) at 95 % utilization between idle edges. Kernel time
+// is work: the steady state is the busy minute, the edges the idle seconds, and
+// the headline says what was not measured and what would settle it.
+Trace ampere_trace(int idle_before, int busy, int idle_after) {
+  Trace t;
+  t.header.interval_s = 1.0;
+  DeviceInfo d;
+  d.index = 0;
+  d.name = "NVIDIA A100-SXM4-80GB";
+  d.mem_total_mib = kTotalMib;
+  t.header.devices.push_back(d);
+  for (int i = 1; i <= idle_before + busy + idle_after; ++i) {
+    Sample s;
+    s.t = 1000 + i;
+    const bool working = i > idle_before && i <= idle_before + busy;
+    s.values.set(Metric::GpuUtil, working ? 95.0 : 0.0);
+    s.values.set(Metric::MemUtil, working ? 40.0 : 0.0);
+    s.values.set(Metric::MemUsedMib, 6000);
+    s.values.set(Metric::PowerW, working ? 350.0 : 60.0);
+    t.samples.push_back(s);
+  }
+  return t;
+}
+
+TEST(VerdictWithoutGpm, KernelTimeIsTheSteadyStateAndTheHeadlineSaysWhatWasNotMeasured) {
+  VerdictOptions o;
+  o.price_per_gpu_hour = 2.0;
+  const Verdict v = build_verdict(ampere_trace(10, 60, 8), o);
+  ASSERT_FALSE(v.headline.empty());
+  const std::string& h = v.headline.front().text;
+  EXPECT_EQ(v.headline.front().kind, "steady_state") << h;
+  EXPECT_NE(h.find("busy with kernels 100 %"), std::string::npos) << h;
+  EXPECT_NE(h.find("SM activity was not measured: GPM needs Hopper or newer (this GPU is Ampere)."),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("gpulens run --kernels"), std::string::npos) << h;
+  EXPECT_NEAR(v.startup_share, 10.0 / 78, 0.04);
+  EXPECT_NEAR(v.teardown_share, 8.0 / 78, 0.04);
+  ASSERT_FALSE(v.states.empty());
+  EXPECT_EQ(v.states.front().state, diagnosis::GpuState::Busy);
+  ASSERT_TRUE(v.cost.working_unmeasured);
+  EXPECT_FALSE(v.cost.inefficiency);
+  const std::string text = render::verdict_to_text(v);
+  EXPECT_NE(text.find("working (how well not measured)"), std::string::npos) << text;
+}
+
+TEST(VerdictWithoutGpm, AJobBusyFromItsFirstSecondHasWorkNotNoGpuWork) {
+  // A Slurm job's range of the agent's history: no start-up to set apart.
+  VerdictOptions o;
+  o.edges_apart = false;
+  const Verdict v = build_verdict(ampere_trace(0, 57, 0), o);
+  ASSERT_FALSE(v.headline.empty());
+  EXPECT_EQ(v.headline.front().text.find("No GPU work"), std::string::npos)
+      << v.headline.front().text;
+  EXPECT_TRUE(v.steady.any_work());
+}
+
 }  // namespace
 }  // namespace gpulens::verdict

@@ -4,30 +4,20 @@
 // coverage, the tensor or math pipes), and the verdict must say what it could
 // not judge and what would settle it. The recordings are real H100 and H200
 // ones with every GPM field taken out, as an older GPU would have written them.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <array>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/trace_reader.hpp"
 #include "verdict/verdict.hpp"
+#include "without_gpm.hpp"
 
 namespace gpulens::verdict {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The fields NVML's GPM gives (docs/metrics.md); the classic ones stay.
-constexpr std::array kGpmFields = {
-    "sm_active",    "sm_occupancy",   "tensor_active",  "dram_active",
-    "fp64_active",  "fp32_active",    "fp16_active",    "hmma_active",
-    "imma_active",  "dfma_active",    "int_active",     "pcie_tx_mibs",
-    "pcie_rx_mibs", "nvlink_rx_mibs", "nvlink_tx_mibs", "graphics_active"};
 
 // Fixes that rest on SM coverage or on what the math pipes do: without GPM
 // nothing in the recording can support them.
@@ -35,30 +25,10 @@ constexpr std::array kGpmPremises = {"more blocks",  "SMs busy",  "split-K",
                                      "tensor cores", "math pipe", "TF32",
                                      "bf16",         "MPS",       "occupancy"};
 
-fs::path without_gpm(const fs::path& from) {
-  // The pid keeps parallel test processes (and other checkouts' runs) apart.
-  const fs::path to = fs::path(::testing::TempDir()) /
-                      fmt::format("nogpm-{}-{}", getpid(), from.filename().string());
-  std::ifstream in(from);
-  std::ofstream out(to);
-  std::string line;
-  while (std::getline(in, line)) {
-    // A line JSON cannot parse (the recording's NaN) goes through as it is: the
-    // lenient reader skips it either way.
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object()) {
-      for (const char* key : kGpmFields) j.erase(key);
-      line = j.dump();
-    }
-    out << line << '\n';
-  }
-  return to;
-}
-
 class WithoutGpm : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(WithoutGpm, NoFixRestsOnWhatOnlyGpmMeasuresAndTheGapIsSaid) {
-  const fs::path path = without_gpm(fs::path(GPULENS_SOURCE_DIR) / GetParam());
+  const fs::path path = testing::without_gpm(fs::path(GPULENS_SOURCE_DIR) / GetParam());
   const auto trace = read_trace(path.string(), TraceReadOptions{.lenient = true});
   ASSERT_TRUE(trace) << path;
   const Verdict v = build_verdict(*trace, VerdictOptions{});

@@ -127,10 +127,15 @@ TEST(ReportCost, NoPriceNoMoneyAndNoSmActivityNoInefficiency) {
   const Cost none = compute_cost(std::nullopt, 10, 3600, {0, 0.5, 0.2});
   EXPECT_FALSE(none.total);
   EXPECT_FALSE(none.waste);
-  const Cost no_sm = compute_cost(1.0, 10, 3600, {0, 0.5, std::nullopt});
-  EXPECT_DOUBLE_EQ(no_sm.idle.value(), 5);
+  const Cost no_sm = compute_cost(1.0, 10, 3600, {0.1, 0.4, std::nullopt});
+  EXPECT_DOUBLE_EQ(no_sm.idle.value(), 4);
   EXPECT_FALSE(no_sm.inefficiency);
-  EXPECT_DOUBLE_EQ(no_sm.waste.value(), 5);
+  EXPECT_FALSE(no_sm.useful);
+  // The working states are priced as working, how well not measured (issue 44).
+  EXPECT_DOUBLE_EQ(no_sm.working_unmeasured.value(), 5);
+  EXPECT_DOUBLE_EQ(no_sm.waste.value(), 4);
+  // With SM activity there is no unmeasured part.
+  EXPECT_FALSE(compute_cost(1.0, 10, 3600, {0, 0.5, 0.2}).working_unmeasured);
   // SM activity above the working states' share does not make inefficiency negative.
   const Cost over = compute_cost(1.0, 10, 3600, {0, 0.5, 0.55});
   EXPECT_DOUBLE_EQ(over.inefficiency.value(), 0);
