@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "core/text_units.hpp"
 #include "verdict/state_words.hpp"
@@ -103,7 +105,10 @@ std::string imbalance_text(const Imbalance& im) {
 // an older generation has no GPM; a Hopper or Blackwell GPU's was denied or not read).
 std::string gpm_missing(const Verdict& v) {
   for (const auto& g : v.diagnosis.gpus) {
-    if (!g.limits.gpm_missing_reason.empty()) return g.limits.gpm_missing_reason;
+    std::string_view why = g.limits.gpm_missing_reason;
+    // A recording marks what it could not read "n/a: why" (trace-format.md): the why is for people.
+    if (why.starts_with("n/a: ")) why.remove_prefix(5);
+    if (!why.empty()) return std::string(why);
   }
   return "GPM needs Hopper or newer";
 }
