@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <string>
 
 #include "render/verdict_output.hpp"
 #include "verdict/verdict.hpp"
@@ -17,15 +18,21 @@ namespace {
 
 constexpr double kTotalMib = 81559;  // an H100 80GB
 
-Trace job_trace(int seconds, double last_mem_mib, std::optional<int> exit_code,
-                std::optional<int> signal) {
+// A recording of one 80 GB GPU, sampled every second, with no samples yet.
+Trace one_gpu_trace(const std::string& model) {
   Trace t;
   t.header.interval_s = 1.0;
   DeviceInfo d;
   d.index = 0;
-  d.name = "NVIDIA H100 80GB HBM3";
+  d.name = model;
   d.mem_total_mib = kTotalMib;
   t.header.devices.push_back(d);
+  return t;
+}
+
+Trace job_trace(int seconds, double last_mem_mib, std::optional<int> exit_code,
+                std::optional<int> signal) {
+  Trace t = one_gpu_trace("NVIDIA H100 80GB HBM3");
   const double t0 = 1000;
   t.marks.push_back(job_start_mark(t0, "python3 leak.py", 42));
   for (int i = 1; i <= seconds; ++i) {
@@ -377,13 +384,7 @@ TEST(VerdictFixes, NoPrecisionAdviceWhenTheTensorPipesAreBusy) {
 // is work: the steady state is the busy minute, the edges the idle seconds, and
 // the headline says what was not measured and what would settle it.
 Trace ampere_trace(int idle_before, int busy, int idle_after) {
-  Trace t;
-  t.header.interval_s = 1.0;
-  DeviceInfo d;
-  d.index = 0;
-  d.name = "NVIDIA A100-SXM4-80GB";
-  d.mem_total_mib = kTotalMib;
-  t.header.devices.push_back(d);
+  Trace t = one_gpu_trace("NVIDIA A100-SXM4-80GB");
   for (int i = 1; i <= idle_before + busy + idle_after; ++i) {
     Sample s;
     s.t = 1000 + i;
