@@ -230,10 +230,10 @@ std::vector<fs::path> record_files(int dir_fd) {
 // Removes the directory at `path` only while it is still the one open as `dir_fd`
 // (the job may have moved it away and put a link or another directory there).
 void remove_if_same(const std::string& path, int dir_fd) {
-  struct stat open {
-  }, now{};
-  if (dir_fd < 0 || ::fstat(dir_fd, &open) != 0 || ::lstat(path.c_str(), &now) != 0) return;
-  if (S_ISDIR(now.st_mode) && now.st_dev == open.st_dev && now.st_ino == open.st_ino) {
+  struct stat held {};
+  struct stat now {};
+  if (dir_fd < 0 || ::fstat(dir_fd, &held) != 0 || ::lstat(path.c_str(), &now) != 0) return;
+  if (S_ISDIR(now.st_mode) && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
     ::rmdir(path.c_str());
   }
 }
