@@ -31,7 +31,8 @@ install(FILES examples/calibration-h100.trace.jsonl DESTINATION ${GPULENS_INSTAL
 # Phase and step marks from a Python job (docs/report.md): one file to copy or import.
 install(FILES contrib/gpulens_marks.py DESTINATION ${GPULENS_INSTALL_DATADIR})
 # The Slurm epilog that keeps each job's verdict (docs/slurm.md): slurm.conf's Epilog= points here.
-install(PROGRAMS deploy/slurm/gpulens-epilog.sh DESTINATION ${GPULENS_INSTALL_DATADIR}/slurm)
+install(PROGRAMS deploy/slurm/gpulens-epilog.sh deploy/slurm/gpulens-prolog.sh
+  DESTINATION ${GPULENS_INSTALL_DATADIR}/slurm)
 # The Python package (python/gpulens, pure standard library), where Debian's python3
 # finds it under /usr. Guarded: a tree without it installs the rest.
 if(EXISTS ${CMAKE_SOURCE_DIR}/python/gpulens)

@@ -32,6 +32,8 @@
 #   GPULENS_SLURM_MAIL            1: mail the verdict's first lines to the job's
 #                                 user with `mail` (0)
 #   GPULENS_SLURM_MAIL_LINES      lines mailed (12)
+#   GPULENS_ALLOC_DIR             the prolog's allocation entries, whose entry
+#                                 for this job is removed (/run/gpulens/slurm-jobs)
 #
 # It never fails the epilog (a failing epilog drains the node): every problem is
 # logged to stderr (slurmd's log) and syslog, and it exits 0.
@@ -77,6 +79,10 @@ if [ "${#job}" -gt 10 ]; then
   log "SLURM_JOB_ID '$job' is not a job id: nothing done"
   exit 0
 fi
+# The job holds its GPUs no longer: its prolog's entry (gpulens-prolog.sh) goes
+# first, whatever else fails below, so that the agent stops charging them to it.
+rm -f "${GPULENS_ALLOC_DIR:-/run/gpulens/slurm-jobs}/$job"
+
 if ! command -v "$bin" >/dev/null 2>&1; then
   log "job $job: $bin not found (set GPULENS_BIN): no summary"
   exit 0

@@ -39,6 +39,10 @@ void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool off
   app.add_flag("--cmdline", options.cmdline,
                "Include process command lines (they may hold secrets)");
   app.add_option("--procfs", options.procfs, "Root of the proc filesystem")->capture_default_str();
+  app.add_option("--slurm-allocations", options.slurm_allocations,
+                 "Where Slurm's prolog (gpulens-prolog.sh) notes which job holds which GPU, "
+                 "read when it exists and is root's ('' for none; docs/slurm.md)")
+      ->capture_default_str();
 }
 
 void add_report_settings_options(CLI::App& app, ReportSettings& settings) {

@@ -32,8 +32,13 @@ std::string slurm_line(const store::SlurmJobTrace& job) {
   std::string out = "job " + job.job;
   if (!job.user.empty()) out += ", user " + terminal_safe(job.user);
   if (!job.account.empty()) out += ", account " + terminal_safe(job.account);
-  out +=
-      fmt::format(", step{} {}", job.steps.size() == 1 ? "" : "s", terminal_safe(join(job.steps)));
+  if (job.steps.empty()) {
+    out += ", no process of it seen on a GPU";
+  } else {
+    out += fmt::format(", step{} {}", job.steps.size() == 1 ? "" : "s",
+                       terminal_safe(join(job.steps)));
+  }
+  if (job.allocated) out += ", GPUs from its prolog's allocation";
   return out;
 }
 
@@ -64,6 +69,7 @@ nlohmann::ordered_json source_json(const store::SlurmJobTrace& job, const std::s
             {"user", job.user},
             {"account", job.account},
             {"steps", job.steps},
+            {"allocated", job.allocated},
             {"gpus", job.gpus},
             {"uses", std::move(uses)},
             {"shared", std::move(shared)}}}};

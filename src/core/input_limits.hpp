@@ -31,6 +31,9 @@ inline constexpr std::size_t kMaxKernelRecordFiles = 1024;
 inline constexpr std::size_t kMaxDevices = 1024;
 // Processes listed in one sample (NVML's own tools show at most a few hundred).
 inline constexpr std::size_t kMaxProcsPerSample = 4096;
+// Jobs a scheduler lists as holding one GPU (Slurm's shard or MPS gres share one
+// GPU among a few jobs; the allocation reader itself keeps at most 64).
+inline constexpr std::size_t kMaxAllocationsPerSample = 64;
 
 // The index of the quote that closes the JSON string opened at text[open]
 // (escapes skipped), or text.size() when it is not closed. The one scanner of

@@ -119,6 +119,37 @@ void append_process(std::string& out, const ProcessSample& p) {
   out += '}';
 }
 
+// ", \"x_allocation\": [{...}]": the jobs a scheduler says hold the GPU.
+void append_allocations(std::string& out, const std::vector<GpuAllocation>& allocations) {
+  out += ", \"x_allocation\": [";
+  bool first_entry = true;
+  for (const auto& a : allocations) {
+    if (!first_entry) out += ", ";
+    first_entry = false;
+    out += '{';
+    bool first = true;
+    const auto add = [&](std::string_view key, const std::string& value) {
+      if (value.empty()) return;
+      if (!first) out += ", ";
+      first = false;
+      append_json_string(out, key);
+      out += ": ";
+      append_json_string(out, value);
+    };
+    add("scheduler", a.scheduler);
+    add("job", a.job);
+    add("user", a.user);
+    add("account", a.account);
+    add("partition", a.partition);
+    if (a.since) {
+      out += first ? "\"since\": " : ", \"since\": ";
+      fmt::format_to(std::back_inserter(out), "{:.3f}", *a.since);
+    }
+    out += '}';
+  }
+  out += ']';
+}
+
 }  // namespace
 
 void append_sample_json(std::string& out, const Sample& sample) {
@@ -143,6 +174,7 @@ void append_sample_json(std::string& out, const Sample& sample) {
     }
     out += ']';
   }
+  if (sample.allocations) append_allocations(out, *sample.allocations);
   for (const auto& [key, value] : sample.extra.items()) {
     out += ", ";
     append_json_string(out, key);

@@ -84,12 +84,27 @@ struct ProcessSample {
   bool operator==(const ProcessSample&) const = default;
 };
 
+// A scheduler's record that a job holds a GPU, whether or not any process of the
+// job runs on it (docs/slurm.md, "Allocation"): the prolog's entry for a Slurm job.
+struct GpuAllocation {
+  std::string scheduler;        // "slurm"
+  std::string job;              // decimal id as Slurm prints it
+  std::string user;             // empty when unknown
+  std::string account;          // empty when unknown
+  std::string partition;        // empty when unknown
+  std::optional<double> since;  // Unix seconds the prolog ran; nullopt when unknown
+  bool operator==(const GpuAllocation&) const = default;
+};
+
 struct Sample {
   double t = 0;  // Unix seconds at the end of the interval this sample describes
   int gpu = 0;   // device index (header's devices[].index)
   MetricValues values;
   // nullopt: processes were not sampled; an empty vector: sampled, none running.
   std::optional<std::vector<ProcessSample>> procs;
+  // nullopt: no scheduler's allocation was read (none configured, or it fell back);
+  // an empty vector: read, and no job holds this GPU.
+  std::optional<std::vector<GpuAllocation>> allocations;
   // Keys a reader did not know, kept so that replay -> record loses nothing.
   nlohmann::json extra = nlohmann::json::object();
 

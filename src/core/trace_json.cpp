@@ -145,6 +145,26 @@ Result<ProcessSample> process_from_json(const json& j) {
   return p;
 }
 
+// "x_allocation": a list of objects; an entry without a job, or of another type,
+// is skipped (a job nobody can name is no owner), a field of another type reads
+// as absent, as for x_slurm.
+std::vector<GpuAllocation> allocations_from_json(const json& list) {
+  std::vector<GpuAllocation> out;
+  for (const auto& j : list) {
+    if (!j.is_object()) continue;
+    GpuAllocation a;
+    a.scheduler = opt_string(j, "scheduler");
+    a.job = opt_string(j, "job");
+    a.user = opt_string(j, "user");
+    a.account = opt_string(j, "account");
+    a.partition = opt_string(j, "partition");
+    a.since = opt_number<double>(j, "since");
+    if (a.since && !std::isfinite(*a.since)) a.since.reset();
+    if (!a.job.empty()) out.push_back(std::move(a));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<TraceHeader> header_from_json(const json& j) {
@@ -224,6 +244,15 @@ Result<Sample> sample_from_json(const json& j) {
         procs.push_back(std::move(*p));
       }
       s.procs = std::move(procs);
+      continue;
+    }
+    if (key == "x_allocation") {
+      if (!value.is_array()) continue;  // reads as absent, as other x_ keys of another type
+      if (value.size() > kMaxAllocationsPerSample) {
+        return Error{fmt::format("\"x_allocation\" lists {} jobs (at most {})", value.size(),
+                                 kMaxAllocationsPerSample)};
+      }
+      s.allocations = allocations_from_json(value);
       continue;
     }
     if (const auto m = metric_from_key(key)) {

@@ -126,6 +126,20 @@ Json latest_json(const agent::LiveSnapshot& snap, bool show_cmdline) {
     }
     x["clock_reasons"] = std::move(reasons);
     x["limits"] = device_json(g);
+    if (g.sample && g.sample->allocations) {
+      Json held = Json::array();
+      for (const auto& a : *g.sample->allocations) {
+        held.push_back({{"scheduler", a.scheduler},
+                        {"job", a.job},
+                        {"user", a.user},
+                        {"account", a.account},
+                        {"partition", a.partition},
+                        {"since", opt(a.since)}});
+      }
+      x["allocation"] = std::move(held);
+    } else {
+      x["allocation"] = nullptr;
+    }
     x["processes"] = g.sample && g.sample->procs
                          ? processes_json(snap, *g.sample->procs, show_cmdline)
                          : Json(nullptr);
@@ -180,6 +194,29 @@ Json event_json(const diagnosis::AlertEvent& e) {
                             std::string(diagnosis::severity_id(e.severity)), e.since, e.message,
                             e.count});
 }
+namespace {
+
+// Where the agent took "which job holds which GPU" from, and why it fell back to
+// the processes on the GPUs when it did (docs/slurm.md, "Allocation").
+Json allocation_health_json(const sources::AllocationScan& scan) {
+  Json j;
+  j["scheduler"] = "slurm";
+  j["source"] = scan.usable ? "prolog" : "processes";
+  j["fallback"] = scan.fallback;
+  j["jobs"] = scan.jobs;
+  j["index_order"] = scan.index_order;
+  Json problems = Json::object();
+  for (std::size_t i = 0; i < sources::kAllocationProblemCount; ++i) {
+    problems[std::string(sources::allocation_problem_id(
+        static_cast<sources::AllocationProblem>(i)))] = scan.problems[i];
+  }
+  j["skipped"] = std::move(problems);
+  j["last_problem"] = scan.last_problem;
+  return j;
+}
+
+}  // namespace
+
 std::string health_status(const agent::LiveSnapshot& snap,
                           const std::optional<store::StoreStatus>& store, double now) {
   if (!snap.source.error.empty()) return "failing";
@@ -216,6 +253,7 @@ Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::Sto
           s->slurm_problems[i];
     }
     source["slurm_problems"] = std::move(slurm);
+    if (s->allocations) source["allocation"] = allocation_health_json(*s->allocations);
   }
   source["sample_cpu_s"] = opt(snap.source.sample_cpu_s);
   j["source"] = std::move(source);

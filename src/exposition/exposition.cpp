@@ -405,6 +405,7 @@ std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOpti
     render_gpu_metrics(out, snap);
     render_diagnosis_metrics(out, snap);
     render_price_metrics(out, snap, options);
+    render_allocation_metrics(out, snap);
     if (options.process_metrics) render_process_metrics(out, snap);
     if (self.kernel_series) render_kernel_metrics(out, snap, *self.kernel_series);
   }

@@ -62,6 +62,8 @@ std::string render_metrics(const agent::LiveSnapshot& snap, const ExpositionOpti
 void render_gpu_metrics(std::string& out, const agent::LiveSnapshot& snap);
 void render_diagnosis_metrics(std::string& out, const agent::LiveSnapshot& snap);
 void render_process_metrics(std::string& out, const agent::LiveSnapshot& snap);
+// gpulens_gpu_allocated and gpulens_gpu_allocation_info: the scheduler's jobs per GPU.
+void render_allocation_metrics(std::string& out, const agent::LiveSnapshot& snap);
 void render_self_metrics(std::string& out, const agent::LiveSnapshot& snap, const SelfStats& self);
 void render_dcgm_metrics(std::string& out, const agent::LiveSnapshot& snap);
 // gpulens_kernel_*_seconds_total: the jobs' kernel summaries per GPU and pod.

@@ -26,6 +26,7 @@ Result<std::unique_ptr<sources::TickSource>> open_tick_source(const SourceOption
   sampler.host.procfs_root = options.procfs;
   sampler.host.with_cmdline = options.cmdline;
   sampler.marks_path = options.marks_path;
+  sampler.slurm_allocations.dir = options.slurm_allocations;
   return std::unique_ptr<sources::TickSource>(std::make_unique<Sampler>(
       std::shared_ptr<sources::GpuCollector>(std::move(*collector)), sampler));
 }

@@ -22,6 +22,8 @@ struct SourceOptions {
   double process_util_every_s = 5.0;
   bool cmdline = false;  // live: include process command lines
   std::string procfs = "/proc";
+  // live: the Slurm prolog's allocation entries (docs/slurm.md); empty: not read
+  std::string slurm_allocations = "/run/gpulens/slurm-jobs";
   std::string marks_path;  // live: JSON-lines marks file to merge into ticks
 };
 

@@ -62,6 +62,9 @@ Sampler::Sampler(std::shared_ptr<sources::GpuCollector> collector, SamplerOption
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0) header_.cpu_count = static_cast<int>(cpus);
   if (!options_.marks_path.empty()) marks_.emplace(options_.marks_path);
+  if (!options_.slurm_allocations.dir.empty()) {
+    allocations_.emplace(options_.slurm_allocations, sources::allocation_devices(header_));
+  }
   for (std::size_t slot = 0; slot < header_.devices.size(); ++slot) {
     auto worker = std::make_shared<Worker>();
     worker->slot = slot;
@@ -169,16 +172,24 @@ void Sampler::add_host_readings(Tick& tick) {
   const double cpu0 = thread_cpu_seconds();
   const sources::HostSnapshot host = host_.sample(sources::HostReadings::CpuOnly);
   const double cpu1 = thread_cpu_seconds();
+  const sources::AllocationScan* held = allocations_ ? &allocations_->read(tick.t) : nullptr;
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
     sample.values.set(Metric::HostCpuPct, host.cpu_pct);
     if (sample.procs) host_.enrich(*sample.procs, tick.t);
+    // A directory that could not be trusted or read names no owner: the samples
+    // then say nothing of allocation, and the jobs come from processes.
+    if (held != nullptr && held->usable) {
+      const auto it = held->by_gpu.find(sample.gpu);
+      sample.allocations = it == held->by_gpu.end() ? std::vector<GpuAllocation>{} : it->second;
+    }
   }
   const double cpu2 = thread_cpu_seconds();
   std::lock_guard lock(mutex_);
   stats_.host_s += cpu1 - cpu0;
   stats_.cost.procfs_s += cpu2 - cpu1;
   stats_.slurm_problems = host_.slurm_problems();
+  if (held != nullptr) stats_.allocations = *held;
 }
 
 void Sampler::add_events_and_marks(Tick& tick) {

@@ -15,6 +15,7 @@
 #include "core/marks_tail.hpp"
 #include "sources/gpu_collector.hpp"
 #include "sources/host/host_collector.hpp"
+#include "sources/host/slurm_allocations.hpp"
 #include "sources/tick_source.hpp"
 
 namespace gpulens::sampler {
@@ -26,6 +27,8 @@ struct SamplerOptions {
   // How long a tick waits for a GPU before reporting it unresponsive; by default
   // 90 % of the interval (at least 50 ms).
   std::optional<double> gpu_timeout_s;
+  // Which Slurm job holds which GPU, from the prolog's entries; dir empty: not read.
+  sources::SlurmAllocationOptions slurm_allocations;
 };
 
 class Sampler final : public sources::TickSource {
@@ -55,6 +58,7 @@ class Sampler final : public sources::TickSource {
   TraceHeader header_;
   sources::HostCollector host_;
   std::optional<MarksTail> marks_;
+  std::optional<sources::SlurmAllocationReader> allocations_;
   std::vector<std::shared_ptr<Worker>> workers_;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t slot_ = 0;

@@ -9,6 +9,7 @@
 #include "core/result.hpp"
 #include "core/sample.hpp"
 #include "sources/gpu_collector.hpp"
+#include "sources/host/slurm_allocations.hpp"
 #include "sources/host/slurm_attribution.hpp"
 
 namespace gpulens::sources {
@@ -24,6 +25,8 @@ struct SamplerStats {
   double host_s = 0;                    // thread CPU time reading /proc/stat
   double events_s = 0;                  // thread CPU time polling XID events and the marks file
   SlurmProblemCounts slurm_problems{};  // processes whose Slurm job could not be told, by why
+  // The last read of the Slurm prolog's allocations; nullopt when not configured.
+  std::optional<AllocationScan> allocations;
 };
 
 class TickSource {

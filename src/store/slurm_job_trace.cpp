@@ -53,7 +53,11 @@ void describe_job(SlurmJobTrace& out) {
   out.last_t = out.uses.front().last_t;
   for (const auto& u : out.uses) {
     gpus.insert(u.gpu);
-    steps.insert(u.step);
+    if (u.step == kAllocationStep) {
+      out.allocated = true;
+    } else {
+      steps.insert(u.step);
+    }
     out.first_t = std::min(out.first_t, u.first_t);
     out.last_t = std::max(out.last_t, u.last_t);
     if (u.last_t >= names_t) {
@@ -64,6 +68,26 @@ void describe_job(SlurmJobTrace& out) {
   }
   out.gpus.assign(gpus.begin(), gpus.end());
   out.steps.assign(steps.begin(), steps.end());
+}
+
+// The samples within the job's allocation on each GPU carry it, so that the
+// verdict's allocated stage is the scheduler's word (from the prolog to the
+// epilog), not the memory in use, which is all the history keeps of processes.
+void mark_allocation(SlurmJobTrace& out) {
+  if (!out.allocated) return;
+  const GpuAllocation held{"slurm", out.job, out.user, out.account, {}, std::nullopt};
+  // A minute rollup's sample is dated at its minute's end: a span inside it counts.
+  const double slack = out.history.source == "raw" ? 0.001 : 60.0;
+  for (auto& s : out.history.trace.samples) {
+    for (const auto& u : out.uses) {
+      if (u.step != kAllocationStep || u.gpu != s.gpu || s.t < u.first_t - 0.001 ||
+          s.t > u.last_t + slack) {
+        continue;
+      }
+      s.allocations = std::vector<GpuAllocation>{held};
+      break;
+    }
+  }
 }
 
 Status read_job(OpenedHistory& h, const std::string& path, std::string_view job,
@@ -123,11 +147,16 @@ Result<SlurmJobTrace> load_slurm_job_trace(const std::string& path, std::string_
         job, gpu_words(out.gpus), span, path, held.empty() ? "no samples" : held)};
   }
   if (auto s = finish_history_trace(out.history, rq); !s) return s.error();
+  mark_allocation(out);
   auto& warnings = out.history.trace.warnings;
   warnings.insert(warnings.begin(),
-                  fmt::format("Slurm job {}: {} {}, as its processes were seen on them; the "
-                              "time before its first GPU process is not in it",
-                              job, gpu_words(out.gpus), span));
+                  out.allocated
+                      ? fmt::format("Slurm job {}: {} {}, as its prolog's allocation and its "
+                                    "processes named them",
+                                    job, gpu_words(out.gpus), span)
+                      : fmt::format("Slurm job {}: {} {}, as its processes were seen on them; "
+                                    "the time before its first GPU process is not in it",
+                                    job, gpu_words(out.gpus), span));
   // A GPU shared with other jobs (Slurm's shard or MPS gres, or OverSubscribe):
   // its readings are not this job's alone. A few are named, the rest counted.
   for (std::size_t i = 0; i < out.shared.size(); ++i) {
@@ -137,6 +166,13 @@ Result<SlurmJobTrace> load_slurm_job_trace(const std::string& path, std::string_
       break;
     }
     const auto& other = out.shared[i];
+    if (other.step == kAllocationStep) {
+      warnings.push_back(fmt::format(
+          "GPU {} was also held by Slurm job {} from {} to {}: the readings are the GPU's, "
+          "shared by both jobs",
+          other.gpu, other.job, format_utc_time(other.first_t), format_utc_time(other.last_t)));
+      continue;
+    }
     warnings.push_back(fmt::format(
         "GPU {} also ran Slurm job {} (step {}) from {} to {}: the readings are the GPU's, "
         "shared by both jobs",

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One Slurm job read back from the agent's history as a trace, for `gpulens
-// report --slurm-job ID`: the job's GPUs (every GPU a process of it held) from
-// the first to the last tick any of them was seen, judged by the same code as a
+// report --slurm-job ID`: the job's GPUs (every GPU its prolog said it holds, and
+// every GPU a process of it held) from the first to the last tick any of them was
+// seen, judged by the same code as a
 // recording. The GPUs of a Slurm job are its own for the whole job, so each is
 // judged over the whole span.
 #include <cstddef>
@@ -22,9 +23,13 @@ inline constexpr int kJobsListed = 5;
 struct SlurmJobTrace {
   HistoryTrace history;  // history.trace holds the job's GPUs over [from, to)
   std::string job;
-  std::string user;     // the job's user as last seen; empty when unknown
-  std::string account;  // empty when unknown
-  std::vector<std::string> steps;
+  std::string user;                // the job's user as last seen; empty when unknown
+  std::string account;             // empty when unknown
+  std::vector<std::string> steps;  // the steps whose processes were seen, not the allocation
+  // Slurm's prolog said the job held its GPUs (rows of kAllocationStep): the span
+  // and the GPUs are the allocation's, and its samples carry it (the funnel's
+  // allocated stage is then the scheduler's word).
+  bool allocated = false;
   std::vector<int> gpus;
   double first_t = 0;  // the first and the last tick a process of the job was seen
   double last_t = 0;

@@ -52,6 +52,12 @@ constexpr const char* kSlurmJobColumns = "job, step, gpu, user, account, first_m
 
 void SlurmJobUses::add_samples(const std::vector<Sample>& samples) {
   for (const auto& s : samples) {
+    if (s.allocations) {
+      for (const auto& a : *s.allocations) {
+        if (a.scheduler != "slurm" || a.job.empty()) continue;
+        add({a.job, std::string(kAllocationStep), s.gpu, a.user, a.account, s.t, s.t});
+      }
+    }
     if (!s.procs) continue;
     for (const auto& p : *s.procs) {
       if (!p.slurm || p.slurm->job.empty()) continue;

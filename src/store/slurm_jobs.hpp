@@ -18,6 +18,12 @@
 
 namespace gpulens::store {
 
+// The step under which a job's allocation is kept: the span in which Slurm's
+// prolog entry said the job holds the GPU, whether any process of it ran there or
+// not. Slurm's own steps are numbers, batch, extern, interactive or unknown (""),
+// so the name cannot meet a real one.
+inline constexpr std::string_view kAllocationStep = "allocation";
+
 // One step of one job on one GPU, from the first to the last tick it was seen.
 struct SlurmJobUse {
   std::string job;  // decimal id as Slurm prints it
@@ -35,7 +41,8 @@ struct SlurmJobUse {
 // Bounded by the jobs running, not by the ticks.
 class SlurmJobUses {
  public:
-  // The jobs of the processes in `samples` (those with a known Slurm job).
+  // The jobs of the processes in `samples` (those with a known Slurm job), and the
+  // Slurm jobs that the samples' allocations say hold the GPU (as kAllocationStep).
   void add_samples(const std::vector<Sample>& samples);
   void add(const SlurmJobUse& use);
   void merge(const SlurmJobUses& other);

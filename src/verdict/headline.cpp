@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/text_units.hpp"
+#include "verdict/gpu_models.hpp"
 #include "verdict/state_words.hpp"
 #include "verdict/verdict.hpp"
 
@@ -123,11 +124,32 @@ std::string not_measured_text(const Verdict& v) {
       gpm_missing(v));
 }
 
+// A job the scheduler says held GPUs, on which no kernel ran: the waste admins
+// hunt (Jobstats' and Job Defense Shield's 0 % jobs), said with what it cost.
+std::string held_idle_text(const Verdict& v) {
+  const std::size_t n = v.devices.empty() ? v.usage.size() : v.devices.size();
+  std::string text = fmt::format("Held {} GPU{} for {} and ran nothing on {}", n, n == 1 ? "" : "s",
+                                 duration_text(v.duration_s), n == 1 ? "it" : "them");
+  if (v.cost.total) {
+    // Cents where they matter; a short job's fraction of a cent in 3 digits.
+    const double total = *v.cost.total;
+    text +=
+        fmt::format(": {}{} paid for {}", currency_symbol(v.cost.currency),
+                    total >= 0.995 ? fmt::format("{:.2f}", total) : fmt::format("{:.3g}", total),
+                    n == 1 ? "an idle GPU" : "idle GPUs");
+  }
+  return text + ".";
+}
+
 HeadlineItem steady_state(const Verdict& v) {
   HeadlineItem item;
   if (!v.steady.any_work()) {
     // Nothing worked: the whole job is its idle time, no start-up to set apart.
     item.kind = "idle";
+    if (v.total.allocated_basis == AllocatedBasis::Scheduler && v.total.allocated.active_s > 0) {
+      item.text = held_idle_text(v);
+      return item;
+    }
     const diagnosis::GpuState s =
         v.states.empty() ? diagnosis::GpuState::Idle : v.states.front().state;
     item.text = fmt::format("No GPU work ran in {}: {}.", duration_text(v.duration_s),

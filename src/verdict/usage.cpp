@@ -30,6 +30,9 @@ struct Clock {
 
 std::optional<bool> held(const Sample& s, double held_memory_mib) {
   const bool kernel = s.values.value_or(Metric::GpuUtil, 0) > 0;
+  // The scheduler's word first: a job holds a GPU from its prolog to its epilog,
+  // running anything or nothing; a process there outside any job holds it too.
+  if (s.allocations) return !s.allocations->empty() || (s.procs && !s.procs->empty()) || kernel;
   if (s.procs) return !s.procs->empty() || kernel;
   if (const auto mem = s.get(Metric::MemUsedMib)) return *mem >= held_memory_mib || kernel;
   if (s.values.has(Metric::GpuUtil)) return kernel;
@@ -80,6 +83,8 @@ std::optional<double> Weighted::ratio() const {
 
 std::string_view allocated_basis_id(AllocatedBasis basis) {
   switch (basis) {
+    case AllocatedBasis::Scheduler:
+      return "scheduler";
     case AllocatedBasis::Processes:
       return "processes";
     case AllocatedBasis::Memory:
@@ -113,9 +118,11 @@ std::vector<GpuUsage> measure_usage(const Trace& trace, const std::vector<int>& 
     u.covered_s += dt;
     if (!u.first_t) u.first_t = s.t - dt;
     u.last_t = s.t;
-    if (s.procs) {
+    if (s.allocations) {
+      u.allocated_basis = AllocatedBasis::Scheduler;
+    } else if (s.procs && u.allocated_basis != AllocatedBasis::Scheduler) {
       u.allocated_basis = AllocatedBasis::Processes;
-    } else if (s.values.has(Metric::MemUsedMib) && u.allocated_basis != AllocatedBasis::Processes) {
+    } else if (s.values.has(Metric::MemUsedMib) && u.allocated_basis == AllocatedBasis::Activity) {
       u.allocated_basis = AllocatedBasis::Memory;
     }
     if (const auto h = held(s, options.held_memory_mib)) u.allocated.add(dt, *h ? 1.0 : 0.0);
@@ -153,7 +160,7 @@ std::vector<GpuUsage> measure_usage(const Trace& trace, const std::vector<int>& 
 GpuUsage total_usage(const std::vector<GpuUsage>& gpus) {
   GpuUsage t;
   t.gpu = -1;
-  t.allocated_basis = AllocatedBasis::Processes;
+  t.allocated_basis = AllocatedBasis::Scheduler;
   bool any_energy = false;
   double energy = 0;
   for (const auto& g : gpus) {
@@ -194,7 +201,9 @@ Funnel build_funnel(const GpuUsage& total, double paid_gpu_hours) {
   Funnel f;
   f.paid_gpu_hours = paid_gpu_hours;
   const std::string alloc_basis =
-      total.allocated_basis == AllocatedBasis::Processes
+      total.allocated_basis == AllocatedBasis::Scheduler
+          ? "the scheduler's allocation (Slurm's prolog), and processes outside any job"
+      : total.allocated_basis == AllocatedBasis::Processes
           ? "processes on the GPU (memory in use where they were not sampled)"
       : total.allocated_basis == AllocatedBasis::Memory
           ? "device memory in use (no process lists were recorded)"
@@ -202,12 +211,15 @@ Funnel build_funnel(const GpuUsage& total, double paid_gpu_hours) {
   struct Def {
     const char* id;
     const char* label;
-    const char* meaning;
+    std::string meaning;
     const Weighted* w;
     std::string basis;
   };
   const Def defs[] = {
-      {"allocated", "allocated", "a process holds the GPU", &total.allocated, alloc_basis},
+      {"allocated", "allocated",
+       total.allocated_basis == AllocatedBasis::Scheduler ? "a job holds the GPU"
+                                                          : "a process holds the GPU",
+       &total.allocated, alloc_basis},
       {"kernel_active", "kernel-active", "a kernel is running (gpu_util, nvidia-smi's number)",
        &total.kernel, "gpu_util"},
       {"sm_active", "SM-active", "the SMs are doing work (GPM SM activity)", &total.sm,

@@ -32,7 +32,7 @@ struct Weighted {
 };
 
 // What "a process holds the GPU" was judged from, best first.
-enum class AllocatedBasis { Processes, Memory, Activity };
+enum class AllocatedBasis { Scheduler, Processes, Memory, Activity };
 std::string_view allocated_basis_id(AllocatedBasis basis);
 
 struct GpuUsage {

@@ -14,11 +14,13 @@
 # EXIT trap; ports are picked free by the kernel, so parallel runs do not clash.
 # Needs root (slurmd starts jobs as their user, as in production).
 set -euo pipefail
-gpulens=${1:?usage: slurm_cluster.sh GPULENS GPULENS_SERVE FAKE_NVML_DIR EPILOG}
+gpulens=${1:?usage: slurm_cluster.sh GPULENS GPULENS_SERVE FAKE_NVML_DIR EPILOG PROLOG}
 serve=${2:?}
 fake_nvml_dir=${3:?}
 epilog=${4:?}
+prolog=${5:?}
 epilog=$(cd "$(dirname "$epilog")" && pwd)/$(basename "$epilog")
+prolog=$(cd "$(dirname "$prolog")" && pwd)/$(basename "$prolog")
 started=$SECONDS
 
 fail() {
@@ -43,14 +45,15 @@ chmod 755 "$tmp"
 pids=()      # daemons started here, newest first
 stepds=()    # the job's slurmstepd processes, which outlive a killed slurmd
 job=
+idle_job=
 cleanup() {
   local pid deadline=$((SECONDS + 10))
   # A test that failed midway: release the job and cancel it while slurmctld runs.
   touch "$tmp/release"
-  if [[ -n $job ]]; then
-    scancel "$job" 2>/dev/null || true
-    while ((SECONDS < deadline)) && squeue -h -j "$job" -o %T 2>/dev/null | grep -q .; do sleep 0.2; done
-  fi
+  for j in $job $idle_job; do
+    scancel "$j" 2>/dev/null || true
+    while ((SECONDS < deadline)) && squeue -h -j "$j" -o %T 2>/dev/null | grep -q .; do sleep 0.2; done
+  done
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   for pid in "${stepds[@]}"; do
@@ -59,7 +62,13 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-mkdir -p "$tmp"/{log,munge,state,spool,jobs,run}
+mkdir -p "$tmp"/{log,munge,state,spool,jobs,run,dev,alloc}
+# Two GPUs as gres.conf names them: character devices with NVIDIA's major number
+# (slurmd refuses other files; nothing opens them: no cgroup device plugin here),
+# the fake NVML lists the devices.
+mknod "$tmp/dev/nvidia0" c 195 0 && mknod "$tmp/dev/nvidia1" c 195 1 ||
+  fail "mknod of the fake GPU devices failed (needs root with CAP_MKNOD)"
+chmod 755 "$tmp/alloc"  # root's, as the agent requires of the prolog's directory
 
 # Polls `$2...` until it succeeds, at most $1 seconds; the command's last output is kept.
 until_ok() {
@@ -107,6 +116,7 @@ SlurmdPidFile=$tmp/run/slurmd.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
 SlurmdLogFile=$tmp/log/slurmd.log
 ProctrackType=proctrack/linuxproc
+GresTypes=gpu
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
@@ -114,17 +124,21 @@ JobCompType=jobcomp/none
 PlugStackConfig=$tmp/plugstack.conf
 MpiDefault=none
 SchedulerType=sched/builtin
-SelectType=select/linear
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
 ReturnToService=2
 SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
 Epilog=$tmp/epilog.sh
-NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$(hostname -s) CPUs=1 State=UNKNOWN
+Prolog=$tmp/prolog.sh
+PrologFlags=Alloc
+NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$(hostname -s) CPUs=2 Gres=gpu:2 State=UNKNOWN
 PartitionName=gpu Nodes=$node Default=YES MaxTime=10 State=UP
 EOF
 : >"$tmp/plugstack.conf"
+echo "NodeName=$node Name=gpu File=$tmp/dev/nvidia[0-1]" >"$tmp/gres.conf"
 export SLURM_CONF=$tmp/slurm.conf
 
 # The agent: gpulens-serve on the fake NVML, with per-process series and a history.
@@ -134,7 +148,8 @@ mkdir "$procs.d"  # the job's processes end when it is gone, whatever happened h
 chmod 666 "$procs"
 LD_LIBRARY_PATH=$fake_nvml_dir GPULENS_FAKE_NVML_GPUS=2 GPULENS_FAKE_NVML_PROCS=$procs \
   "$serve" --listen 127.0.0.1:0 --interval 0.2 --process-metrics --history "$tmp/history.db" \
-  --hostname "$node" --log-level info >"$tmp/log/gpulens-serve.log" 2>&1 &
+  --hostname "$node" --slurm-allocations "$tmp/alloc" --log-level info \
+  >"$tmp/log/gpulens-serve.log" 2>&1 &
 pids+=($!)
 serve_port() { grep -oE 'on http://127\.0\.0\.1:[0-9]+' "$tmp/log/gpulens-serve.log" | head -n 1 | cut -d: -f3; }
 until_ok 20 serve_port || fail "gpulens-serve did not start listening within 20 s"
@@ -150,7 +165,13 @@ GPULENS_HISTORY=$tmp/history.db
 GPULENS_SLURM_DIR=$tmp/jobs
 GPULENS_SLURM_SETTLE=1
 GPULENS_SLURM_ADMIN_COMMENT=1
+GPULENS_ALLOC_DIR=$tmp/alloc
 EOF
+cat >"$tmp/prolog.sh" <<EOF
+#!/bin/sh
+GPULENS_ALLOC_DIR=$tmp/alloc GPULENS_PROLOG_CONF=/nonexistent exec $prolog 2>>$tmp/log/prolog.err
+EOF
+chmod 755 "$tmp/prolog.sh"
 cat >"$tmp/epilog.sh" <<EOF
 #!/bin/sh
 GPULENS_EPILOG_CONF=$tmp/gpulens-epilog.conf exec $epilog 2>>$tmp/log/epilog.err
@@ -168,22 +189,38 @@ node_idle() { sinfo -h -n "$node" -o %t | grep -qx idle; }
 until_ok 30 node_idle ||
   fail "node $node did not become idle within 30 s: $(sinfo -h -N -o '%N %t %E' 2>&1)"
 
-# The job: its batch script takes GPU 1, its srun step GPU 0, each by writing its
-# own PID where the fake NVML looks, and both stay until released.
+# The idle job: it holds one GPU and runs nothing on it, as a job that waits on
+# something else or forgot its GPUs does. Only Slurm's prolog can tell its owner.
+idle_job=$(sbatch --parsable --account=idlers --job-name=gpulens-idle --gres=gpu:1 -c 1 \
+  --output="$tmp/log/idle.out" --chdir="$tmp" \
+  --wrap "while [ ! -e '$tmp/release' ]; do sleep 0.2; done") || fail "sbatch failed: $idle_job"
+[[ $idle_job =~ ^[0-9]+$ ]] || fail "sbatch printed '$idle_job', not a job id"
+until_ok 30 test -s "$tmp/alloc/$idle_job" ||
+  fail "the prolog noted no GPU of job $idle_job within 30 s: $(cat "$tmp/log/prolog.err" 2>/dev/null; scontrol show job "$idle_job" 2>&1 | head -n 8)"
+idle_gpu=$(sed -n 's/^gpus=//p' "$tmp/alloc/$idle_job")
+[[ $idle_gpu =~ ^[01]$ ]] || fail "the prolog noted GPUs '$idle_gpu' for job $idle_job, expected one of 0, 1: $(cat "$tmp/alloc/$idle_job")"
+work_gpu=$((1 - idle_gpu))
+
+# The working job, beside it on the other GPU: its batch script and its srun
+# step each write their PID where the fake NVML looks, and stay until released.
 cat >"$tmp/job.sh" <<'JOB'
 #!/bin/sh
-echo "1 $$ 2147483648" >>"$GPU_PROCS"
-exec srun --ntasks=1 sh -c 'echo "0 $$ 4294967296" >>"$GPU_PROCS"; while [ ! -e "$RELEASE" ] && [ -d "$GPU_PROCS.d" ]; do sleep 0.1; done'
+g=${SLURM_JOB_GPUS:-$CUDA_VISIBLE_DEVICES}
+echo "$g $$ 2147483648" >>"$GPU_PROCS"
+exec srun --ntasks=1 sh -c 'echo "${SLURM_JOB_GPUS:-$CUDA_VISIBLE_DEVICES} $$ 4294967296" >>"$GPU_PROCS"; echo "step $$" >>"$GPU_PROCS.d/pids"; while [ ! -e "$RELEASE" ] && [ -d "$GPU_PROCS.d" ]; do sleep 0.1; done'
 JOB
-job=$(sbatch --parsable --account=physics --job-name=gpulens-e2e --output="$tmp/log/job.out" \
-  --chdir="$tmp" --export="ALL,GPU_PROCS=$procs,RELEASE=$tmp/release" "$tmp/job.sh") ||
+job=$(sbatch --parsable --account=physics --job-name=gpulens-e2e --gres=gpu:1 -c 1 \
+  --output="$tmp/log/job.out" --chdir="$tmp" \
+  --export="ALL,GPU_PROCS=$procs,RELEASE=$tmp/release" "$tmp/job.sh") ||
   fail "sbatch failed: $job"
 [[ $job =~ ^[0-9]+$ ]] || fail "sbatch printed '$job', not a job id"
-two_procs() { [[ $(wc -l <"$procs") -ge 2 ]]; }
+two_procs() { [[ $(wc -l <"$procs") -ge 2 && -s "$procs.d/pids" ]]; }
 until_ok 30 two_procs ||
   fail "job $job's processes did not start within 30 s: $(scontrol show job "$job" 2>&1 | head -n 5)"
-batch_pid=$(awk '$1 == 1 {print $2}' "$procs")
-step_pid=$(awk '$1 == 0 {print $2}' "$procs")
+awk -v g="$work_gpu" '$1 != g { exit 1 }' "$procs" ||
+  fail "job $job's processes ran on GPUs other than its own $work_gpu: $(cat "$procs")"
+step_pid=$(awk '{print $2}' "$procs.d/pids")
+batch_pid=$(awk -v s="$step_pid" '$2 != s {print $2}' "$procs")
 for pid in "$batch_pid" "$step_pid"; do
   stepds+=("$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null)")
 done
@@ -200,8 +237,9 @@ until_ok 20 series "$step_pid" 0 ||
 # steps only) and without a Slurm cgroup nothing else names the step: empty.
 series "$batch_pid" "" ||
   fail "/metrics has no series of PID $batch_pid with slurm_job=$job, slurm_step=\"\": $(curl -fsS "$url/metrics" | grep '^gpulens_process_memory_used_bytes')"
-if curl -fsS "$url/metrics" | grep -E '^gpulens_gpu_' | grep -q 'slurm_'; then
-  fail "a per-GPU series carries a Slurm label (docs/slurm.md: only per-process series do)"
+if curl -fsS "$url/metrics" | grep -E '^gpulens_gpu_' | grep -v '^gpulens_gpu_allocation_info{' |
+  grep -q 'slurm_'; then
+  fail "a per-GPU series carries a Slurm label (docs/slurm.md: only per-process series and the allocation's info series do)"
 fi
 
 # /api/v1/latest: job, step, user, account and where they came from.
@@ -230,6 +268,53 @@ for pid, step in want.items():
         sys.exit(f"FAIL: PID {pid}: slurm is {s}, expected {expected} (processes with slurm: {found})")
 PY
 
+# The allocation: the idle job holds its GPU with nothing on it, the working job its own.
+alloc_series() {
+  local m
+  m=$(curl -fsS "$url/metrics") || return 1
+  grep -E '^gpulens_gpu_allocation_info\{' <<<"$m" | grep "gpu=\"$idle_gpu\"" |
+    grep "slurm_job=\"$idle_job\"" | grep -q 'slurm_account="idlers"' &&
+    grep -E '^gpulens_gpu_allocation_info\{' <<<"$m" | grep "gpu=\"$work_gpu\"" |
+    grep "slurm_job=\"$job\"" | grep -q 'slurm_account="physics"' &&
+    grep -qE "^gpulens_gpu_allocated\{[^}]*gpu=\"$idle_gpu\"[^}]*\} 1\$" <<<"$m"
+}
+until_ok 20 alloc_series ||
+  fail "/metrics does not charge GPU $idle_gpu to job $idle_job (idlers) and GPU $work_gpu to job $job (physics): $(curl -fsS "$url/metrics" | grep -E '^gpulens_gpu_allocat')"
+curl -fsS "$url/api/v1/latest" >"$tmp/latest.json" || fail "/api/v1/latest did not answer"
+curl -fsS "$url/api/v1/health" >"$tmp/health.json" || fail "/api/v1/health did not answer"
+python3 - "$tmp/latest.json" "$tmp/health.json" "$idle_job" "$idle_gpu" <<'PY' || fail "allocation in /api/v1: see above"
+import json, sys
+latest, health, idle_job, idle_gpu = sys.argv[1:]
+gpus = {str(g["gpu"]): g for g in json.load(open(latest))["gpus"]}
+g = gpus[idle_gpu]
+held = [a["job"] for a in g.get("allocation") or []]
+if held != [idle_job]:
+    sys.exit(f"FAIL: GPU {idle_gpu}'s allocation is {g.get('allocation')}, expected job {idle_job}")
+if g.get("processes"):
+    sys.exit(f"FAIL: GPU {idle_gpu} lists processes {g['processes']}, expected none (an idle job)")
+alloc = json.load(open(health))["source"].get("allocation") or {}
+if alloc.get("source") != "prolog" or alloc.get("jobs") != 2:
+    sys.exit(f"FAIL: health's allocation is {alloc}, expected source prolog and 2 jobs")
+PY
+
+# The idle job's verdict from the history: held, ran nothing, and what it cost.
+idle_held_2s() {
+  "$gpulens" report --slurm-job "$idle_job" --history "$tmp/history.db" --format json \
+    -o "$tmp/run/idle.json" &&
+    python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["source"]
+sys.exit(0 if s["to"] - s["from"] >= 2 and s["slurm"]["allocated"] else 1)' "$tmp/run/idle.json"
+}
+until_ok 20 idle_held_2s ||
+  fail "the history did not hold 2 s of job $idle_job's allocation within 20 s: $(cat "$tmp/run/last")"
+"$gpulens" report --slurm-job "$idle_job" --history "$tmp/history.db" --price 2 >"$tmp/run/idle.txt" ||
+  fail "report --slurm-job $idle_job failed: $(cat "$tmp/run/idle.txt")"
+grep -qE 'Held 1 GPU for .* and ran nothing on it: \$[0-9.]+ paid for an idle GPU' "$tmp/run/idle.txt" ||
+  fail "the idle job's verdict does not say it held a GPU and ran nothing: $(head -n 6 "$tmp/run/idle.txt")"
+grep -q "job $idle_job, user $user, account idlers, no process of it seen on a GPU" "$tmp/run/idle.txt" ||
+  fail "the idle job's verdict does not name its user and account: $(head -n 6 "$tmp/run/idle.txt")"
+
 # The job runs on until the agent's history holds 2 s of it (the verdict then has
 # samples to judge), asked as the epilog will ask.
 held_2s() {
@@ -255,21 +340,28 @@ grep -qE "job $job, user $user, account physics" "$tmp/jobs/$job.txt" ||
   fail "$job.txt does not give the job's user and account: $(head -n 8 "$tmp/jobs/$job.txt")"
 grep -qE '^  Cost at \$[0-9.]+ per GPU-hour' "$tmp/jobs/$job.txt" ||
   fail "$job.txt has no cost: $(cat "$tmp/jobs/$job.txt")"
-python3 - "$tmp/jobs/$job.json" "$job" "$user" <<'PY' || fail "$job.json: see above"
+python3 - "$tmp/jobs/$job.json" "$job" "$user" "$work_gpu" <<'PY' || fail "$job.json: see above"
 import json, sys
-path, job, user = sys.argv[1:]
+path, job, user, work_gpu = sys.argv[1:]
 slurm = json.load(open(path))["source"]["slurm"]
 want = {"job": job, "user": user, "account": "physics"}
 got = {k: str(slurm.get(k)) for k in want}
 if got != want:
     sys.exit(f"FAIL: source.slurm is {slurm}, expected {want}")
-if sorted(str(g) for g in slurm["gpus"]) != ["0", "1"]:
-    sys.exit(f"FAIL: source.slurm.gpus is {slurm['gpus']}, expected GPUs 0 and 1")
+if [str(g) for g in slurm["gpus"]] != [work_gpu]:
+    sys.exit(f"FAIL: source.slurm.gpus is {slurm['gpus']}, expected GPU {work_gpu} alone")
 PY
 # AdminComment goes through slurmdbd (sacctmgr), which this cluster has not: the
 # epilog must say so and still end well, leaving the node idle, not drained.
 until_ok 10 grep -q "job $job: sacctmgr modify job AdminComment failed" "$tmp/log/epilog.err" ||
   fail "the epilog did not report the AdminComment it could not set: $(cat "$tmp/log/epilog.err")"
+until_ok 40 test -s "$tmp/jobs/$idle_job.txt" ||
+  fail "the epilog kept no verdict of the idle job $idle_job within 40 s"
+grep -q "Held 1 GPU for" "$tmp/jobs/$idle_job.txt" ||
+  fail "$idle_job.txt does not say the job held a GPU idle: $(head -n 5 "$tmp/jobs/$idle_job.txt")"
+for j in "$job" "$idle_job"; do
+  [[ ! -e $tmp/alloc/$j ]] || fail "the epilog left job $j's allocation entry behind"
+done
 until_ok 10 node_idle ||
   fail "node $node is not idle after the epilog: $(sinfo -h -N -o '%N %t %E' 2>&1)"
-echo "slurm_cluster: job $job attributed, epilog kept its verdict; $((SECONDS - started)) s"
+echo "slurm_cluster: job $job attributed, idle job $idle_job charged, epilogs kept both verdicts; $((SECONDS - started)) s"

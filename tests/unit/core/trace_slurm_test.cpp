@@ -69,5 +69,47 @@ TEST(TraceSlurm, OlderAndOddRecordingsRead) {
   EXPECT_EQ(procs[2].slurm->step, "0");
 }
 
+// The jobs a scheduler says hold a GPU: written as x_allocation, read back whole;
+// absent (not read) differs from empty (read, nobody holds it); an entry without
+// a job, or of another type, names no owner.
+TEST(TraceSlurm, AllocationRoundTrip) {
+  Sample held;
+  held.t = 10;
+  held.gpu = 0;
+  held.allocations =
+      std::vector<GpuAllocation>{{"slurm", "4242", "alice", "physics", "gpu", 1795200000.5}};
+  Sample free = held;
+  free.allocations = std::vector<GpuAllocation>{};
+  Sample unread = held;
+  unread.allocations.reset();
+  std::string text = kSlurmHeader + "\n";
+  for (const auto* s : {&held, &free, &unread}) {
+    append_sample_json(text, *s);
+    text += "\n";
+  }
+  EXPECT_NE(text.find(R"("x_allocation": [{"scheduler": "slurm", "job": "4242", "user": )"
+                      R"("alice", "account": "physics", "partition": "gpu", "since": )"
+                      R"(1795200000.500}])"),
+            std::string::npos)
+      << text;
+  auto trace = read_trace_string(text, "alloc.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  ASSERT_EQ(trace->samples.size(), 3u);
+  EXPECT_EQ(trace->samples[0].allocations, held.allocations);
+  EXPECT_EQ(trace->samples[1].allocations, free.allocations);
+  EXPECT_FALSE(trace->samples[2].allocations.has_value());
+
+  const std::string odd = kSlurmHeader + "\n" +
+                          R"({"t": 1, "gpu": 0, "x_allocation": [{"user": "x"}, 7, )"
+                          R"({"job": "9", "since": "soon"}]})" +
+                          "\n" + R"({"t": 2, "gpu": 0, "x_allocation": "9"})" + "\n";
+  auto read = read_trace_string(odd, "odd-alloc.jsonl");
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_EQ(read->samples.at(0).allocations->size(), 1u);
+  EXPECT_EQ(read->samples[0].allocations->at(0).job, "9");
+  EXPECT_FALSE(read->samples[0].allocations->at(0).since.has_value());
+  EXPECT_FALSE(read->samples[1].allocations.has_value());
+}
+
 }  // namespace
 }  // namespace gpulens

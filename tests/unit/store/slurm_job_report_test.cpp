@@ -310,5 +310,60 @@ TEST(SlurmJobReportCli, TheIdIsCheckedAsSlurmPrintsIt) {
   EXPECT_NE(r.out.find("--slurm-job"), std::string::npos);
 }
 
+// Job 400 holds GPUs 2 and 3 from its prolog to its epilog, [kJobT0+190,
+// kJobT0+229], and no process of it ever runs there: the history has its
+// allocation alone, and the verdict says it held them idle, and the cost.
+TEST_F(SlurmJobReport, AJobThatHeldGpusAndRanNothingIsJudged) {
+  std::vector<SlurmJobUse> held;
+  for (int g = 2; g < 4; ++g) {
+    held.push_back(
+        {"400", std::string(kAllocationStep), g, "dave", "idlers", kJobT0 + 190, kJobT0 + 229});
+  }
+  write(48 * 3600.0, held);
+  auto job = load_slurm_job_trace(path_, "400");
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_TRUE(job->allocated);
+  EXPECT_TRUE(job->steps.empty());
+  EXPECT_EQ(job->gpus, (std::vector<int>{2, 3}));
+  for (const auto& s : job->history.trace.samples) {
+    ASSERT_TRUE(s.allocations.has_value()) << s.t;
+    EXPECT_EQ(s.allocations->at(0).job, "400");
+  }
+  const auto j = report_json("400");
+  ASSERT_FALSE(j.is_null());
+  EXPECT_NEAR(j["funnel"]["allocated"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(j["funnel"]["kernel_active"].get<double>(), 0.0, 1e-9);
+  EXPECT_EQ(j["source"]["slurm"]["allocated"], true);
+  const std::string headline = j["headline"].get<std::string>();
+  EXPECT_TRUE(headline.starts_with("Held 2 GPUs for 40.0 s and ran nothing on them: $"))
+      << headline;
+  EXPECT_NE(headline.find("paid for idle GPUs"), std::string::npos) << headline;
+
+  const auto text = run_gpulens(fmt::format("report --db '{}' --slurm-job 400", path_));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("job 400, user dave, account idlers, no process of it seen on a GPU, "
+                          "GPUs from its prolog's allocation"),
+            std::string::npos)
+      << text.out;
+}
+
+// The same job seen by a process too: its allocation and its steps both count,
+// and a job that ran without an allocation entry is judged as before.
+TEST_F(SlurmJobReport, AllocationRowsFromSamplesAreKept) {
+  Sample s;
+  s.t = kJobT0;
+  s.gpu = 1;
+  s.allocations = std::vector<GpuAllocation>{{"slurm", "500", "erin", "bio", "gpu", kJobT0 - 5}};
+  s.procs = std::vector<ProcessSample>{};
+  SlurmJobUses uses;
+  uses.add_samples({s});
+  const auto rows = uses.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].job, "500");
+  EXPECT_EQ(rows[0].step, kAllocationStep);
+  EXPECT_EQ(rows[0].gpu, 1);
+  EXPECT_EQ(rows[0].account, "bio");
+}
+
 }  // namespace
 }  // namespace gpulens::store
