@@ -244,11 +244,26 @@ def slurm_account_panels(b):
             [t(f'sum by (slurm_account) ({on_job_gpus("gpulens_sm_active_ratio", A)}) / '
                f'sum by (slurm_account) ({on_job_gpus("gpulens_gpu_utilization_ratio", A)})', "{{slurm_account}}")],
             w=12, unit="percentunit", min_=0)
+    # From Slurm's allocation (the prolog, gpulens_gpu_allocation_info): GPUs a job
+    # holds count whether a process of it runs there or not.
+    b.panel("timeseries", "GPUs held and idle, by Slurm account",
+            "GPUs' worth that each account's jobs hold while no kernel runs on them (from Slurm's "
+            "allocation: a job that never started a GPU process counts in full).",
+            [t(f'cluster_slurm_account:gpulens_allocated_idle_gpus:sum{{{C}}}', "{{slurm_account}}")],
+            w=12, min_=0)
+    b.panel("table", "Held and idle over the last day, by Slurm account",
+            "GPU-hours each account's jobs held without a kernel over the last day, and what they cost.",
+            [t(f'cluster_slurm_account:gpulens_allocated_idle_gpu_hours:1d{{{C}}}', None, True, "table"),
+             t(f'cluster_slurm_account:gpulens_allocated_idle_money:1d{{{C}}}', None, True, "table")],
+            w=12)
 
 
 def slurm_job():
+    # Jobs whose processes ran on a GPU, and jobs that Slurm's allocation says held
+    # one (a job that never started a GPU process has no process series).
     job = var_query("job", "Slurm job",
-                    f'label_values(gpulens_process_memory_used_bytes{{{C},slurm_job!=""}}, slurm_job)')
+                    f'label_values({{__name__=~"gpulens_process_memory_used_bytes|gpulens_gpu_allocation_info",'
+                    f'{C},slurm_job!=""}}, slurm_job)')
     b = Board("gpulens-slurm-job", "gpulens / Slurm job",
               "One Slurm job: the GPUs its processes held, what they did, what it cost. Needs the agents' "
               "--process-metrics; for the verdict after the job: gpulens report --slurm-job.",
@@ -257,6 +272,10 @@ def slurm_job():
     b.panel("table", "GPUs of the job", "Each GPU a process of the job held, with its node, account and steps.",
             [t(f'count by (hostname, gpu, slurm_account, slurm_step) (gpulens_process_memory_used_bytes{{{J}}})',
                None, True, "table")], w=12)
+    b.panel("table", "GPUs Slurm allocated to the job",
+            "Each GPU the job holds by Slurm's allocation (the prolog), whether it runs anything there or not.",
+            [t(f'count by (hostname, gpu, slurm_user, slurm_account, slurm_partition) '
+               f'(gpulens_gpu_allocation_info{{{J}}})', None, True, "table")], w=12)
     b.panel("stat", "Cost per hour, and wasted", "The job's GPUs' price, and the part no warp used (SM activity).",
             [t(f'sum by (currency) ({of_job("gpulens_gpu_price_per_hour", J)})',
                "paid ({{currency}})", True),
