@@ -88,6 +88,11 @@ Line mig_line(const Ctx& c, const MigView& m) {
 Line gpu_head_line(const Ctx& c, const GpuView& g) {
   auto b = c.line();
   b.add(fmt::format("GPU {}", g.index), Style::Header).add("  ").add(g.name, Style::Header);
+  // Whose the GPU is, by Slurm's allocation, where the line has room beside the state.
+  const std::size_t state_room = g.state.empty() ? 0 : text_width(state_label(g)) + 4;
+  if (!g.held_by.empty() && b.left() > text_width(g.held_by) + 2 + state_room) {
+    b.add("  " + g.held_by, Style::Dim);
+  }
   if (!g.state.empty()) {
     std::string st = state_label(g);
     std::string tail =

@@ -109,6 +109,21 @@ GpuView& ModelBuilder::gpu(int index) {
   return *model_.gpus.insert(at, std::move(g));
 }
 
+namespace {
+
+std::string held_by_text(const std::vector<GpuAllocation>& jobs) {
+  if (jobs.empty()) return "no job";
+  if (jobs.size() == 1) {
+    const auto& a = jobs.front();
+    return "Slurm job " + a.job + (a.user.empty() ? "" : " (" + a.user + ")");
+  }
+  std::string ids;
+  for (const auto& a : jobs) ids += (ids.empty() ? "" : ", ") + a.job;
+  return "Slurm jobs " + ids;
+}
+
+}  // namespace
+
 void ModelBuilder::on_tick(const Tick& tick, const diagnosis::DiagnosisEngine* engine) {
   if (tick.samples.empty()) return;
   ++ticks_;
@@ -136,6 +151,7 @@ void ModelBuilder::on_tick(const Tick& tick, const diagnosis::DiagnosisEngine* e
     push_history(g.util_history, g.util, history_length_);
     push_history(g.sm_history, g.sm_active, history_length_);
     update_mig(g, s.extra);
+    g.held_by = s.allocations ? held_by_text(*s.allocations) : "";
     if (s.procs) {
       model_.procs_listed = true;
       auto& listed = procs_[s.gpu];

@@ -41,6 +41,9 @@ struct GpuView {
   // Why SM activity cannot be read ("GPM needs Hopper or newer"); empty when it can.
   std::string sm_unsupported;
   bool has_nvlink = false;
+  // Who holds the GPU by the scheduler's allocation: "Slurm job 101 (alice)",
+  // "Slurm jobs 103, 104", "no job" when read and free; empty when not read.
+  std::string held_by;
   // MIG GPU instances by id, once seen; values "-" on a tick that lacks them.
   std::vector<MigView> mig;
 

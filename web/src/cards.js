@@ -44,7 +44,16 @@ function advanced(g) {
   return details;
 }
 
+// Who holds the GPU by Slurm's allocation (the prolog), running anything or not:
+// "Slurm job 101 · alice · physics"; null where no allocation is read.
+function heldByText(g) {
+  if (!Array.isArray(g.allocation)) return null;
+  if (!g.allocation.length) return "no job";
+  return g.allocation.map((a) => [`Slurm job ${a.job}`, a.user, a.account].filter(Boolean).join(" · ")).join("; ");
+}
+
 function card(g, latestT) {
+  const heldBy = heldByText(g);
   const m = g.metrics;
   const s = g.state;
   const info = stateInfo(s.id);
@@ -73,6 +82,7 @@ function card(g, latestT) {
       el("ul", {}, ...fixes.slice(1).map((f) => el("li", { text: f })))) : null,
     g.alerts.length ? el("div", { class: "card-alerts" }, ...g.alerts.map((a) => el("span", { class: "badge tone-red", text: a }))) : null,
     el("div", { class: "facts" },
+      heldBy ? row("Held by", heldBy, "held_by") : null,
       row("Memory", `${fmt.gib(m.mem_used_mib)} of ${fmt.gib(lim.mem_total_mib)}`, "memory",
         el("div", { class: "bar thin" }, el("span", { style: { width: `${memShare == null ? 0 : Math.min(100, memShare)}%` } }))),
       row("Power", `${fmt.watts(m.power_w)} of ${fmt.watts(lim.power_limit_w)}`, "power"),
