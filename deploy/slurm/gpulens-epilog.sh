@@ -34,6 +34,18 @@
 #   GPULENS_SLURM_MAIL_LINES      lines mailed (12)
 #   GPULENS_ALLOC_DIR             the prolog's allocation entries, whose entry
 #                                 for this job is removed (/run/gpulens/slurm-jobs)
+#   GPULENS_SLURM_AGENT_URL       a job over several nodes: each node's agent,
+#                                 %n standing for the node (http://%n:9400)
+#   GPULENS_SLURM_AGENTS          ... or per node, "node=URL node=URL" (wins)
+#   GPULENS_SLURM_CURL_CONFIG     a curl config file (-K) for the agents: user,
+#                                 cacert (keep it root's: it holds the password)
+#
+# A job over several nodes, when either agent setting is given: only the first
+# node of SLURM_JOB_NODELIST writes, and its summary is the one verdict of the
+# whole job, from every node's part as its agent serves it
+# (/api/v1/slurm/job?id=JOB, `gpulens report --slurm-job JOB --part ...`); the
+# other nodes write nothing, so epilogs ending at once never overwrite each other.
+# A node whose agent does not answer is named in the summary as missing.
 #
 # It never fails the epilog (a failing epilog drains the node): every problem is
 # logged to stderr (slurmd's log) and syslog, and it exits 0.
@@ -97,12 +109,73 @@ trap 'exit 0' HUP INT TERM
 
 [ "$settle" -gt 0 ] && sleep "$settle"
 
+# The agent of node $1: from GPULENS_SLURM_AGENTS, else the URL template.
+agent_url() {
+  for pair in ${GPULENS_SLURM_AGENTS:-}; do
+    case $pair in "$1="*) echo "${pair#*=}"; return 0 ;; esac
+  done
+  [ -n "${GPULENS_SLURM_AGENT_URL:-}" ] && echo "$GPULENS_SLURM_AGENT_URL" | sed "s/%n/$1/g"
+}
+
+# The job's nodes, one per line, when it spans several and the agents are named.
+nodes=
+if [ -n "${SLURM_JOB_NODELIST:-}" ] &&
+  { [ -n "${GPULENS_SLURM_AGENTS:-}" ] || [ -n "${GPULENS_SLURM_AGENT_URL:-}" ]; }; then
+  if command -v scontrol >/dev/null 2>&1; then
+    nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | head -n 256)
+  else
+    log "job $job: scontrol is not on PATH: this node's part alone"
+  fi
+fi
+parts=   # with several nodes: "--part FILE" for each node that answered
+missing= # nodes whose agent did not answer
+if [ "$(printf '%s\n' "$nodes" | grep -c .)" -gt 1 ]; then
+  me=${SLURMD_NODENAME:-$(uname -n)}
+  first=$(printf '%s\n' "$nodes" | head -n 1)
+  if [ "$me" != "$first" ]; then
+    echo "gpulens-epilog: job $job: node $first writes the job's summary" >&2
+    exit 0
+  fi
+  if ! command -v curl >/dev/null 2>&1; then
+    log "job $job: curl is not on PATH: cannot ask the other nodes' agents"
+    exit 0
+  fi
+  for n in $nodes; do
+    case $n in *[!A-Za-z0-9._-]*) log "job $job: node name '$n' skipped"; continue ;; esac
+    url=$(agent_url "$n")
+    if [ -z "$url" ]; then
+      missing="$missing $n"
+      continue
+    fi
+    set -- -sS --max-time "$limit" -o "$tmp/part.$n" -w '%{http_code}'
+    [ -n "${GPULENS_SLURM_CURL_CONFIG:-}" ] && set -- "$@" -K "$GPULENS_SLURM_CURL_CONFIG"
+    code=$(curl "$@" "$url/api/v1/slurm/job?id=$job" 2>"$tmp/curl.err")
+    case $code in
+      200) parts="$parts --part $tmp/part.$n" ;;
+      404) ;;  # the job held no GPU of that node
+      *)
+        missing="$missing $n"
+        log "job $job: the agent of node $n ($url) did not give its part: HTTP ${code:-none} $(head -c 200 "$tmp/curl.err")"
+        ;;
+    esac
+  done
+  if [ -z "$parts" ]; then
+    echo "gpulens-epilog: job $job: no node's agent holds it: not in the nodes' GPU history" >&2
+    exit 0
+  fi
+fi
+
 # gpulens report with a time limit where timeout(1) exists; its exit status.
 report() {
   format=$1
   shift
   set -- "$bin" report --slurm-job "$job" --format "$format" "$@"
-  [ -n "${GPULENS_HISTORY:-}" ] && set -- "$@" --history "$GPULENS_HISTORY"
+  if [ -n "$parts" ]; then
+    # shellcheck disable=SC2086 # one word per part: paths under $tmp, without spaces
+    set -- "$@" $parts
+  elif [ -n "${GPULENS_HISTORY:-}" ]; then
+    set -- "$@" --history "$GPULENS_HISTORY"
+  fi
   if command -v timeout >/dev/null 2>&1; then
     timeout -k 5 "$limit" "$@" >"$tmp/$format" 2>"$tmp/$format.err"
   else
@@ -137,6 +210,12 @@ store() {
 }
 
 umask 027
+if [ -n "$missing" ]; then
+  # Said right under the headline line, where a reader of the summary looks.
+  sed "1a\\
+  missing  nodes$missing: their agents did not answer, their GPUs are not in this verdict" \
+    "$tmp/text" >"$tmp/text.m" && mv "$tmp/text.m" "$tmp/text"
+fi
 head -n "$lines" "$tmp/text" | head -c "$max_bytes" >"$tmp/summary"
 store "$job.txt" <"$tmp/summary"
 

@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/report_setup.hpp"
 #include "cli/signals.hpp"
+#include "cli/slurm_job_parts.hpp"
 #include "cli/slurm_job_report.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
@@ -23,11 +24,12 @@ namespace {
 
 struct ReportArgs {
   std::string trace;
-  std::string from;       // with --from: the agent's history instead of a recording
-  std::string to;         // empty: now
-  std::string db;         // empty: where `gpulens serve` writes by default
-  std::string slurm_job;  // with --slurm-job: that job's GPUs and span of the history
-  std::string format;     // empty: from -o's extension, else text
+  std::string from;                // with --from: the agent's history instead of a recording
+  std::string to;                  // empty: now
+  std::string db;                  // empty: where `gpulens serve` writes by default
+  std::string slurm_job;           // with --slurm-job: that job's GPUs and span of the history
+  std::vector<std::string> parts;  // with --slurm-job: the nodes' parts instead of a history
+  std::string format;              // empty: from -o's extension, else text
   std::string output = "-";
   bool lenient = false;
   ReportSettings settings;
@@ -119,8 +121,16 @@ int run_slurm_job_report(const ReportArgs& args, ReportFormat format) {
     eprint("gpulens report: {}\n", id.error().message);
     return kExitUsage;
   }
-  const std::string db = args.db.empty() ? store::default_history_path() : args.db;
-  auto job = store::load_slurm_job_trace(db, *id);
+  if (!args.parts.empty() && !args.db.empty()) {
+    eprint("gpulens report: --part takes the job from its nodes' parts: leave out --history\n");
+    return kExitUsage;
+  }
+  const std::string db = !args.parts.empty() ? fmt::format("{} node part{}", args.parts.size(),
+                                                           args.parts.size() == 1 ? "" : "s")
+                         : args.db.empty()   ? store::default_history_path()
+                                             : args.db;
+  auto job = args.parts.empty() ? store::load_slurm_job_trace(db, *id)
+                                : load_slurm_job_parts(args.parts, *id);
   if (!job) {
     eprint("gpulens report: {}\n", job.error().message);
     return kExitFailure;
@@ -227,7 +237,12 @@ void register_report(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--to", args->to, "End of the history range (default: now)");
   cmd->add_option("--slurm-job", args->slurm_job,
                   "Judge this Slurm job (its id as squeue prints it) from the agent's history: "
-                  "the GPUs and time its processes held");
+                  "the GPUs its prolog's allocation and its processes held, and when");
+  cmd->add_option("--part", args->parts,
+                  "With --slurm-job, a job over several nodes: one node's part as its agent serves "
+                  "it (GET /api/v1/slurm/job?id=ID), once per node; judged as one job instead of "
+                  "a history")
+      ->check(CLI::ExistingFile);
   // --history is the name `gpulens serve` gives the same file; --db stays for
   // the scripts that already use it.
   cmd->add_option("--history,--db", args->db,

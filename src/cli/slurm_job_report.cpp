@@ -72,7 +72,8 @@ nlohmann::ordered_json source_json(const store::SlurmJobTrace& job, const std::s
             {"allocated", job.allocated},
             {"gpus", job.gpus},
             {"uses", std::move(uses)},
-            {"shared", std::move(shared)}}}};
+            {"shared", std::move(shared)},
+            {"nodes", job.node_parts}}}};
 }
 
 }  // namespace
@@ -119,8 +120,12 @@ std::string render_slurm_job(const verdict::Verdict& v, const Trace& trace, Repo
   }
   const auto eol = text.find('\n');
   if (eol != std::string::npos) {
-    text.insert(eol + 1, fmt::format("  slurm    {}\n  source   {}, {} ({})\n", slurm_line(job),
-                                     terminal_safe(db), range, samples_words(job.history)));
+    std::string nodes;
+    for (const auto& n : job.node_parts) nodes += (nodes.empty() ? "" : "; ") + n;
+    text.insert(eol + 1,
+                fmt::format("  slurm    {}\n{}  source   {}, {} ({})\n", slurm_line(job),
+                            nodes.empty() ? "" : "  nodes    " + terminal_safe(nodes) + "\n",
+                            terminal_safe(db), range, samples_words(job.history)));
   }
   return text;
 }

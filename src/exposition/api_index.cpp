@@ -19,6 +19,9 @@ const std::vector<ApiRoute>& api_routes() {
       {"/api/v1/kernels", "from,to,gpu,pid,limit",
        "per process, GPU and trace window: the top kernels by GPU time, idle, collectives, "
        "copies (jobs that send kernel summaries)"},
+      {"/api/v1/slurm/job", "id",
+       "this node's part of one Slurm job from the history, as a gpu-trace (JSON lines) for "
+       "`gpulens report --slurm-job ID --part`"},
       {"/api/v1/kernels/summary", "from,to,gpu,pid,top",
        "per process and GPU: every trace window of the range summed, kernels merged by name, "
        "the top by GPU time and the rest as other"},

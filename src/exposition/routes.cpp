@@ -90,6 +90,7 @@ void register_routes(HttpServer& server) {
   };
   register_metrics_route(site);
   register_api_routes(site);
+  register_slurm_routes(site);
   register_dashboard_routes(site);
 }
 

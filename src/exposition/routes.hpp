@@ -32,5 +32,6 @@ void register_routes(HttpServer& server);
 void register_metrics_route(const RouteSite& site);
 void register_api_routes(const RouteSite& site);
 void register_dashboard_routes(const RouteSite& site);
+void register_slurm_routes(const RouteSite& site);
 
 }  // namespace gpulens::exposition

@@ -96,6 +96,7 @@ class HistoryReader {
   Result<TimelineResult> timeline(double from, double to, const std::vector<int>& gpus);
   Result<std::vector<StoredAlertEvent>> alert_events(double from, double to, int limit);
   Result<DataRange> range();
+  const std::string& path() const { return path_; }
 
  private:
   Status ensure_open();

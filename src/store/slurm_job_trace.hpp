@@ -33,6 +33,9 @@ struct SlurmJobTrace {
   std::vector<int> gpus;
   double first_t = 0;  // the first and the last tick a process of the job was seen
   double last_t = 0;
+  // A job of several nodes judged from its parts (cli/slurm_job_parts.hpp): per
+  // node, "node-a GPUs 2, 3 (its 0, 1)"; empty for one node's history.
+  std::vector<std::string> node_parts;
   std::vector<SlurmJobUse> uses;    // the table's rows, by GPU
   std::vector<SlurmJobUse> shared;  // other jobs seen on its GPUs within its span
 };

@@ -54,12 +54,19 @@ run() {
   rm -rf "$calls" && mkdir -p "$calls"
   env -i PATH="$bin:/usr/bin:/bin" CALLS="$calls" TMPDIR="$tmp" GPULENS_EPILOG_CONF=/nonexistent \
     GPULENS_SLURM_SETTLE=0 GPULENS_SLURM_DIR="$tmp/jobs" GPULENS_HISTORY=/srv/h.db \
+    GPULENS_ALLOC_DIR="$tmp/alloc" \
     SLURM_JOB_ID="$1" SLURM_JOB_USER=alice SLURMD_NODENAME=node-7 "${@:2}" \
     sh "$epilog" 2>"$tmp/stderr" || fail "job $1: exit status $? (must always be 0)"
 }
 
-# 1. The files, the arguments, nothing else by default.
+# 1. The files, the arguments, nothing else by default; the prolog's allocation
+# entry of the job is gone, another job's stays.
+mkdir -p "$tmp/alloc"
+echo "job=4242" >"$tmp/alloc/4242"
+echo "job=4241" >"$tmp/alloc/4241"
 run 4242
+[[ ! -e $tmp/alloc/4242 ]] || fail "the job's allocation entry was not removed"
+[[ -e $tmp/alloc/4241 ]] || fail "another job's allocation entry was removed"
 [[ -f "$tmp/jobs/4242.txt" && -f "$tmp/jobs/4242.json" ]] || fail "no summary files: $(ls -la "$tmp/jobs" 2>&1)"
 head -n 1 "$tmp/jobs/4242.txt" | grep -qx "gpulens: Slurm job 4242 on node-7, 2 min" || fail "txt: $(head -n 2 "$tmp/jobs/4242.txt")"
 grep -q '"kind": "slurm_job"' "$tmp/jobs/4242.json" || fail "json not kept"
