@@ -33,10 +33,10 @@ std::string raw_request(int port, const std::string& bytes) {
 }
 
 TEST(ServerHttp, ListenAddresses) {
-  EXPECT_EQ(parse_listen("127.0.0.1:9400")->second, 9400);
-  EXPECT_EQ(parse_listen(":9400")->first, "0.0.0.0");
-  EXPECT_EQ(parse_listen("[::1]:9400")->first, "::1");
-  EXPECT_FALSE(parse_listen("9400").ok());
+  EXPECT_EQ(parse_listen("127.0.0.1:9401")->second, 9401);
+  EXPECT_EQ(parse_listen(":9401")->first, "0.0.0.0");
+  EXPECT_EQ(parse_listen("[::1]:9401")->first, "::1");
+  EXPECT_FALSE(parse_listen("9401").ok());
   EXPECT_FALSE(parse_listen("host:99999").ok());
   EXPECT_FALSE(parse_listen("host:abc").ok());
 }
