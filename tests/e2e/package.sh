@@ -219,6 +219,8 @@ expect_call "systemctl --system daemon-reload" "$got" "first install"
 expect_call "deb-systemd-invoke start gpulens.service" "$got" "first install"
 grep -q "overrides the packaged unit" "$tmp/dpkg.log" || fail "postinst does not say that the hand-copied unit wins"
 cmp -s "$tmp/user-default" "$dpkg_root/inst/etc/default/gpulens" || fail "the first install replaced the user's /etc/default/gpulens"
+cmp -s "$root/etc/default/gpulens" "$dpkg_root/inst/etc/default/gpulens.dpkg-dist" ||
+  fail "the package's /etc/default/gpulens is not beside the user's as .dpkg-dist"
 grep -qx /etc/default/gpulens "$dpkg_root/admin/info/gpulens.conffiles" || fail "/etc/default/gpulens is not a conffile"
 # What the user made meanwhile: a configuration and the agent's history, where the
 # unit keeps them (ConfigurationDirectory, StateDirectory). The package ships neither
