@@ -40,8 +40,9 @@ void write_all(const std::string& text) {
 
 std::string record_progress_line(std::size_t samples, std::size_t gpus, std::uintmax_t bytes,
                                  double elapsed_s) {
-  return fmt::format("recording: {} samples, {} GPU{}, {}, {}", grouped(samples), gpus,
-                     gpus == 1 ? "" : "s", size_text(bytes), duration_text(elapsed_s));
+  return fmt::format("recording: {} sample{}, {} GPU{}, {}, {}", grouped(samples),
+                     samples == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", size_text(bytes),
+                     duration_text(elapsed_s));
 }
 
 void show_progress_line(const std::string& line) {
