@@ -53,6 +53,20 @@ install(CODE "
   list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${unit_path}\")
 ")
 
+# The agent's options, read by the unit (EnvironmentFile=-/etc/default/gpulens):
+# a conffile of the .deb, so an upgrade keeps the user's edits. Only under /usr
+# (the packages): it is the system's /etc, which a `cmake --install --prefix`
+# elsewhere must not write; without the file the unit's own default holds.
+install(CODE "
+  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+    set(default_path \"\$ENV{DESTDIR}/etc/default/gpulens\")
+    message(STATUS \"Installing: \${default_path}\")
+    file(READ \"${CMAKE_SOURCE_DIR}/deploy/debian/gpulens.default\" text)
+    file(WRITE \"\${default_path}\" \"\${text}\")
+    list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${default_path}\")
+  endif()
+")
+
 file(GLOB GPULENS_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES README.md LICENSE ${GPULENS_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
@@ -130,6 +144,13 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libnvidia-ml1")
 if(EXISTS ${CMAKE_SOURCE_DIR}/python/gpulens)
   string(APPEND CPACK_DEBIAN_PACKAGE_SUGGESTS ", python3")
 endif()
+# The maintainer scripts (deploy/debian: debhelper's systemd snippets, the Python
+# bytecode cleaned before remove, purge) and the conffile list, with the
+# permissions Debian wants (0755 scripts, 0644 lists).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+  ${CMAKE_SOURCE_DIR}/deploy/debian/postinst ${CMAKE_SOURCE_DIR}/deploy/debian/prerm
+  ${CMAKE_SOURCE_DIR}/deploy/debian/postrm ${CMAKE_SOURCE_DIR}/deploy/debian/conffiles)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Debian's policy files (lintian): the licence in its machine-readable form, and
 # the changelog, gzipped reproducibly (no name, no time stamp).
 configure_file(deploy/debian/changelog.in ${CMAKE_BINARY_DIR}/debian/changelog @ONLY)
@@ -147,6 +168,8 @@ set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_LICENSE Apache-2.0)
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
 set(CPACK_RPM_PACKAGE_AUTOREQ ON)
+# The agent's options file, kept over an upgrade where the user edited it.
+set(CPACK_RPM_USER_FILELIST "%config(noreplace) /etc/default/gpulens")
 set(CPACK_GENERATOR DEB)
 find_program(GPULENS_RPMBUILD rpmbuild)
 if(GPULENS_RPMBUILD)

@@ -21,6 +21,7 @@ build_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev libsqlite3-dev
   libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
   libncurses-dev                        # `gpulens top`, linked statically
+  zlib1g-dev                            # gzip of /metrics, linked statically
 )
 # Everything else scripts/test.sh runs.
 test_packages=(

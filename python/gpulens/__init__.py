@@ -11,7 +11,7 @@
         evaluate()
 
     trace = gpulens.read_trace("run.trace.jsonl")        # recordings
-    agent = gpulens.Client("http://127.0.0.1:9400")      # the node agent
+    agent = gpulens.Client("http://127.0.0.1:9401")      # the node agent
 
 Standard library only; Python 3.8 or newer. See python/README.md.
 """

@@ -3,13 +3,13 @@
 
     import gpulens
 
-    agent = gpulens.Client("http://127.0.0.1:9400")
+    agent = gpulens.Client("http://127.0.0.1:9401")
     for gpu in agent.latest()["gpus"]:
         print(gpu["gpu"], gpu["state"]["id"], gpu["metrics"].get("sm_active"))
     day = agent.history(from_="-24h", step="1m", metrics=["gpu_util", "sm_active"])
 
     # TLS and basic auth (web config): the agent's CA, a user of basic_auth_users
-    agent = gpulens.Client("https://gpu-node-1:9400", ca_file="ca.crt",
+    agent = gpulens.Client("https://gpu-node-1:9401", ca_file="ca.crt",
                            username="prometheus", password=open("pass").read().strip())
 
 One method per route, each returning the decoded JSON answer (dicts and
@@ -34,7 +34,7 @@ import urllib.request
 
 __all__ = ["Client", "AgentError", "AgentUnreachable"]
 
-DEFAULT_URL = "http://127.0.0.1:9400"
+DEFAULT_URL = "http://127.0.0.1:9401"
 
 
 class AgentError(Exception):
@@ -119,7 +119,7 @@ def _metrics_param(value):
 
 
 class Client:
-    """The agent at `url` (scheme, host and port; default http://127.0.0.1:9400).
+    """The agent at `url` (scheme, host and port; default http://127.0.0.1:9401).
 
     username/password: basic auth (sent with every request). ca_file: PEM
     certificates to trust for https (else the system's); cert_file/key_file: a

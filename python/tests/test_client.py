@@ -202,7 +202,7 @@ class ClientNoAnswer(unittest.TestCase):
         self.assertIn("no answer", caught.exception.message)
 
     def test_bad_urls_and_options(self):
-        for kwargs in ({"url": "127.0.0.1:9400"}, {"url": "ftp://x"},
+        for kwargs in ({"url": "127.0.0.1:9401"}, {"url": "ftp://x"},
                        {"username": "u"}, {"ca_file": "ca.crt"}):
             with self.assertRaises(ValueError):
                 gpulens.Client(**kwargs)

@@ -4,15 +4,18 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/record_progress.hpp"
 #include "cli/terminal_output.hpp"
 #include "core/clock.hpp"
 #include "core/text_units.hpp"
@@ -107,6 +110,10 @@ int run_record(const RecordArgs& args) {
            source->live() ? args.source.interval_s : source->header().interval_s.value_or(0),
            args.output);
   }
+  // Progress in place on a terminal only; a log or a pipe gets the two lines above
+  // and below, never a line rewritten with carriage returns.
+  const bool progress = !args.quiet && !to_stdout && ::isatty(STDERR_FILENO) != 0;
+  std::optional<std::chrono::steady_clock::time_point> shown;
   const double cpu0 = process_cpu_seconds();
   std::optional<double> first_t;
   long ticks = 0;
@@ -133,8 +140,20 @@ int run_record(const RecordArgs& args) {
     samples += tick->value().samples.size();
     if (!tick->value().samples.empty()) ++ticks;
     if (!first_t) first_t = tick->value().t;
+    if (progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!shown || now - *shown >= std::chrono::seconds(1)) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(args.output, ec);
+        show_progress_line(
+            record_progress_line(samples, source->header().devices.size(), ec ? 0 : bytes,
+                                 std::chrono::duration<double>(now - wall0).count()));
+        shown = now;
+      }
+    }
     if (args.duration_s > 0 && tick->value().t - *first_t >= args.duration_s) break;
   }
+  if (shown) clear_progress_line();
   // Marks written after the last tick still belong in the recording.
   writer->close();
   const double wall_s =

@@ -429,7 +429,7 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
   cmd->set_version_flag("--version", "gpulens-serve " GPULENS_VERSION);
   add_source_options(*cmd, args->source, /*offline=*/false);
   cmd->add_option("--listen", args->server.listen,
-                  "HOST:PORT to listen on (':9400' for every interface; port 0 picks one)")
+                  "HOST:PORT to listen on (':9401' for every interface; port 0 picks one)")
       ->capture_default_str();
   cmd->add_option("--web-config", args->server.web_config,
                   "exporter-toolkit web config (tls_server_config, basic_auth_users)")

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cli/command.hpp"
+#include "cli/completion.hpp"
 #include "cli/live_diagnosis.hpp"
 #include "cli/terminal_output.hpp"
 #include "render/stream_format.hpp"
@@ -98,10 +99,15 @@ void register_stream(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str();
   cmd->add_option("-c,--count", args->count, "Stop after this many ticks (0 = until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> columns;
+  for (const auto& c : render::stream_columns()) columns.push_back(c.name);
   std::string names;
-  for (const auto& c : render::stream_columns()) names += (names.empty() ? "" : ",") + c.name;
-  cmd->add_option("-m,--metrics", args->metrics, "Table columns to show, comma-separated: " + names)
-      ->delimiter(',');
+  for (const auto& c : columns) names += (names.empty() ? "" : ",") + c;
+  auto* metrics = cmd->add_option("-m,--metrics", args->metrics,
+                                  "Table columns to show, comma-separated: " + names)
+                      ->delimiter(',');
+  // Completion offers the column names after the last comma, not file names.
+  completion_values(metrics, std::move(columns));
   cmd->add_flag("--utc", args->utc, "Print times in UTC instead of local time");
   cmd->add_flag("--no-diagnosis", args->no_diagnosis, "Do not run the diagnosis engine");
   cmd->callback([args, &run] { run = [args] { return run_stream(*args); }; });

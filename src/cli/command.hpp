@@ -54,7 +54,7 @@ std::filesystem::path agent_binary_path();
 inline constexpr const char* kServeDescription =
     "Run the node agent: sample every GPU, diagnose, keep history (SQLite), and serve\n"
     "Prometheus /metrics, a JSON API under /api/v1/ and a live dashboard at /.\n"
-    "Listens on 127.0.0.1:9400 unless --listen says otherwise; TLS and basic auth come\n"
+    "Listens on 127.0.0.1:9401 unless --listen says otherwise; TLS and basic auth come\n"
     "from an exporter-toolkit --web-config file. SIGHUP reloads it and --config.";
 
 }  // namespace gpulens::cli

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace gpulens::cli {
@@ -53,14 +55,47 @@ std::vector<std::string> option_names(const std::vector<CompletionOption>& optio
   return names;
 }
 
+// Lists registered by completion_values, by option. Options live as long as the
+// program's CLI::App, which outlives every describe_command.
+struct ValueWords {
+  std::mutex lock;
+  std::map<const CLI::Option*, std::vector<std::string>> words;
+};
+ValueWords& value_words() {
+  static ValueWords registry;
+  return registry;
+}
+
+// CLI::IsMember describes itself as "{a,b,c}" in the option's type name
+// ("TEXT:{a,b,c}"): its words.
+std::vector<std::string> member_words(const std::string& type_name) {
+  const auto open = type_name.find(":{");
+  const auto close = type_name.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) return {};
+  std::vector<std::string> words;
+  std::istringstream set(type_name.substr(open + 2, close - open - 2));
+  for (std::string w; std::getline(set, w, ',');) {
+    if (!w.empty()) words.push_back(w);
+  }
+  return words;
+}
+
 // The command's words in bash: every option, the options that take a value (whose
-// next word is completed as a file name), and the subcommands.
+// next word is completed as a file name, or as one of its values where it has
+// them: `words`, after the last comma when `list`), and the subcommands.
 std::string bash_case(const std::string& pattern, const CompletionCommand& c) {
   std::vector<std::string> subs;
   for (const auto& s : c.subcommands) subs.push_back(s.name);
-  return fmt::format("    {}) opts='{}'; valued=' {} '; subs='{}' ;;\n", pattern,
+  std::string values;
+  for (const auto& o : c.options) {
+    if (o.values.empty()) continue;
+    values += fmt::format("        {}) words='{}'; list={} ;;\n", joined(o.names, "|"),
+                          joined(o.values, " "), o.value_list ? 1 : 0);
+  }
+  if (!values.empty()) values = "\n      case \"$3\" in\n" + values + "      esac";
+  return fmt::format("    {}) opts='{}'; valued=' {} '; subs='{}'{} ;;\n", pattern,
                      joined(option_names(c.options, false), " "),
-                     joined(option_names(c.options, true), " "), joined(subs, " "));
+                     joined(option_names(c.options, true), " "), joined(subs, " "), values);
 }
 
 std::string bash_script(const CompletionCommand& root) {
@@ -76,10 +111,14 @@ std::string bash_script(const CompletionCommand& root) {
 
 # $1: the subcommand ('' at the top), $2: the word being completed, $3: the one before.
 _gpulens_complete() {{
-  local opts='' valued='' subs=''
+  local opts='' valued='' subs='' words='' list=0
   case "$1" in
 {}  esac
-  if [[ -n "$3" && "$valued" == *" $3 "* ]]; then
+  if [[ -n "$words" && "$list" == 1 && "$2" == *,* ]]; then
+    COMPREPLY=($(compgen -P "${{2%,*}}," -W "$words" -- "${{2##*,}}"))
+  elif [[ -n "$words" ]]; then
+    COMPREPLY=($(compgen -W "$words" -- "$2"))
+  elif [[ -n "$3" && "$valued" == *" $3 "* ]]; then
     COMPREPLY=($(compgen -f -- "$2"))
   elif [[ "$2" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$2"))
@@ -114,8 +153,13 @@ std::string zsh_specs(const CompletionCommand& c, const std::string& indent) {
   std::string out;
   for (const auto& o : c.options) {
     for (const auto& n : o.names) {
-      out += fmt::format("{}'{}[{}]{}' \\\n", indent, n, zsh_bracketed(o.description),
-                         o.takes_value ? ":value:_files" : "");
+      std::string value = o.takes_value ? ":value:_files" : "";
+      if (!o.values.empty() && o.value_list) {
+        value = ":value:_values -s , value " + joined(o.values, " ");
+      } else if (!o.values.empty()) {
+        value = ":value:(" + joined(o.values, " ") + ")";
+      }
+      out += fmt::format("{}'{}[{}]{}' \\\n", indent, n, zsh_bracketed(o.description), value);
     }
   }
   return out;
@@ -172,6 +216,8 @@ std::string fish_option(const std::string& command, const std::string& condition
     line += n.rfind("--", 0) == 0 ? " -l " + n.substr(2) : " -s " + n.substr(1);
   }
   if (o.takes_value) line += " -r";
+  // fish offers one of the words (a list's further ones are typed).
+  if (!o.values.empty()) line += " -f -a '" + fish_quoted(joined(o.values, " ")) + "'";
   return line + " -d '" + fish_quoted(o.description) + "'\n";
 }
 
@@ -198,6 +244,12 @@ std::string fish_script(const CompletionCommand& root) {
 
 }  // namespace
 
+void completion_values(const CLI::Option* option, std::vector<std::string> words) {
+  auto& registry = value_words();
+  const std::lock_guard<std::mutex> held(registry.lock);
+  registry.words[option] = std::move(words);
+}
+
 CompletionCommand describe_command(const CLI::App& app) {
   CompletionCommand c{app.get_name(), first_line(app.get_description()), {}, {}};
   for (const CLI::Option* o : app.get_options()) {
@@ -207,6 +259,15 @@ CompletionCommand describe_command(const CLI::App& app) {
     for (const auto& s : o->get_snames()) option.names.push_back("-" + s);
     option.takes_value = o->get_items_expected_max() > 0;  // flags expect 0 items
     option.description = first_line(o->get_description());
+    if (option.takes_value) {
+      option.values = member_words(o->get_type_name());
+      auto& registry = value_words();
+      const std::lock_guard<std::mutex> held(registry.lock);
+      if (const auto found = registry.words.find(o); found != registry.words.end()) {
+        option.values = found->second;
+        option.value_list = true;
+      }
+    }
     c.options.push_back(std::move(option));
   }
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -218,7 +279,8 @@ CompletionCommand describe_command(const CLI::App& app) {
 std::string options_to_spec(const std::vector<CompletionOption>& options) {
   std::string out;
   for (const auto& o : options) {
-    out += fmt::format("{}\t{}\t{}\n", joined(o.names, ","), o.takes_value ? 1 : 0, o.description);
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", joined(o.names, ","), o.takes_value ? 1 : 0,
+                       o.description, joined(o.values, " "), o.value_list ? 1 : 0);
   }
   return out;
 }
@@ -235,7 +297,15 @@ std::vector<CompletionOption> options_from_spec(const std::string& spec) {
     std::istringstream names(line.substr(0, tab1));
     for (std::string n; std::getline(names, n, ',');) o.names.push_back(n);
     o.takes_value = line.substr(tab1 + 1, tab2 - tab1 - 1) == "1";
-    o.description = line.substr(tab2 + 1);
+    const auto tab3 = line.find('\t', tab2 + 1);
+    o.description = line.substr(tab2 + 1, tab3 == std::string::npos ? tab3 : tab3 - tab2 - 1);
+    if (tab3 != std::string::npos) {
+      const auto tab4 = line.find('\t', tab3 + 1);
+      std::istringstream words(
+          line.substr(tab3 + 1, tab4 == std::string::npos ? tab4 : tab4 - tab3 - 1));
+      for (std::string w; words >> w;) o.values.push_back(w);
+      o.value_list = tab4 != std::string::npos && line.substr(tab4 + 1) == "1";
+    }
     options.push_back(std::move(o));
   }
   return options;

@@ -14,6 +14,10 @@ struct CompletionOption {
   std::vector<std::string> names;  // "--replay", "-o"
   bool takes_value = false;        // else a flag
   std::string description;         // first line of the option's help
+  // The words the value is one of (CLI::IsMember, or completion_values); empty:
+  // a file name. value_list: the value is several of them, comma-separated.
+  std::vector<std::string> values = {};
+  bool value_list = false;
 };
 
 struct CompletionCommand {
@@ -23,11 +27,17 @@ struct CompletionCommand {
   std::vector<CompletionCommand> subcommands;
 };
 
+// The words an option's value is made of, for an option whose check cannot say
+// them (a comma-separated list checked later): completion offers them after the
+// last comma. An option checked with CLI::IsMember needs nothing: its set is read.
+void completion_values(const CLI::Option* option, std::vector<std::string> words);
+
 // The visible options and subcommands of `app` (hidden ones, in group "", are left out).
 CompletionCommand describe_command(const CLI::App& app);
 
 // The agent's options cross the process boundary as lines of
-// "NAME[,NAME...]\t0|1\tDESCRIPTION" (gpulens-serve --completion-spec).
+// "NAME[,NAME...]\t0|1\tDESCRIPTION\tVALUE VALUE...\t0|1(list)"
+// (gpulens-serve --completion-spec).
 std::string options_to_spec(const std::vector<CompletionOption>& options);
 std::vector<CompletionOption> options_from_spec(const std::string& spec);
 

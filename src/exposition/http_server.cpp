@@ -74,7 +74,7 @@ Result<std::pair<std::string, int>> parse_listen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos) {
     return Error{
-        fmt::format("--listen '{}' needs HOST:PORT (e.g. 127.0.0.1:9400 or :9400)", listen)};
+        fmt::format("--listen '{}' needs HOST:PORT (e.g. 127.0.0.1:9401 or :9401)", listen)};
   }
   std::string host = listen.substr(0, colon);
   const std::string port_text = listen.substr(colon + 1);

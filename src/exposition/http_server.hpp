@@ -27,7 +27,7 @@
 namespace gpulens::exposition {
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:9400";
+  std::string listen = "127.0.0.1:9401";
   std::string web_config;  // path; empty = plain HTTP without auth
   ExpositionOptions exposition;
   bool show_cmdline = false;
@@ -56,7 +56,7 @@ struct ApiContext {
   std::function<std::optional<KernelSeriesStatus>()> kernel_series;
 };
 
-// Host and port of --listen: "127.0.0.1:9400", "[::1]:9400", ":9400" (all).
+// Host and port of --listen: "127.0.0.1:9401", "[::1]:9401", ":9401" (all).
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen);
 
 class HttpServer {

@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "exposition/metrics_encoding.hpp"
 #include "exposition/web_assets.hpp"
 
 namespace gpulens::exposition {
@@ -56,14 +57,25 @@ SelfStats HttpServer::self_stats() const {
 }
 
 void register_metrics_route(const RouteSite& site) {
-  site.get("/metrics", [site](const http::Request&, http::Response& res) {
+  site.get("/metrics", [site](const http::Request& req, http::Response& res) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto snap = site.context->snapshot();
     std::string body = render_metrics(*snap, site.options->exposition, site.self_stats());
+    // OpenMetrics and gzip where the scraper asks (metrics_encoding.hpp).
+    const auto encoding = negotiate_metrics(req.header("Accept"), req.header("Accept-Encoding"));
+    if (encoding.openmetrics) body = to_openmetrics(body);
+    res.set_header("Vary", "Accept, Accept-Encoding");
+    if (encoding.gzip) {
+      if (auto packed = gzip_compress(body)) {
+        body = std::move(*packed);
+        res.set_header("Content-Encoding", "gzip");
+      }
+    }
     *site.last_scrape_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     res.set_header("Cache-Control", "no-store");
-    res.set_content(std::move(body), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(std::move(body),
+                    std::string(encoding.openmetrics ? kOpenMetricsType : kPrometheusTextType));
   });
 }
 

@@ -73,6 +73,45 @@ void headline(std::string& out, const verdict::Verdict& v) {
   out += fmt::format("  time     {} GPU-hours{}\n", format_gpu_hours(v.gpu_hours), energy);
 }
 
+// One line per GPU, as Slurm users read them first in Princeton's jobstats: what
+// each GPU did over the whole recording (kernel-active, SMs busy, tensor pipes),
+// the most device memory it held, and the state it spent the most time in. A
+// GPU that idled beside a busy one stands out here before any share of the sums.
+void per_gpu_section(std::string& out, const verdict::Verdict& v) {
+  if (v.usage.empty()) return;
+  out += "\n  Per GPU (means over the recording; memory at its peak)\n";
+  out += fmt::format("    {:>3}  {:>7}  {:>7}  {:>7}  {:<30}  {}\n", "GPU", "util", "SM act",
+                     "tensor", "peak memory", "main state");
+  const auto pct = [](const verdict::Weighted& w) {
+    const auto r = w.ratio();
+    return r ? share_text(*r, 1) : std::string("-");
+  };
+  for (const auto& u : v.usage) {
+    std::string memory = "-";
+    if (u.peak_mem_mib) {
+      memory = gib_text(*u.peak_mem_mib);
+      const auto device = std::find_if(v.devices.begin(), v.devices.end(),
+                                       [&](const DeviceInfo& d) { return d.index == u.gpu; });
+      if (device != v.devices.end() && device->mem_total_mib && *device->mem_total_mib > 0) {
+        memory = fmt::format("{} of {} ({})", gib_text(*u.peak_mem_mib),
+                             gib_text(*device->mem_total_mib),
+                             share_text(*u.peak_mem_mib / *device->mem_total_mib, 0));
+      }
+    }
+    std::string state = "-";
+    const auto summary =
+        std::find_if(v.diagnosis.gpus.begin(), v.diagnosis.gpus.end(),
+                     [&](const diagnosis::GpuSummary& g) { return g.gpu == u.gpu; });
+    if (summary != v.diagnosis.gpus.end() && summary->shares.total() > 0 &&
+        summary->state != diagnosis::GpuState::Unknown) {
+      state = fmt::format("{} ({} of the time)", verdict::state_words(summary->state),
+                          share_text(summary->shares.share(summary->state), 0));
+    }
+    out += fmt::format("    {:>3}  {:>7}  {:>7}  {:>7}  {:<30}  {}\n", u.gpu, pct(u.kernel),
+                       pct(u.sm), pct(u.tensor), memory, state);
+  }
+}
+
 void funnel_section(std::string& out, const verdict::Verdict& v) {
   out += "\n  Utilization funnel (share of the GPU time paid for)\n";
   for (const auto& s : v.funnel.steps) {
@@ -256,6 +295,7 @@ std::string verdict_to_text(const verdict::Verdict& v) {
   std::string out;
   headline(out, v);
   if (v.measured) {
+    per_gpu_section(out, v);
     funnel_section(out, v);
     states_section(out, v);
     alerts_section(out, v);

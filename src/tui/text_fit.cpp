@@ -2,13 +2,27 @@
 #include "tui/text_fit.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 
 namespace gpulens::tui {
 namespace {
 
 bool is_continuation(unsigned char c) {
   return (c & 0xC0) == 0x80;
+}
+
+// A unit written after a number ("%", "MHz"), with any closing punctuation.
+bool is_unit(std::string_view word) {
+  while (!word.empty() && (word.back() == ',' || word.back() == '.' || word.back() == ')' ||
+                           word.back() == ';' || word.back() == ':')) {
+    word.remove_suffix(1);
+  }
+  static constexpr std::string_view units[] = {
+      "%",  "s",   "ms", "us",  "min", "h", "W", "MHz",  "GHz",   "MiB",   "GiB",       "MB",
+      "GB", "KiB", "TB", "kWh", "°C",  "C", "x", "GB/s", "MiB/s", "GPU-h", "GPU-hours", "TFLOP/s"};
+  return std::find(std::begin(units), std::end(units), word) != std::end(units);
 }
 
 }  // namespace
@@ -41,26 +55,43 @@ std::vector<std::string> wrap(std::string_view text, std::size_t width, std::siz
                               bool utf8) {
   std::vector<std::string> lines;
   if (width == 0 || max_lines == 0) return lines;
-  std::string current;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t space = text.find(' ', pos);
-    const std::string_view word =
-        text.substr(pos, space == std::string_view::npos ? std::string_view::npos : space - pos);
-    pos = space == std::string_view::npos ? text.size() : space + 1;
+  // The words, with a number and its unit kept as one ("17 %", "1440 MHz"): a line
+  // must never end in the number and the next start with the unit (issue 48).
+  std::vector<std::string> words;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t space = std::min(text.find(' ', pos), text.size());
+    std::string word(text.substr(pos, space - pos));
+    pos = space + 1;
     if (word.empty()) continue;
+    if (!words.empty() && is_unit(word) && !words.back().empty() &&
+        std::isdigit(static_cast<unsigned char>(words.back().back())) != 0) {
+      words.back() += " " + word;
+    } else {
+      words.push_back(std::move(word));
+    }
+  }
+  std::string current;
+  std::size_t line_start = 0;  // the first word of `current`
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
     const std::size_t need = text_width(current) + (current.empty() ? 0 : 1) + text_width(word);
     if (!current.empty() && need > width) {
-      lines.push_back(current);
-      current.clear();
-      if (lines.size() == max_lines) {
-        // Out of lines: the last one shows that more was cut.
-        std::string& last = lines.back();
-        last =
-            fit(last + " " + std::string(word) + " " + std::string(text.substr(pos)), width, utf8);
-        while (!last.empty() && last.back() == ' ') last.pop_back();
+      if (lines.size() + 1 == max_lines) {
+        // Out of lines: the last one shows that more was cut, with whole words
+        // only and room for the mark (a cut "95 %" would read "9…").
+        std::string last;
+        for (std::size_t j = line_start; j < words.size(); ++j) {
+          const std::size_t w = text_width(last) + (last.empty() ? 0 : 1) + text_width(words[j]);
+          if (w + 2 > width) break;
+          last += (last.empty() ? "" : " ") + words[j];
+        }
+        lines.push_back(last.empty() ? fit(words[line_start] + "  ", width, utf8)
+                                     : last + (utf8 ? " \u2026" : " ~"));
         return lines;
       }
+      lines.push_back(text_width(current) > width ? fit(current, width, utf8) : current);
+      current.clear();
+      line_start = i;
     }
     if (!current.empty()) current += ' ';
     current += word;

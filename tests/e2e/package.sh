@@ -9,8 +9,12 @@
 # --kernels` finds the injection library in lib/gpulens, a man page per command,
 # the completions, the docs and Debian's copyright and changelog; Depends names the
 # newest glibc the packaged binaries need; the copyright file gives Apache-2.0;
-# lintian finds no error; dpkg installs it over an older version (in a scratch
-# --instdir, no chroot) and leaves the user's /etc/gpulens and history; `cmake --install
+# lintian finds no error and no warning; dpkg installs it over an older version (in a
+# scratch --instdir, no chroot) and leaves the user's /etc/gpulens and history; the
+# maintainer scripts, with systemctl and deb-systemd-* stubbed, enable and start
+# the agent on install, restart it on upgrade, stop it on remove, leave no Python
+# bytecode behind, keep a hand-copied unit and a hand-written /etc/default/gpulens
+# (a conffile) and, on purge, the history unless asked; `cmake --install
 # --prefix` elsewhere gets its own paths; and builds the .rpm where rpmbuild is
 # installed.
 # Usage: package.sh BUILD_DIR. Exit 77 (skipped) only when a packaging tool is missing.
@@ -55,6 +59,7 @@ for f in bin/gpulens bin/gpulens-serve share/gpulens/gpu_peaks.json share/gpulen
   share/zsh/vendor-completions/_gpulens share/fish/vendor_completions.d/gpulens.fish; do
   [[ -e "$p/$f" ]] || fail "$prefix/$f is not in the package"
 done
+[[ -f "$root/etc/default/gpulens" ]] || fail "/etc/default/gpulens is not in the package"
 # The injection library of `gpulens run --kernels`, where this build made one.
 kernels_lib=''
 if [[ -e "$build/libgpulens_kernels.so" ]]; then
@@ -104,8 +109,9 @@ else
 fi
 echo "the packaged binaries need glibc $newest; Depends: $(field Depends)"
 
-# lintian: no errors (the warnings it gives are listed in docs/install.md).
-lintian --fail-on error "$deb" >"$tmp/lintian.log" 2>&1 || { cat "$tmp/lintian.log" >&2; fail "lintian reports errors"; }
+# lintian: no errors and no warnings (the notes it gives are listed in docs/install.md).
+lintian --fail-on error,warning "$deb" >"$tmp/lintian.log" 2>&1 ||
+  { cat "$tmp/lintian.log" >&2; fail "lintian reports errors or warnings"; }
 echo "lintian: $(grep -c '^E:' "$tmp/lintian.log" || true) errors, $(grep -c '^W:' "$tmp/lintian.log" || true) warnings"
 sed 's/^/  /' "$tmp/lintian.log"
 
@@ -178,11 +184,44 @@ dpkg-deb -R "$deb" "$tmp/older"
 sed -i "s/^Version: .*/Version: 0.0.1/" "$tmp/older/DEBIAN/control"
 echo "a file the newer version no longer ships" >"$tmp/older$prefix/share/gpulens/obsolete.txt"
 dpkg-deb -Znone -b "$tmp/older" "$tmp/older.deb" >/dev/null
+# The maintainer scripts run chrootless (DPKG_ROOT is the scratch root) with
+# systemctl, deb-systemd-helper and deb-systemd-invoke stubbed: each call is logged,
+# nothing reaches this machine's systemd. The scratch root's /run/systemd/system
+# says "systemd runs there", which the scripts ask before starting or stopping.
+stubs="$tmp/stubs"
+mkdir -p "$stubs" "$dpkg_root/inst/run/systemd/system"
+for tool in systemctl deb-systemd-helper deb-systemd-invoke; do
+  printf '#!/bin/sh\necho "%s $*" >>"$GPULENS_STUB_LOG"\nexit 0\n' "$tool" >"$stubs/$tool"
+  chmod +x "$stubs/$tool"
+done
+export GPULENS_STUB_LOG="$tmp/systemd-calls.log"
 dpkg_scratch() {
-  dpkg --instdir="$dpkg_root/inst" --admindir="$dpkg_root/admin" --force-not-root \
+  PATH="$stubs:$PATH" dpkg --instdir="$dpkg_root/inst" --admindir="$dpkg_root/admin" --force-not-root \
     --force-depends --force-script-chrootless --no-triggers "$@"
 }
-dpkg_scratch -i "$tmp/older.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i of the older package"; }
+# What the scripts asked of systemd since the last look.
+calls() { cat "$GPULENS_STUB_LOG" 2>/dev/null; : >"$GPULENS_STUB_LOG"; }
+expect_call() { grep -qxF "$1" <<<"$2" || fail "$3: no '$1' among the calls: $(tr '\n' ';' <<<"$2")"; }
+# Bad input first: a unit copied by hand from older instructions, and an
+# /etc/default/gpulens written before the package came. The package must leave
+# both as they are (dpkg asks about a conffile that differs; --force-confold is
+# the answer "keep mine").
+mkdir -p "$dpkg_root/inst/etc/systemd/system" "$dpkg_root/inst/etc/default"
+printf '[Service]\nExecStart=/usr/local/bin/gpulens serve --listen :9999\n' \
+  >"$dpkg_root/inst/etc/systemd/system/gpulens.service"
+printf 'ARGS="--listen :9401 --web-config /etc/gpulens/web.yml"  # mine\n' >"$dpkg_root/inst/etc/default/gpulens"
+cp "$dpkg_root/inst/etc/systemd/system/gpulens.service" "$tmp/user-unit"
+cp "$dpkg_root/inst/etc/default/gpulens" "$tmp/user-default"
+dpkg_scratch --force-confold -i "$tmp/older.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i of the older package"; }
+got=$(calls)
+expect_call "deb-systemd-helper enable gpulens.service" "$got" "first install"
+expect_call "systemctl --system daemon-reload" "$got" "first install"
+expect_call "deb-systemd-invoke start gpulens.service" "$got" "first install"
+grep -q "overrides the packaged unit" "$tmp/dpkg.log" || fail "postinst does not say that the hand-copied unit wins"
+cmp -s "$tmp/user-default" "$dpkg_root/inst/etc/default/gpulens" || fail "the first install replaced the user's /etc/default/gpulens"
+cmp -s "$root/etc/default/gpulens" "$dpkg_root/inst/etc/default/gpulens.dpkg-dist" ||
+  fail "the package's /etc/default/gpulens is not beside the user's as .dpkg-dist"
+grep -qx /etc/default/gpulens "$dpkg_root/admin/info/gpulens.conffiles" || fail "/etc/default/gpulens is not a conffile"
 # What the user made meanwhile: a configuration and the agent's history, where the
 # unit keeps them (ConfigurationDirectory, StateDirectory). The package ships neither
 # path, so an upgrade must leave both byte for byte.
@@ -193,7 +232,20 @@ head -c 65536 /dev/urandom >"$dpkg_root/inst/var/lib/gpulens/history.db"
 mkdir -p "$tmp/user-files/etc" "$tmp/user-files/var/lib"
 cp -a "$dpkg_root/inst/etc/gpulens" "$tmp/user-files/etc/"
 cp -a "$dpkg_root/inst/var/lib/gpulens" "$tmp/user-files/var/lib/"
-dpkg_scratch -i "$deb" >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i over the older package"; }
+# No --force-confold: the conffile is the same in both versions, so dpkg keeps the
+# user's without asking.
+dpkg_scratch -i "$deb" >>"$tmp/dpkg.log" 2>&1 </dev/null || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i over the older package"; }
+got=$(calls)
+expect_call "deb-systemd-invoke restart gpulens.service" "$got" "upgrade"
+! grep -q "invoke stop" <<<"$got" || fail "the upgrade stopped the agent instead of restarting it"
+cmp -s "$tmp/user-default" "$dpkg_root/inst/etc/default/gpulens" || fail "the upgrade replaced the user's /etc/default/gpulens"
+cmp -s "$tmp/user-unit" "$dpkg_root/inst/etc/systemd/system/gpulens.service" || fail "the upgrade changed the user's unit"
+unit_in="$dpkg_root/inst$prefix/lib/systemd/system/gpulens.service"
+grep -qx 'EnvironmentFile=-/etc/default/gpulens' "$unit_in" || fail "the unit does not read /etc/default/gpulens"
+grep -qx "ExecStart=$prefix/bin/gpulens serve \$ARGS" "$unit_in" || fail "the unit's ExecStart does not pass \$ARGS"
+# The default file as shipped is what the unit runs without it.
+shipped=$(sed -n 's/^ARGS="\(.*\)"$/\1/p' "$root/etc/default/gpulens")
+grep -qxF "Environment=\"ARGS=$shipped\"" "$unit_in" || fail "the unit's default ARGS is not /etc/default/gpulens' ($shipped)"
 [[ $(dpkg_scratch -s gpulens | sed -n 's/^Version: //p') == "$version" ]] ||
   fail "after the upgrade dpkg knows gpulens as: $(dpkg_scratch -s gpulens | grep ^Version)"
 [[ $("$dpkg_root/inst$prefix/bin/gpulens" --version) == "gpulens $version" ]] || fail "the upgraded gpulens --version"
@@ -202,6 +254,47 @@ for d in etc/gpulens var/lib/gpulens; do
   diff -r "$tmp/user-files/$d" "$dpkg_root/inst/$d" >&2 || fail "the upgrade changed the user's /$d"
 done
 echo "dpkg -i over 0.0.1 (scratch --instdir): gpulens $version installed, /etc/gpulens and /var/lib/gpulens as they were"
+
+# Remove: the agent stopped, the unit masked while removed; Python's bytecode (as
+# `import gpulens` run by root leaves it) goes, so no empty `gpulens` directory is
+# left to import as a namespace package; the user's files stay.
+dist="$dpkg_root/inst$prefix/lib/python3/dist-packages"
+if [[ -d $dist/gpulens ]] && command -v python3 >/dev/null 2>&1; then
+  python3 -m compileall -q "$dist/gpulens" >/dev/null
+  [[ -d $dist/gpulens/__pycache__ ]] || fail "compileall wrote no __pycache__ (the remove check would prove nothing)"
+fi
+dpkg_scratch -r gpulens >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg -r"; }
+got=$(calls)
+expect_call "deb-systemd-invoke stop gpulens.service" "$got" "remove"
+expect_call "deb-systemd-helper mask gpulens.service" "$got" "remove"
+[[ ! -e "$dist/gpulens" ]] || fail "dpkg -r left $(find "$dist/gpulens" | tr '\n' ' ')"
+if command -v python3 >/dev/null 2>&1; then
+  ! python3 -c "import sys; sys.path[:0] = ['$dist']; import gpulens; print(gpulens)" 2>/dev/null ||
+    fail "after dpkg -r, 'import gpulens' still succeeds"
+fi
+cmp -s "$tmp/user-default" "$dpkg_root/inst/etc/default/gpulens" || fail "dpkg -r removed the user's /etc/default/gpulens"
+for d in etc/gpulens var/lib/gpulens; do
+  diff -r "$tmp/user-files/$d" "$dpkg_root/inst/$d" >&2 || fail "dpkg -r changed the user's /$d"
+done
+# Purge: dpkg removes the conffile, the scripts drop the unit's state; the user's
+# /etc/gpulens (not empty) and the history stay, and the purge says where.
+dpkg_scratch --purge gpulens >>"$tmp/dpkg.log" 2>"$tmp/purge.log" || { cat "$tmp/purge.log" >&2; fail "dpkg --purge"; }
+got=$(calls)
+expect_call "deb-systemd-helper purge gpulens.service" "$got" "purge"
+[[ ! -e "$dpkg_root/inst/etc/default/gpulens" ]] || fail "the purge left /etc/default/gpulens"
+for d in etc/gpulens var/lib/gpulens; do
+  diff -r "$tmp/user-files/$d" "$dpkg_root/inst/$d" >&2 || fail "the purge changed the user's /$d"
+done
+grep -q "history is kept in /var/lib/gpulens" "$tmp/purge.log" || fail "the purge does not say where the history stays"
+cmp -s "$tmp/user-unit" "$dpkg_root/inst/etc/systemd/system/gpulens.service" || fail "the purge changed the user's unit"
+# Asked to, the purge removes the history too (and an /etc/gpulens left empty).
+dpkg_scratch -i "$deb" >>"$tmp/dpkg.log" 2>&1 </dev/null || { cat "$tmp/dpkg.log" >&2; fail "dpkg -i after the purge"; }
+rm -f "$dpkg_root/inst"/etc/gpulens/*
+GPULENS_PURGE_HISTORY=yes dpkg_scratch --purge gpulens >>"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg --purge"; }
+[[ ! -e "$dpkg_root/inst/var/lib/gpulens" ]] || fail "GPULENS_PURGE_HISTORY=yes: the purge left /var/lib/gpulens"
+[[ ! -e "$dpkg_root/inst/etc/gpulens" ]] || fail "the purge left an empty /etc/gpulens"
+calls >/dev/null
+echo "maintainer scripts: enable+start on install, restart on upgrade, stop+mask on remove, purge keeps the history unless asked; the user's unit and /etc/default/gpulens kept"
 
 # `cmake --install` keeps its own prefix: the unit runs that prefix's binary, the
 # help names that prefix's example, the injection library is in its lib/gpulens.
@@ -227,6 +320,8 @@ if command -v rpmbuild >/dev/null 2>&1; then
   [[ $rpm_license == Apache-2.0 ]] || fail "the .rpm's License is '$rpm_license', not Apache-2.0"
   rpm_prefix_files=$(rpm -qlp "$rpm" 2>/dev/null | grep -c "^$prefix/bin/gpulens$" || true)
   [[ $rpm_prefix_files == 1 ]] || fail "the .rpm does not install $prefix/bin/gpulens"
+  rpm -qcp "$rpm" 2>/dev/null | grep -qx /etc/default/gpulens ||
+    fail "the .rpm does not mark /etc/default/gpulens as a configuration file"
   if command -v rpm2cpio >/dev/null 2>&1 && command -v cpio >/dev/null 2>&1; then
     mkdir "$tmp/rpmroot"
     (cd "$tmp/rpmroot" && rpm2cpio "$rpm" | cpio -idm --quiet)

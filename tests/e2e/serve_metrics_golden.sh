@@ -50,6 +50,24 @@ check() {
     fail "$name: the replay did not end"
   local raw="$E2E_TMP/$name.prom"
   curl -sf "$url/metrics" >"$raw" || fail "$name: GET /metrics failed"
+  # Asked for gzip, the same text compressed (issue 48); asked for OpenMetrics as
+  # Prometheus asks, the OpenMetrics text (a real Prometheus parses it in
+  # prometheus.sh): its content type, '# EOF' last, and the same samples.
+  local headers="$E2E_TMP/$name.headers" unzipped="$E2E_TMP/$name.gunzipped.prom"
+  curl -sf -D "$headers" -H 'Accept-Encoding: gzip' "$url/metrics" -o "$raw.gz" ||
+    fail "$name: GET /metrics with gzip failed"
+  grep -qix 'Content-Encoding: gzip.' "$headers" || fail "$name: no gzip when asked: $(cat "$headers")"
+  gzip -dc <"$raw.gz" >"$unzipped" || fail "$name: the gzip answer does not decompress"
+  promtool check metrics <"$unzipped" || fail "$name: promtool check metrics found problems (gzip)"
+  diff -u <(mask <"$raw") <(mask <"$unzipped") >&2 || fail "$name: the gzip answer differs"
+  local om="$E2E_TMP/$name.om"
+  curl -sf -D "$headers" --compressed -H 'Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5' \
+    "$url/metrics" -o "$om" || fail "$name: GET /metrics as OpenMetrics failed"
+  grep -qix 'Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8.' "$headers" ||
+    fail "$name: no OpenMetrics content type: $(cat "$headers")"
+  [[ $(tail -n 1 "$om") == '# EOF' ]] || fail "$name: the OpenMetrics text does not end in # EOF"
+  diff -u <(grep -v '^#' "$raw" | mask) <(grep -v '^#' "$om" | mask) >&2 ||
+    fail "$name: the OpenMetrics samples differ from the text format's"
   kill "$pid"
   promtool check metrics <"$raw" || fail "$name: promtool check metrics found problems"
   local golden="$REPO/tests/golden/serve-$name.prom"

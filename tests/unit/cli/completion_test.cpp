@@ -49,10 +49,42 @@ TEST(Completion, TreeHasVisibleOptionsAndSubcommandsOnly) {
   EXPECT_EQ(quiet->description, "Say less");
 
   const auto back = options_from_spec(options_to_spec(report.options));
+  EXPECT_TRUE(back[1].values.empty());
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[1].names, report.options[1].names);
   EXPECT_EQ(back[1].takes_value, true);
   EXPECT_EQ(back[1].description, "Where");
+}
+
+// The words of a value: CLI::IsMember's set, or a list registered for the option;
+// both cross gpulens-serve's spec and reach each shell's script.
+TEST(Completion, ValuesOfAnOptionReachEveryShell) {
+  CLI::App app{"tool"};
+  std::string format;
+  std::vector<std::string> columns;
+  app.add_option("--format", format, "How")->check(CLI::IsMember({"text", "json"}));
+  auto* metrics = app.add_option("-m,--metrics", columns, "Which")->delimiter(',');
+  completion_values(metrics, {"gpu_util", "sm_active"});
+  const CompletionCommand c = describe_command(app);
+  const auto back = options_from_spec(options_to_spec(c.options));
+  ASSERT_EQ(back.size(), 3u);  // --help, --format, --metrics
+  EXPECT_EQ(back[1].values, (std::vector<std::string>{"text", "json"}));
+  EXPECT_FALSE(back[1].value_list);
+  EXPECT_EQ(back[1].description, "How");
+  EXPECT_EQ(back[2].values, (std::vector<std::string>{"gpu_util", "sm_active"}));
+  EXPECT_TRUE(back[2].value_list);
+
+  CompletionCommand root{"gpulens", "", {}, {}};
+  root.subcommands.push_back({"stream", "Stream", back, {}});
+  EXPECT_NE(
+      completion_script(root, "bash").find("--metrics|-m) words='gpu_util sm_active'; list=1"),
+      std::string::npos);
+  EXPECT_NE(completion_script(root, "zsh").find("'--format[How]:value:(text json)'"),
+            std::string::npos);
+  EXPECT_NE(completion_script(root, "zsh").find(":value:_values -s , value gpu_util sm_active'"),
+            std::string::npos);
+  EXPECT_NE(completion_script(root, "fish").find("-l format -r -f -a 'text json'"),
+            std::string::npos);
 }
 
 TEST(Completion, ScriptsQuoteDescriptions) {
@@ -87,6 +119,15 @@ TEST(Completion, BashScriptOfTheBinaryCompletesCommandsAndOptions) {
   EXPECT_EQ(complete_bash(script, "gpulens-serve --lis"), "--listen\n");
   // After an option that takes a value: file names, not options.
   EXPECT_EQ(complete_bash(script, "gpulens report --data-dir /e"), "/etc\n");
+  // Values where the option has them (issue 48), not file names: a set checked
+  // with CLI::IsMember, the agent's too, and a comma-separated list after its last comma.
+  EXPECT_EQ(complete_bash(script, "gpulens report --format \"\""), "text json html\n");
+  EXPECT_EQ(complete_bash(script, "gpulens report --format j"), "json\n");
+  EXPECT_EQ(complete_bash(script, "gpulens stream -f c"), "csv\n");
+  EXPECT_EQ(complete_bash(script, "gpulens serve --compat \"\""), "dcgm\n");
+  EXPECT_EQ(complete_bash(script, "gpulens-serve --compat d"), "dcgm\n");
+  EXPECT_EQ(complete_bash(script, "gpulens stream --metrics ten"), "tensor\n");
+  EXPECT_EQ(complete_bash(script, "gpulens stream -m sm,memt"), "sm,memtemp\n");
   // The hidden command itself is not offered.
   EXPECT_EQ(complete_bash(script, "gpulens com"), "\n");
   std::remove(script.c_str());

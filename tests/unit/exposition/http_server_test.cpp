@@ -33,12 +33,36 @@ std::string raw_request(int port, const std::string& bytes) {
 }
 
 TEST(ServerHttp, ListenAddresses) {
-  EXPECT_EQ(parse_listen("127.0.0.1:9400")->second, 9400);
-  EXPECT_EQ(parse_listen(":9400")->first, "0.0.0.0");
-  EXPECT_EQ(parse_listen("[::1]:9400")->first, "::1");
-  EXPECT_FALSE(parse_listen("9400").ok());
+  EXPECT_EQ(parse_listen("127.0.0.1:9401")->second, 9401);
+  EXPECT_EQ(parse_listen(":9401")->first, "0.0.0.0");
+  EXPECT_EQ(parse_listen("[::1]:9401")->first, "::1");
+  EXPECT_FALSE(parse_listen("9401").ok());
   EXPECT_FALSE(parse_listen("host:99999").ok());
   EXPECT_FALSE(parse_listen("host:abc").ok());
+}
+
+// A port in use (dcgm-exporter's, another agent's) is refused at start in words
+// that name the address and the way out (issue 48), never silently moved.
+TEST(ServerHttp, PortInUseIsRefusedInWords) {
+  Running first({});
+  ASSERT_TRUE(first.server) << first.error;
+  ServerOptions options;
+  options.listen = "127.0.0.1:" + std::to_string(first.port());
+  exposition::ApiContext ctx;
+  auto snap = std::make_shared<const agent::LiveSnapshot>(fixed_snapshot());
+  ctx.snapshot = [snap] { return snap; };
+  ctx.store_status = [] { return std::optional<store::StoreStatus>(); };
+  auto second = HttpServer::create(std::move(options), ctx);
+  ASSERT_TRUE(second) << second.error().message;
+  const auto bound = (*second)->bind();
+  ASSERT_FALSE(bound.ok());
+  const std::string& why = bound.error().message;
+  EXPECT_NE(why.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("in use"), std::string::npos) << why;
+  EXPECT_NE(why.find("dcgm-exporter"), std::string::npos) << why;
+  EXPECT_NE(why.find("--listen"), std::string::npos) << why;
 }
 
 TEST(ServerHttp, ServesMetricsApiAndDashboard) {

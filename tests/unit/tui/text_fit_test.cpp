@@ -39,6 +39,12 @@ TEST(TuiText, WrapBreaksAtSpacesAndMarksACut) {
   EXPECT_EQ(wrap("one two three four", 9, 1), (std::vector<std::string>{"one two \u2026"}));
   EXPECT_EQ(wrap("a", 5, 2), (std::vector<std::string>{"a"}));
   EXPECT_EQ(wrap("abcdefghij", 4, 2), (std::vector<std::string>{"abc\u2026"}));
+  // A number and its unit stay on one line (issue 48: "17" ended a line of `top`
+  // at 80 columns and "%" began the next).
+  EXPECT_EQ(wrap("waits 17 % of it", 8, 3), (std::vector<std::string>{"waits", "17 % of", "it"}));
+  EXPECT_EQ(wrap("at 1440 MHz, fine", 9, 3), (std::vector<std::string>{"at", "1440 MHz,", "fine"}));
+  // Cut short, the last line ends at a whole word: never "busy 9…".
+  EXPECT_EQ(wrap("busy 95 % SM", 8, 1), (std::vector<std::string>{"busy \u2026"}));
 }
 
 }  // namespace
