@@ -35,7 +35,7 @@
 #   GPULENS_ALLOC_DIR             the prolog's allocation entries, whose entry
 #                                 for this job is removed (/run/gpulens/slurm-jobs)
 #   GPULENS_SLURM_AGENT_URL       a job over several nodes: each node's agent,
-#                                 %n standing for the node (http://%n:9400)
+#                                 %n standing for the node (http://%n:9401)
 #   GPULENS_SLURM_AGENTS          ... or per node, "node=URL node=URL" (wins)
 #   GPULENS_SLURM_CURL_CONFIG     a curl config file (-K) for the agents: user,
 #                                 cacert (keep it root's: it holds the password)

@@ -8,7 +8,9 @@ phase that depends on node and GPU (so that 1,000 GPUs do not move in step),
 a new UUID, and a process whose pod UID names a pod of one of three namespaces
 (every fourth GPU holds none: allocation below 1). Odd nodes are Slurm nodes
 instead: their processes carry a Slurm job (`x_slurm`: one job per four GPUs,
-of one of two accounts) and no pod. One extra node replays the
+of one of two accounts) and no pod, and Slurm's allocation (`x_allocation`, as the
+prolog gives it) names the job on each of its GPUs; GPU 7 of an odd node is held
+by a job that runs nothing on it (no process, no kernel). One extra node replays the
 spin8 phase of diagnosis-h100 (a kernel that spins on 8 SMs: the signature of a
 hung collective), which the agent reports as `stalled`.
 
@@ -53,6 +55,20 @@ def slurm_of(node, gpu):
             "account": ACCOUNTS[(node // 2 + gpu // 4) % len(ACCOUNTS)], "from": "environ"}
 
 
+def allocation_of(node, gpu):
+    """Slurm's allocation of a GPU of an odd node (x_allocation), or None elsewhere."""
+    if node % 2 == 0:
+        return None
+    if gpu == 7:  # held by a job that runs nothing on it
+        return [{"scheduler": "slurm", "job": str(4900 + node), "user": "bob",
+                 "account": ACCOUNTS[node // 2 % len(ACCOUNTS)], "partition": "gpu"}]
+    job = slurm_of(node, gpu)
+    if job is None:
+        return []
+    return [{"scheduler": "slurm", "job": job["job"], "user": job["user"], "account": job["account"],
+             "partition": "gpu"}]
+
+
 def thin(samples, interval):
     out, last = [], {}
     for s in samples:
@@ -92,6 +108,14 @@ def node_trace(src_header, src_samples, node, gpus, interval, pids=None):
             # (the kernel summary senders of fleet_sim.py: the agent believes only those).
             pid = (pids or {}).get((node, k // 4), 1000 + k)
             s["procs"] = []
+            held = allocation_of(node, k)
+            if held is not None:
+                s["x_allocation"] = held
+                if held and job is None:
+                    # Held and idle: the GPU's own readings of doing nothing.
+                    s = {"t": t, "gpu": k, "gpu_util": 0, "sm_active": 0, "tensor_active": 0,
+                         "dram_active": 0, "mem_used_mib": 500, "power_w": 70, "temp_c": 33,
+                         "procs": [], "x_allocation": held}
             if job is not None:
                 s["procs"] = [{"pid": pid, "name": "python", "used_mib": used, "x_slurm": job}]
             elif pod is not None:
