@@ -176,7 +176,10 @@ void Sampler::add_host_readings(Tick& tick) {
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
     sample.values.set(Metric::HostCpuPct, host.cpu_pct);
-    if (sample.procs) host_.enrich(*sample.procs, tick.t);
+    if (sample.procs) {
+      host_.enrich(*sample.procs, tick.t);
+      sources::confirm_slurm_jobs(*sample.procs, held);
+    }
     // A directory that could not be trusted or read names no owner: the samples
     // then say nothing of allocation, and the jobs come from processes.
     if (held != nullptr && held->usable) {

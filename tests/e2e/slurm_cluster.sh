@@ -268,6 +268,27 @@ for pid, step in want.items():
         sys.exit(f"FAIL: PID {pid}: slurm is {s}, expected {expected} (processes with slurm: {found})")
 PY
 
+# A forged claim: a process outside any job sets SLURM_JOB_ID=999 (and an account
+# to charge), on the working job's GPU. No Slurm cgroup here (proctrack/linuxproc) and
+# no allocation of job 999: it is in no job, and says why.
+env SLURM_JOB_ID=999 SLURM_JOB_ACCOUNT=victim sleep 300 &
+forger=$!
+pids+=("$forger")
+echo "$work_gpu $forger 1073741824" >>"$procs"
+forged_is_no_job() {
+  curl -fsS "$url/api/v1/latest" | python3 -c '
+import json, sys
+pid = int(sys.argv[1])
+for g in json.load(sys.stdin)["gpus"]:
+    for p in g.get("processes") or []:
+        if p["pid"] == pid:
+            s = p.get("slurm") or {}
+            sys.exit(0 if not s.get("job") and "SLURM_JOB_ID=999" in s.get("unknown", "") else 1)
+sys.exit(1)' "$forger"
+}
+until_ok 20 forged_is_no_job ||
+  fail "a process claiming SLURM_JOB_ID=999 (no such allocation) was not shown as in no job: $(curl -fsS "$url/api/v1/latest")"
+
 # The allocation: the idle job holds its GPU with nothing on it, the working job its own.
 alloc_series() {
   local m

@@ -244,6 +244,46 @@ std::optional<int> match_slurm_gpu(std::string_view id, const std::vector<Alloca
   return sorted[slurm_index]->index;
 }
 
+void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan* held) {
+  const bool usable = held != nullptr && held->usable;
+  const auto find = [&](const std::string& job) -> const GpuAllocation* {
+    if (!usable) return nullptr;
+    for (const auto& [gpu, jobs] : held->by_gpu) {
+      for (const auto& a : jobs) {
+        if (a.job == job) return &a;
+      }
+    }
+    return nullptr;
+  };
+  for (auto& p : procs) {
+    if (!p.slurm || p.slurm->job.empty()) continue;
+    SlurmJob& s = *p.slurm;
+    const GpuAllocation* a = find(s.job);
+    // The environment's claim holds where the job is allocated here and the
+    // process runs as the job's user: another user cannot charge their work to it.
+    const bool owner_ok = a != nullptr && (a->user.empty() || a->user == p.user);
+    if (a != nullptr && (s.from != "environ" || owner_ok)) {
+      if (!a->user.empty()) s.user = a->user;
+      s.account = a->account;
+      continue;
+    }
+    if (s.from == "environ") {
+      s.unknown = a == nullptr
+                      ? fmt::format("SLURM_JOB_ID={} in its environment, confirmed neither by "
+                                    "Slurm's cgroup nor by the prolog's allocation on this node",
+                                    s.job)
+                      : fmt::format("SLURM_JOB_ID={} in its environment, but the process runs as "
+                                    "{}, not as the job's user",
+                                    s.job, p.user.empty() ? "an unknown user" : p.user);
+      s.job.clear();
+      s.step.clear();
+      s.array_job.clear();
+      s.array_task.clear();
+      s.account.clear();
+    }
+  }
+}
+
 std::vector<AllocationDevice> allocation_devices(const TraceHeader& header) {
   std::vector<AllocationDevice> out;
   for (const auto& d : header.devices) {

@@ -6,9 +6,11 @@
 namespace gpulens::sources {
 namespace {
 
+// The step and array ids the environment adds. Not the user or the account: the
+// process's owner can set those to anyone's, and they decide who pays; they come
+// from the cgroup's uid, the owner, or Slurm's records (confirm_slurm_jobs).
 void take_environ_extras(SlurmJob& job, const SlurmEnviron& env) {
   if (job.step.empty()) job.step = env.step;
-  job.account = env.account;
   job.array_job = env.array_job;
   job.array_task = env.array_task;
 }
@@ -65,14 +67,12 @@ SlurmAttribution attribute_slurm(const SlurmEvidence& evidence, std::string_view
     } else if (env != nullptr && !env->job.empty()) {
       flag(SlurmProblem::EnvironCgroupDisagree);
     }
-    job.user = !cgroup_user.empty()               ? std::string(cgroup_user)
-               : env_agrees && !env->user.empty() ? env->user
-                                                  : std::string(process_user);
+    job.user = !cgroup_user.empty() ? std::string(cgroup_user) : std::string(process_user);
   } else if (env != nullptr && !env->job.empty()) {
     job.job = env->job;
-    job.from = "environ";
+    job.from = "environ";  // a claim until Slurm's allocation confirms it (confirm_slurm_jobs)
     take_environ_extras(job, *env);
-    job.user = !env->user.empty() ? env->user : std::string(process_user);
+    job.user = std::string(process_user);
   } else if (env != nullptr && env->job_malformed) {
     job.unknown = "malformed SLURM_JOB_ID";
     job.user = std::string(process_user);

@@ -60,10 +60,18 @@ SlurmCgroup parse_slurm_cgroup_path(std::string_view path) {
     path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
     if (!seg.empty()) segs.push_back(seg);
   }
-  // The innermost anchor wins, as with containers nested in containers. v2 first:
-  // below a step, "slurm" holds that step's slurmstepd and is no v1 root.
+  // Slurm's own root only: slurmd puts its scope at the top of the hierarchy or
+  // in system.slice (v2), and its v1 root at the top of each controller. Under
+  // systemd's user delegation anyone can make a cgroup of any name further down
+  // (user.slice/.../slurmstepd.scope/job_1): a look-alike there is a forged
+  // layout, counted as unknown and naming no job. v2 first: below a step,
+  // "slurm" holds that step's slurmstepd and is no v1 root.
+  const auto at_root = [&](std::size_t i) {
+    return i == 0 || (i == 1 && segs[0] == "system.slice");
+  };
   for (std::size_t i = segs.size(); i-- > 0;) {
     if (!v2_anchor(segs[i])) continue;
+    if (!at_root(i)) return {SlurmCgroup::Kind::UnknownLayout, {}, {}, {}};
     if (i + 1 == segs.size() || segs[i + 1] == "system") {
       return {SlurmCgroup::Kind::Daemon, {}, {}, {}};  // slurmstepd itself, no job
     }
@@ -71,6 +79,7 @@ SlurmCgroup parse_slurm_cgroup_path(std::string_view path) {
   }
   for (std::size_t i = segs.size(); i-- > 0;) {
     if (v1_anchor(segs[i])) {
+      if (i != 0) return {SlurmCgroup::Kind::UnknownLayout, {}, {}, {}};
       if (i + 1 == segs.size()) return {SlurmCgroup::Kind::Daemon, {}, {}, {}};
       const auto uid_text = after_prefix(segs[i + 1], "uid_");
       const auto uid = uid_text ? valid_slurm_number(*uid_text) : std::nullopt;

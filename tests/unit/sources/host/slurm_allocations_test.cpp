@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sources/host/slurm_cgroup.hpp"
+
 namespace gpulens::sources {
 namespace {
 
@@ -210,6 +212,51 @@ TEST_F(AllocationDir, RescansOnlyWhenDue) {
   write("4242", alloc_entry("4242", "0"));
   EXPECT_EQ(reader.read(1000 + options_.rescan_s / 2).jobs, 0u);
   EXPECT_EQ(reader.read(1000 + options_.rescan_s).jobs, 1u);
+}
+
+// The trust rule: the environment's job counts where Slurm's allocation lists it,
+// and then user and account are Slurm's; a cgroup's job stands on its own.
+TEST(SlurmConfirm, TheEnvironmentCountsOnlyWhereSlurmsAllocationListsTheJob) {
+  AllocationScan held;
+  held.usable = true;
+  held.by_gpu[0] = {{"slurm", "41", "alice", "physics", "gpu", 1.0}};
+  const auto proc = [](std::uint32_t pid, const std::string& job, const std::string& from) {
+    ProcessSample p;
+    p.pid = pid;
+    p.user = "mallory";
+    p.slurm = SlurmJob{job, "0", "mallory", "", "", "", from, ""};
+    return p;
+  };
+  std::vector<ProcessSample> procs = {proc(1, "41", "environ"), proc(2, "42", "environ"),
+                                      proc(3, "43", "cgroup"), proc(4, "41", "cgroup"),
+                                      proc(5, "41", "environ")};
+  procs[0].user = "alice";  // the job's own user
+  confirm_slurm_jobs(procs, &held);
+  // Job 41's id in another user's process: that user cannot charge alice's job.
+  EXPECT_EQ(procs[4].slurm->job, "");
+  EXPECT_NE(procs[4].slurm->unknown.find("runs as mallory"), std::string::npos);
+  EXPECT_EQ(procs[0].slurm->job, "41");  // listed: confirmed, Slurm's names
+  EXPECT_EQ(procs[0].slurm->user, "alice");
+  EXPECT_EQ(procs[0].slurm->account, "physics");
+  EXPECT_EQ(procs[1].slurm->job, "");  // a claim no one confirms: no job
+  EXPECT_NE(procs[1].slurm->unknown.find("SLURM_JOB_ID=42"), std::string::npos);
+  EXPECT_EQ(procs[2].slurm->job, "43");  // the cgroup's word stands
+  EXPECT_EQ(procs[2].slurm->account, "");
+  EXPECT_EQ(procs[3].slurm->account, "physics");
+  // Without a prolog (no allocation read) the environment alone names no job.
+  std::vector<ProcessSample> alone = {proc(5, "41", "environ")};
+  confirm_slurm_jobs(alone, nullptr);
+  EXPECT_EQ(alone[0].slurm->job, "");
+}
+
+TEST(SlurmConfirm, ALookAlikeCgroupBelowSlurmsRootIsNoJob) {
+  // systemd's user delegation lets anyone make these names under their own slice.
+  for (const char* path :
+       {"/user.slice/user-1000.slice/user@1000.service/app.slice/slurmstepd.scope/job_5/step_0",
+        "/user.slice/user-1000.slice/user@1000.service/slurm/uid_0/job_5/step_0",
+        "/kubepods/pod1/system.slice/slurmstepd.scope/job_5/step_0"}) {
+    EXPECT_EQ(parse_slurm_cgroup_path(path).kind, SlurmCgroup::Kind::UnknownLayout) << path;
+  }
 }
 
 }  // namespace

@@ -36,13 +36,15 @@ int problem_count(const SlurmAttribution& a) {
   return n;
 }
 
+// The environment's claim, which confirm_slurm_jobs keeps only where Slurm's
+// allocation lists the job; its user and account are not taken (anyone's to set).
 TEST(SlurmAttribution, EnvironmentAloneNamesTheJob) {
   const auto a = attribute_slurm({{}, environ_job("41"), 0, false}, "", "uid-user");
   ASSERT_TRUE(a.job);
   EXPECT_EQ(a.job->job, "41");
   EXPECT_EQ(a.job->step, "3");
-  EXPECT_EQ(a.job->user, "alice");
-  EXPECT_EQ(a.job->account, "physics");
+  EXPECT_EQ(a.job->user, "uid-user");
+  EXPECT_EQ(a.job->account, "");
   EXPECT_EQ(a.job->array_job, "40");
   EXPECT_EQ(a.job->from, "environ");
   EXPECT_EQ(problem_count(a), 0);
@@ -65,9 +67,9 @@ TEST(SlurmAttribution, CgroupAloneNamesTheJobWithTheUidsUser) {
 TEST(SlurmAttribution, AgreeingEnvironmentAddsWhatTheCgroupLacks) {
   const auto a = attribute_slurm({cgroup_job("41", "0"), environ_job("41"), 0, false}, "", "bob");
   ASSERT_TRUE(a.job);
-  EXPECT_EQ(a.job->step, "0");  // the cgroup's step
-  EXPECT_EQ(a.job->user, "alice");
-  EXPECT_EQ(a.job->account, "physics");
+  EXPECT_EQ(a.job->step, "0");    // the cgroup's step
+  EXPECT_EQ(a.job->user, "bob");  // the process's owner: SLURM_JOB_USER is anyone's to set
+  EXPECT_EQ(a.job->account, "");  // Slurm's records give it (confirm_slurm_jobs)
   EXPECT_EQ(a.job->array_task, "2");
   EXPECT_EQ(a.job->from, "cgroup");
   EXPECT_EQ(problem_count(a), 0);

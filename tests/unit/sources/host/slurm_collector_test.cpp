@@ -73,11 +73,12 @@ TEST(SlurmCollector, EachLayoutAndPrecedenceOnTheFixtureTree) {
 
   // Environment only (no Slurm cgroup).
   ASSERT_TRUE(p[2001].slurm);
-  EXPECT_EQ(*p[2001].slurm, (SlurmJob{"4101", "0", "alice", "physics", "", "", "environ", ""}));
-  // cgroup v1: the job's owner from uid_<n>; account and array from the agreeing environment.
+  EXPECT_EQ(*p[2001].slurm, (SlurmJob{"4101", "0", "3999999999", "", "", "", "environ", ""}));
+  // cgroup v1: the job's owner from uid_<n>; the array from the agreeing environment,
+  // not its account (anyone's to set: Slurm's allocation gives it).
   ASSERT_TRUE(p[2002].slurm);
   EXPECT_EQ(*p[2002].slurm,
-            (SlurmJob{"4102", "batch", "3999999998", "chem", "4100", "2", "cgroup", ""}));
+            (SlurmJob{"4102", "batch", "3999999998", "", "4100", "2", "cgroup", ""}));
   EXPECT_EQ(p[2002].user, "3999999999");  // the process's own user is unchanged
   // cgroup v2 alone.
   ASSERT_TRUE(p[2003].slurm);
@@ -95,9 +96,9 @@ TEST(SlurmCollector, EachLayoutAndPrecedenceOnTheFixtureTree) {
   // No environ file (the process exited): the cgroup still names the job.
   ASSERT_TRUE(p[2007].slurm);
   EXPECT_EQ(p[2007].slurm->job, "4107");
-  // Both, agreeing: the cgroup's step, the environment's user and account.
+  // Both, agreeing: the cgroup's step; the process owner, not SLURM_JOB_USER.
   ASSERT_TRUE(p[2008].slurm);
-  EXPECT_EQ(*p[2008].slurm, (SlurmJob{"4108", "2", "carol", "bio", "", "", "cgroup", ""}));
+  EXPECT_EQ(*p[2008].slurm, (SlurmJob{"4108", "2", "3999999999", "", "", "", "cgroup", ""}));
   EXPECT_FALSE(p[2009].slurm);
 
   EXPECT_EQ(count(host, SlurmProblem::EnvironGone), 1u);            // 2007
