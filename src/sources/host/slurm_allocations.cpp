@@ -268,13 +268,14 @@ void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan*
       continue;
     }
     if (s.from == "environ") {
-      s.unknown = a == nullptr
-                      ? fmt::format("SLURM_JOB_ID={} in its environment, confirmed neither by "
-                                    "Slurm's cgroup nor by the prolog's allocation on this node",
-                                    s.job)
-                      : fmt::format("SLURM_JOB_ID={} in its environment, but the process runs as "
-                                    "{}, not as the job's user",
-                                    s.job, p.user.empty() ? "an unknown user" : p.user);
+      s.unknown = a == nullptr ? fmt::format(
+                                     "SLURM_JOB_ID={} in its environment, confirmed neither by "
+                                     "Slurm's cgroup nor by the prolog's allocation on this node",
+                                     s.job)
+                               : fmt::format(
+                                     "SLURM_JOB_ID={} in its environment, but the process runs as "
+                                     "{}, not as the job's user",
+                                     s.job, p.user.empty() ? "an unknown user" : p.user);
       s.job.clear();
       s.step.clear();
       s.array_job.clear();

@@ -111,9 +111,10 @@ class SlurmAllocationReader {
 // The Slurm trust rule for processes (docs/slurm.md, "Precedence"): a job the
 // environment alone names (SLURM_JOB_ID, which anyone can set) counts only when
 // Slurm's allocation on this node lists it and the process runs as the job's
-// user; else the process is in no job, and says why. A job Slurm's allocation lists takes its user and account from there
-// (Slurm's records); elsewhere the user is the cgroup's uid or the process's
-// owner and the account unknown. `held` is null or unusable without a prolog.
+// user; else the process is in no job, and says why. A job Slurm's allocation
+// lists takes its user and account from there (Slurm's records); elsewhere the
+// user is the cgroup's uid or the process's owner and the account unknown.
+// `held` is null, or not usable, without a prolog.
 void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan* held);
 
 // Allocation devices from a trace header (index, uuid, x_pci_bus_id).

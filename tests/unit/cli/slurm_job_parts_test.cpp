@@ -27,14 +27,13 @@ class SlurmJobParts : public ::testing::Test {
   // A node's part of `job` as the agent serves it: two GPUs, samples at t0, t0+1.
   std::string part(const std::string& node, const std::string& job, double t0,
                    bool with_header = true) {
-    nlohmann::json h = {{"format", "gpu-trace"}, {"version", 1}, {"host", node},
-                        {"interval_s", 1}};
+    nlohmann::json h = {{"format", "gpu-trace"}, {"version", 1}, {"host", node}, {"interval_s", 1}};
     h["devices"] = {{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}},
                     {{"index", 1}, {"name", "NVIDIA H100 80GB HBM3"}}};
     if (with_header) {
-      h["x_slurm_job"] = {{"node", node},     {"job", job},        {"user", "alice"},
-                          {"account", "phy"}, {"steps", {"0"}},    {"gpus", {0, 1}},
-                          {"from", t0},       {"to", t0 + 1},      {"allocated", true},
+      h["x_slurm_job"] = {{"node", node},     {"job", job},         {"user", "alice"},
+                          {"account", "phy"}, {"steps", {"0"}},     {"gpus", {0, 1}},
+                          {"from", t0},       {"to", t0 + 1},       {"allocated", true},
                           {"samples", "raw"}, {"notes", {"a note"}}};
     }
     const std::string path = dir_ + "/" + node + "-" + job + ".jsonl";
