@@ -155,6 +155,7 @@ TEST(KernelHistory, TheIntakeQueuesWhatItStores) {
   writer.start(TraceHeader{});
   KernelStore kernels;
   SummaryIntake intake(kernels, {}, nullptr, &writer);
+  intake.set_clock([] { return static_cast<double>(kBase) / 1e9; });  // the window's time
   LiveSnapshot snap;
   snap.seq = 1;
   GpuLive g;
