@@ -310,5 +310,14 @@ TEST(SlurmJobReportCli, TheIdIsCheckedAsSlurmPrintsIt) {
   EXPECT_NE(r.out.find("--slurm-job"), std::string::npos);
 }
 
+// Issue 47 (small): a 100,000-digit id was echoed whole in the error.
+TEST(SlurmJobReportCli, AHugeIdIsNotEchoedWhole) {
+  const auto r = run_gpulens(
+      fmt::format("report --db /nonexistent/h.db --slurm-job '{}'", std::string(100'000, '9')));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("... (100000 bytes)' is not a Slurm job id"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace gpulens::store
