@@ -155,14 +155,16 @@ namespace {
 // regular files only, and read in bounded lines.
 struct RecordCopier {
   std::ofstream& out;
-  std::size_t budget;  // bytes left to read, over all files
+  std::size_t budget;       // bytes left to read, over all files
+  std::size_t max_records;  // records taken in all, at most
   const std::size_t limit = budget;
   std::size_t records = 0;
 
   std::string limit_text() const {
-    return fmt::format("the job's record files are read up to {} in all",
+    return fmt::format("the job's record files are read up to {} and {} records in all",
                        limit % (1 << 20) == 0 ? fmt::format("{} MiB", limit >> 20)
-                                              : fmt::format("{} bytes", limit));
+                                              : fmt::format("{} bytes", limit),
+                       max_records);
   }
 
   void write(const std::string& line) {
@@ -222,6 +224,7 @@ struct RecordCopier {
             fmt::format("not a kernel record (a JSON object with \"x_kernels\") (line {})", number);
       } else {
         write(line);
+        if (records >= max_records) budget = 0;  // as spent: said alike
         continue;
       }
       if (refused++ == 0) first_problem = problem;
@@ -267,9 +270,9 @@ void remove_if_same(const std::string& path, int dir_fd) {
 }  // namespace
 
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path,
-                                 std::size_t max_bytes) {
+                                 std::size_t max_bytes, std::size_t max_records) {
   std::ofstream out(trace_path, std::ios::app);
-  RecordCopier copier{out, max_bytes};
+  RecordCopier copier{out, max_bytes, max_records};
   if (!setup.unavailable.empty()) {
     copier.write(
         nlohmann::json{{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}}

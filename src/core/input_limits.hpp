@@ -33,6 +33,11 @@ inline constexpr std::size_t kMaxKernelRecordFiles = 1024;
 // and 1.5 GB, and 1 GiB of junk took `run` 230 s, unbounded. Past it the rest is
 // not read, and said so.
 inline constexpr std::size_t kMaxKernelRecordBytes = std::size_t{256} << 20;
+// Record lines `gpulens run --kernels` takes in all, whatever their size: each
+// costs the report as a record, and 5 million one-line records (256 MiB) took
+// the debug build's `run` 244 s. A day of 8 processes traced whole (a chunk
+// every 2 s) is about 350,000 lines; at the default windows, 35,000.
+inline constexpr std::size_t kMaxKernelRecordLines = 1'000'000;
 // Lines of one kernel record file refused before the rest of that file is left
 // unread: a process killed inside a write leaves one; thousands are not records.
 inline constexpr std::size_t kMaxRefusedRecordLines = 64;

@@ -103,13 +103,28 @@ TEST(MergeKernelRecords, TheFilesAreReadUpToABudgetAndJunkIsNotReadToTheEnd) {
             std::string::npos)
       << notes;
   EXPECT_NE(notes.find(fmt::format("kernels-2.json: not read past line 5: the job's record "
-                                   "files are read up to {} bytes in all",
-                                   budget)),
+                                   "files are read up to {} bytes and {} records in all",
+                                   budget, kMaxKernelRecordLines)),
             std::string::npos)
       << notes;
   EXPECT_NE(notes.find("kernels-3.json: this and 0 more record files not read"), std::string::npos)
       << notes;
   EXPECT_FALSE(fs::exists(base / "kernels")) << "every file removed, read or not";
+  // Tiny records are capped by their number too (5 million cost the report minutes).
+  const KernelsSetup again = records_in(base / "kernels");
+  {
+    std::ofstream a(base / "kernels" / "kernels-2.json", std::ios::binary);
+    for (int i = 0; i < 10; ++i) a << good << '\n';
+  }
+  const fs::path second = base / "second.jsonl";
+  EXPECT_EQ(merge_kernel_records(again, second.string(), std::size_t{1} << 20, 3), "");
+  const auto taken = lines_of(second);
+  ASSERT_EQ(taken.size(), 4u);
+  EXPECT_EQ(taken[2], good);
+  EXPECT_NE(taken[3].find("kernels-2.json: not read past line 3: the job's record files are read "
+                          "up to 1 MiB and 3 records in all"),
+            std::string::npos)
+      << taken[3];
   fs::remove_all(base);
 }
 
