@@ -21,6 +21,7 @@ line (a recording cut off by a crash) is skipped with a warning in both modes.
 
 import json
 import os
+import stat
 
 __all__ = [
     "METRICS", "TraceError", "Sample", "Mark", "TraceReader", "Trace", "open_trace",
@@ -174,10 +175,7 @@ class TraceReader:
             self.name = str(getattr(source, "name", "<stream>"))
         else:
             self.name = os.fspath(source)
-            try:
-                self._file = open(self.name, "rb")
-            except OSError as e:
-                raise TraceError(self.name, None, "cannot open: %s" % (e.strerror or e)) from e
+            self._file = _open_regular(self.name)
             self._owns = True
         try:
             self.header = self._read_header()
@@ -337,6 +335,33 @@ class TraceReader:
             self.skipped += 1
             return None
         raise TraceError(self.name, self._line_no, reason)
+
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISDIR, "a directory"))
+
+
+def _open_regular(name):
+    """`name` opened for reading if it is a regular file (a link to one is fine),
+    else a TraceError naming its kind, as gpulens's own reader says it
+    (core/regular_file.cpp): /dev/zero would be read for ever and a FIFO would
+    block the open until a writer came. Opened without blocking, so a FIFO is
+    refused at once."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise TraceError(name, None, "cannot open: %s" % (e.strerror or e)) from e
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((k for test, k in _FILE_KINDS if test(mode)), "not a file")
+            raise TraceError(name, None, "not a regular file (%s)" % kind)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _text(line):

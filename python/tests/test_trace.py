@@ -4,7 +4,9 @@ the same verdict as gpulens' own reader (file and line) on each."""
 
 import io
 import json
+import os
 import subprocess
+import threading
 
 import gpulens
 from gpulens import trace as trace_module
@@ -217,6 +219,38 @@ class Malformed(support.TempDirTest):
         self.assertIn("longer than", str(caught.exception))
         trace = gpulens.read_trace(path, lenient=True)
         self.assertEqual((trace.skipped, len(trace.samples)), (1, 2))
+
+
+class NotRegularFiles(support.TempDirTest):
+    """Issue 47, 13: read_trace("/dev/zero") spun for ever and a FIFO blocked the
+    open; gpulens's own reader refuses both at once. Each read runs in a daemon
+    thread, so that a regression fails here instead of hanging the suite."""
+
+    def refused(self, path):
+        outcome = []
+
+        def read():
+            try:
+                gpulens.read_trace(path)
+                outcome.append("read")
+            except gpulens.TraceError as e:
+                outcome.append(str(e))
+
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        worker.join(60)
+        self.assertFalse(worker.is_alive(), "still reading %s after 60 s" % path)
+        return outcome[0]
+
+    def test_a_device_or_a_fifo_is_refused_at_once(self):
+        self.assertIn("not a regular file (a character device)", self.refused("/dev/zero"))
+        fifo = os.path.join(self.tmp, "trace.fifo")
+        os.mkfifo(fifo)
+        self.assertIn("not a regular file (a FIFO)", self.refused(fifo))
+        self.assertIn("not a regular file (a directory)", self.refused(self.tmp))
+        link = os.path.join(self.tmp, "zero.jsonl")
+        os.symlink("/dev/zero", link)
+        self.assertIn("not a regular file (a character device)", self.refused(link))
 
 
 class Headers(support.TempDirTest):
