@@ -153,6 +153,7 @@ class Client:
             handlers.append(urllib.request.HTTPSHandler(context=context))
         elif ca_file is not None or cert_file is not None:
             raise ValueError("ca_file and cert_file are for https:// URLs")
+        handlers.append(_AuthStaysHome())
         self._opener = urllib.request.build_opener(*handlers)
 
     # -- the routes ---------------------------------------------------------
@@ -247,6 +248,25 @@ class Client:
             raise AgentUnreachable("no answer within %g s" % self.timeout, url) from None
         except (ConnectionError, ssl.SSLError, OSError) as e:
             raise AgentUnreachable(_reason(e), url) from None
+
+
+def _origin(url):
+    parts = urllib.parse.urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+class _AuthStaysHome(urllib.request.HTTPRedirectHandler):
+    """Redirects are followed as urllib does, but the basic-auth credentials go
+    only to the agent's own origin (scheme, host and port): urllib copies every
+    header to wherever a redirect points, so a redirect to another port or host
+    was handed the password."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
 
 
 def _read_quietly(http_error):

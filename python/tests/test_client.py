@@ -4,11 +4,13 @@ calibration recording on a free loopback port, its answers checked against the
 recording itself (read with this package)."""
 
 import datetime
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import gpulens
@@ -178,6 +180,65 @@ class ClientWithoutHistory(support.TempDirTest):
         self.assertEqual(caught.exception.status, 503)
         self.assertEqual(caught.exception.message, "history is disabled (--no-history)")
         self.assertFalse(client.health()["history"]["enabled"])
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers 302 to `self.server.redirect` when set, else {} as JSON; records
+    the Authorization header of each request."""
+
+    def do_GET(self):
+        self.server.seen.append(self.headers.get("Authorization"))
+        if self.server.redirect:
+            self.send_response(302)
+            self.send_header("Location", self.server.redirect + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _recording_server(redirect=None):
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Recorder)
+    server.seen, server.redirect = [], redirect
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d" % server.server_address[1]
+
+
+class ClientRedirects(unittest.TestCase):
+    """Issue 47, 13: the Client sent its basic-auth credentials to wherever a
+    redirect pointed, another port included."""
+
+    def test_credentials_never_follow_a_redirect_to_another_origin(self):
+        elsewhere, elsewhere_url = _recording_server()
+        agent, agent_url = _recording_server(redirect=elsewhere_url)
+        try:
+            gpulens.Client(agent_url, username="alice", password="secret", timeout=10).version()
+        finally:
+            for server in (agent, elsewhere):
+                server.shutdown()
+                server.server_close()
+        self.assertTrue(agent.seen[0].startswith("Basic "))
+        self.assertEqual(elsewhere.seen, [None])
+
+    def test_a_redirect_within_the_agent_keeps_them(self):
+        agent, agent_url = _recording_server()
+        agent.redirect = agent_url + "/moved"
+        try:
+            with self.assertRaises(gpulens.AgentError):  # it redirects for ever: urllib stops
+                gpulens.Client(agent_url, username="alice", password="secret", timeout=10).version()
+        finally:
+            agent.shutdown()
+            agent.server_close()
+        self.assertGreater(len(agent.seen), 1)
+        self.assertTrue(all(a and a.startswith("Basic ") for a in agent.seen))
 
 
 class ClientNoAnswer(unittest.TestCase):
