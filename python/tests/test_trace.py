@@ -83,13 +83,28 @@ class ReferenceRecordings(support.TempDirTest):
         with gpulens.open_trace(path) as reader:
             self.assertEqual(reader.header["devices"][1]["uuid"], "GPU-b")
             events = list(reader)
-            self.assertEqual(len(reader.kernel_records), 1)
+            self.assertEqual(reader.kernel_record_count, 1)
         self.assertEqual([type(e).__name__ for e in events],
                          ["Sample", "Sample", "Mark", "Sample", "Mark"])
         self.assertEqual(events[1].metrics, {"gpu_util": 10})  # null: not measured
         self.assertEqual(events[1].extra, {"x_error": "timeout"})
         self.assertEqual(events[2].fields, {"batch": 16})
         self.assertEqual(events[3].procs, [{"pid": 7, "name": "python"}])
+
+    def test_streaming_keeps_no_kernel_lines_unless_asked(self):
+        # Issue 47, 13: open_trace kept every kernel line while streaming (a 48 MB
+        # recording held 1.15 GB). Streaming counts them; read_trace keeps them.
+        head = lines(*GOOD).splitlines()[0]
+        record = json.dumps({"x_kernels": 4, "record": "chunk", "seq": 1, "kernels": []})
+        path = self.write("k.jsonl", "\n".join([head] + [record] * 1000) + "\n")
+        with gpulens.open_trace(path) as reader:
+            self.assertEqual(list(reader), [])
+            self.assertEqual(reader.kernel_records, [])
+            self.assertEqual(reader.kernel_record_count, 1000)
+        with gpulens.open_trace(path, keep_kernel_records=True) as reader:
+            list(reader)
+            self.assertEqual(len(reader.kernel_records), 1000)
+        self.assertEqual(len(gpulens.read_trace(path).kernel_records), 1000)
 
     def test_file_objects_binary_and_text(self):
         text = lines(*GOOD)
