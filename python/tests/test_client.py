@@ -11,6 +11,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 import gpulens
@@ -261,6 +262,40 @@ class ClientNoAnswer(unittest.TestCase):
             with self.assertRaises(gpulens.AgentUnreachable) as caught:
                 gpulens.Client(url, timeout=0.5).version()
         self.assertIn("no answer", caught.exception.message)
+
+    def test_an_answer_trickled_a_byte_at_a_time_is_cut_at_the_timeout(self):
+        # Issue 47, 13: the timeout bounded each read, so a server sending a byte
+        # every 0.2 s held the client as long as it liked (here 60 s of headers).
+        # Now the whole request: asserted well under the trickle's 60 s.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            url = "http://127.0.0.1:%d" % s.getsockname()[1]
+            stop = threading.Event()
+
+            def trickle():
+                conn, _ = s.accept()
+                with conn:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                    for _ in range(300):
+                        if stop.wait(0.2):
+                            return
+                        try:
+                            conn.sendall(b"X")
+                        except OSError:
+                            return
+
+            server = threading.Thread(target=trickle, daemon=True)
+            server.start()
+            started = time.monotonic()
+            try:
+                with self.assertRaises(gpulens.AgentUnreachable) as caught:
+                    gpulens.Client(url, timeout=1).version()
+            finally:
+                stop.set()
+            took = time.monotonic() - started
+        self.assertIn("no answer within 1 s", caught.exception.message)
+        self.assertLess(took, 30)
 
     def test_bad_urls_and_options(self):
         for kwargs in ({"url": "127.0.0.1:9400"}, {"url": "ftp://x"},
