@@ -89,5 +89,26 @@ void BM_KernelWindowsJson10k(benchmark::State& state) {
 }
 BENCHMARK(BM_KernelWindowsJson10k)->Unit(benchmark::kMillisecond);
 
+// ?limit=N of /api/v1/kernels, the store's part (all of it under the store's
+// lock): before issue 47 every window of the range was copied, then cut to the
+// newest N; now only pointers to the newest N are kept while walking, and those
+// N (at most kMaxKernelAnswerBytes of them) copied.
+void BM_KernelWindowsQuery(benchmark::State& state) {
+  const agent::KernelStore& store = day_of_eight_gpus();
+  const agent::KernelQuery q{static_cast<double>(kDayStart),
+                             static_cast<double>(kDayStart) + 86400,
+                             {},
+                             {},
+                             static_cast<std::size_t>(state.range(0))};
+  std::size_t windows = 0;
+  for (auto _ : state) {
+    const auto r = store.query(q);
+    windows = r.windows.size();
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["windows"] = static_cast<double>(windows);
+}
+BENCHMARK(BM_KernelWindowsQuery)->Arg(1)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace gpulens::exposition

@@ -24,10 +24,12 @@ Standard library only (urllib, ssl).
 
 import base64
 import datetime
+import http.client
 import json
 import numbers
 import socket
 import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -125,7 +127,8 @@ class Client:
     certificates to trust for https (else the system's); cert_file/key_file: a
     client certificate, for agents that ask for one (client_auth_type);
     verify=False accepts any certificate (tests only). timeout: seconds for
-    connecting and for each read. use_proxy: honour $https_proxy/$http_proxy
+    the whole request, connecting, redirects and the answer included (an agent
+    that trickles its answer a byte at a time cannot hold it longer). use_proxy: honour $https_proxy/$http_proxy
     (off: an agent is usually reached directly, and a job's proxy settings are
     meant for the internet)."""
 
@@ -142,7 +145,7 @@ class Client:
         if username is not None:
             token = base64.b64encode(("%s:%s" % (username, password)).encode("utf-8"))
             self._auth = "Basic " + token.decode("ascii")
-        handlers = [urllib.request.ProxyHandler(None if use_proxy else {})]
+        handlers = [urllib.request.ProxyHandler(None if use_proxy else {}), _HttpHandler()]
         if parts.scheme == "https":
             context = ssl.create_default_context(cafile=ca_file)
             if not verify:
@@ -150,9 +153,10 @@ class Client:
                 context.verify_mode = ssl.CERT_NONE
             if cert_file is not None:
                 context.load_cert_chain(cert_file, key_file)
-            handlers.append(urllib.request.HTTPSHandler(context=context))
+            handlers.append(_HttpsHandler(context=context))
         elif ca_file is not None or cert_file is not None:
             raise ValueError("ca_file and cert_file are for https:// URLs")
+        handlers.append(_AuthStaysHome())
         self._opener = urllib.request.build_opener(*handlers)
 
     # -- the routes ---------------------------------------------------------
@@ -233,20 +237,119 @@ class Client:
         request = urllib.request.Request(url, headers={"Accept": "application/json"})
         if self._auth:
             request.add_header("Authorization", self._auth)
+        deadline = _Deadline(self.timeout)
+        _current.deadline = deadline
         try:
             with self._opener.open(request, timeout=self.timeout) as answer:
-                return answer.status, answer.read(), url
+                status, body = answer.status, answer.read()
+            if deadline.expired:  # cut short by the deadline: not the whole answer
+                raise AgentUnreachable("no answer within %g s" % self.timeout, url)
+            return status, body, url
         except urllib.error.HTTPError as e:
             body = _read_quietly(e)
+            if deadline.expired:
+                raise AgentUnreachable("no answer within %g s" % self.timeout, url) from None
             if e.code in accept:
                 return e.code, body, url
             raise AgentError(e.code, _error_text(e, body), url, body) from None
-        except urllib.error.URLError as e:
-            raise AgentUnreachable(_reason(e.reason), url) from None
-        except (socket.timeout, TimeoutError):
-            raise AgentUnreachable("no answer within %g s" % self.timeout, url) from None
-        except (ConnectionError, ssl.SSLError, OSError) as e:
-            raise AgentUnreachable(_reason(e), url) from None
+        except AgentUnreachable:
+            raise
+        except (urllib.error.URLError, http.client.HTTPException, ConnectionError, ssl.SSLError,
+                OSError) as e:
+            if deadline.expired or isinstance(e, (socket.timeout, TimeoutError)):
+                raise AgentUnreachable("no answer within %g s" % self.timeout, url) from None
+            reason = e.reason if isinstance(e, urllib.error.URLError) else e
+            raise AgentUnreachable(_reason(reason), url) from None
+        finally:
+            deadline.cancel()
+            _current.deadline = None
+
+
+# The deadline of the request this thread is making (one Client may serve threads).
+_current = threading.local()
+
+
+class _Deadline:
+    """One request's time limit: when it passes, the sockets opened for the
+    request (a redirect opens another) are shut down, so that a read blocked on
+    an agent that trickles its answer returns at once. urllib's own timeout
+    bounds each read only."""
+
+    def __init__(self, seconds):
+        self.expired = False
+        self._socks = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock):
+        with self._lock:
+            self._socks.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def cancel(self):
+        self._timer.cancel()
+
+    def _expire(self):
+        with self._lock:
+            self.expired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shut(sock)
+
+
+def _shut(sock):
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _watched(connection_class):
+    class Watched(connection_class):
+        def connect(self):
+            super().connect()
+            deadline = getattr(_current, "deadline", None)
+            if deadline is not None and self.sock is not None:
+                deadline.watch(self.sock)
+
+    return Watched
+
+
+_WatchedHttp = _watched(http.client.HTTPConnection)
+_WatchedHttps = _watched(http.client.HTTPSConnection)
+
+
+class _HttpHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_WatchedHttp, req)
+
+
+class _HttpsHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_WatchedHttps, req, context=self._context)
+
+
+def _origin(url):
+    parts = urllib.parse.urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+class _AuthStaysHome(urllib.request.HTTPRedirectHandler):
+    """Redirects are followed as urllib does, but the basic-auth credentials go
+    only to the agent's own origin (scheme, host and port): urllib copies every
+    header to wherever a redirect points, so a redirect to another port or host
+    was handed the password."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
 
 
 def _read_quietly(http_error):

@@ -4,11 +4,14 @@ calibration recording on a free loopback port, its answers checked against the
 recording itself (read with this package)."""
 
 import datetime
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
 
 import gpulens
@@ -180,6 +183,65 @@ class ClientWithoutHistory(support.TempDirTest):
         self.assertFalse(client.health()["history"]["enabled"])
 
 
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers 302 to `self.server.redirect` when set, else {} as JSON; records
+    the Authorization header of each request."""
+
+    def do_GET(self):
+        self.server.seen.append(self.headers.get("Authorization"))
+        if self.server.redirect:
+            self.send_response(302)
+            self.send_header("Location", self.server.redirect + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = b"{}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _recording_server(redirect=None):
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Recorder)
+    server.seen, server.redirect = [], redirect
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d" % server.server_address[1]
+
+
+class ClientRedirects(unittest.TestCase):
+    """Issue 47, 13: the Client sent its basic-auth credentials to wherever a
+    redirect pointed, another port included."""
+
+    def test_credentials_never_follow_a_redirect_to_another_origin(self):
+        elsewhere, elsewhere_url = _recording_server()
+        agent, agent_url = _recording_server(redirect=elsewhere_url)
+        try:
+            gpulens.Client(agent_url, username="alice", password="secret", timeout=10).version()
+        finally:
+            for server in (agent, elsewhere):
+                server.shutdown()
+                server.server_close()
+        self.assertTrue(agent.seen[0].startswith("Basic "))
+        self.assertEqual(elsewhere.seen, [None])
+
+    def test_a_redirect_within_the_agent_keeps_them(self):
+        agent, agent_url = _recording_server()
+        agent.redirect = agent_url + "/moved"
+        try:
+            with self.assertRaises(gpulens.AgentError):  # it redirects for ever: urllib stops
+                gpulens.Client(agent_url, username="alice", password="secret", timeout=10).version()
+        finally:
+            agent.shutdown()
+            agent.server_close()
+        self.assertGreater(len(agent.seen), 1)
+        self.assertTrue(all(a and a.startswith("Basic ") for a in agent.seen))
+
+
 class ClientNoAnswer(unittest.TestCase):
     def test_nothing_listening(self):
         # A bound socket that does not listen: connections to it are refused,
@@ -200,6 +262,40 @@ class ClientNoAnswer(unittest.TestCase):
             with self.assertRaises(gpulens.AgentUnreachable) as caught:
                 gpulens.Client(url, timeout=0.5).version()
         self.assertIn("no answer", caught.exception.message)
+
+    def test_an_answer_trickled_a_byte_at_a_time_is_cut_at_the_timeout(self):
+        # Issue 47, 13: the timeout bounded each read, so a server sending a byte
+        # every 0.2 s held the client as long as it liked (here 60 s of headers).
+        # Now the whole request: asserted well under the trickle's 60 s.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            url = "http://127.0.0.1:%d" % s.getsockname()[1]
+            stop = threading.Event()
+
+            def trickle():
+                conn, _ = s.accept()
+                with conn:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                    for _ in range(300):
+                        if stop.wait(0.2):
+                            return
+                        try:
+                            conn.sendall(b"X")
+                        except OSError:
+                            return
+
+            server = threading.Thread(target=trickle, daemon=True)
+            server.start()
+            started = time.monotonic()
+            try:
+                with self.assertRaises(gpulens.AgentUnreachable) as caught:
+                    gpulens.Client(url, timeout=1).version()
+            finally:
+                stop.set()
+            took = time.monotonic() - started
+        self.assertIn("no answer within 1 s", caught.exception.message)
+        self.assertLess(took, 30)
 
     def test_bad_urls_and_options(self):
         for kwargs in ({"url": "127.0.0.1:9401"}, {"url": "ftp://x"},

@@ -4,7 +4,9 @@ the same verdict as gpulens' own reader (file and line) on each."""
 
 import io
 import json
+import os
 import subprocess
+import threading
 
 import gpulens
 from gpulens import trace as trace_module
@@ -81,13 +83,28 @@ class ReferenceRecordings(support.TempDirTest):
         with gpulens.open_trace(path) as reader:
             self.assertEqual(reader.header["devices"][1]["uuid"], "GPU-b")
             events = list(reader)
-            self.assertEqual(len(reader.kernel_records), 1)
+            self.assertEqual(reader.kernel_record_count, 1)
         self.assertEqual([type(e).__name__ for e in events],
                          ["Sample", "Sample", "Mark", "Sample", "Mark"])
         self.assertEqual(events[1].metrics, {"gpu_util": 10})  # null: not measured
         self.assertEqual(events[1].extra, {"x_error": "timeout"})
         self.assertEqual(events[2].fields, {"batch": 16})
         self.assertEqual(events[3].procs, [{"pid": 7, "name": "python"}])
+
+    def test_streaming_keeps_no_kernel_lines_unless_asked(self):
+        # Issue 47, 13: open_trace kept every kernel line while streaming (a 48 MB
+        # recording held 1.15 GB). Streaming counts them; read_trace keeps them.
+        head = lines(*GOOD).splitlines()[0]
+        record = json.dumps({"x_kernels": 4, "record": "chunk", "seq": 1, "kernels": []})
+        path = self.write("k.jsonl", "\n".join([head] + [record] * 1000) + "\n")
+        with gpulens.open_trace(path) as reader:
+            self.assertEqual(list(reader), [])
+            self.assertEqual(reader.kernel_records, [])
+            self.assertEqual(reader.kernel_record_count, 1000)
+        with gpulens.open_trace(path, keep_kernel_records=True) as reader:
+            list(reader)
+            self.assertEqual(len(reader.kernel_records), 1000)
+        self.assertEqual(len(gpulens.read_trace(path).kernel_records), 1000)
 
     def test_file_objects_binary_and_text(self):
         text = lines(*GOOD)
@@ -217,6 +234,38 @@ class Malformed(support.TempDirTest):
         self.assertIn("longer than", str(caught.exception))
         trace = gpulens.read_trace(path, lenient=True)
         self.assertEqual((trace.skipped, len(trace.samples)), (1, 2))
+
+
+class NotRegularFiles(support.TempDirTest):
+    """Issue 47, 13: read_trace("/dev/zero") spun for ever and a FIFO blocked the
+    open; gpulens's own reader refuses both at once. Each read runs in a daemon
+    thread, so that a regression fails here instead of hanging the suite."""
+
+    def refused(self, path):
+        outcome = []
+
+        def read():
+            try:
+                gpulens.read_trace(path)
+                outcome.append("read")
+            except gpulens.TraceError as e:
+                outcome.append(str(e))
+
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        worker.join(60)
+        self.assertFalse(worker.is_alive(), "still reading %s after 60 s" % path)
+        return outcome[0]
+
+    def test_a_device_or_a_fifo_is_refused_at_once(self):
+        self.assertIn("not a regular file (a character device)", self.refused("/dev/zero"))
+        fifo = os.path.join(self.tmp, "trace.fifo")
+        os.mkfifo(fifo)
+        self.assertIn("not a regular file (a FIFO)", self.refused(fifo))
+        self.assertIn("not a regular file (a directory)", self.refused(self.tmp))
+        link = os.path.join(self.tmp, "zero.jsonl")
+        os.symlink("/dev/zero", link)
+        self.assertIn("not a regular file (a character device)", self.refused(link))
 
 
 class Headers(support.TempDirTest):

@@ -6,10 +6,17 @@
 namespace gpulens::agent {
 namespace {
 
+// Sums of a range's windows are held at the largest count rather than wrapped:
+// a total must never read less than one of its parts (the reader bounds each
+// window's times, kernel_summary.cpp, but not a day of copies' bytes).
+void add_to(std::uint64_t& into, std::uint64_t v) {
+  into = kernels::saturating_add(into, v);
+}
+
 void add_work(kernels::WorkTotal& into, const kernels::WorkTotal& w) {
-  into.count += w.count;
-  into.bytes += w.bytes;
-  into.ns += w.ns;
+  add_to(into.count, w.count);
+  add_to(into.bytes, w.bytes);
+  add_to(into.ns, w.ns);
 }
 
 }  // namespace
@@ -31,23 +38,23 @@ void KernelAggregator::add(const KernelWindow& w) {
   s.gpu = w.gpu;
   s.pid = w.pid;
   ++s.windows;
-  s.busy_ns += w.busy_ns;
-  s.idle_ns += w.idle_ns;
+  add_to(s.busy_ns, w.busy_ns);
+  add_to(s.idle_ns, w.idle_ns);
   for (const auto& k : w.top) {
     auto it = p.kernels.find(std::string_view(k.name));
     if (it == p.kernels.end()) it = p.kernels.emplace(k.name, Merged{}).first;
-    it->second.launches += k.launches;
-    it->second.ns += k.ns;
-    s.kernel_ns += k.ns;
+    add_to(it->second.launches, k.launches);
+    add_to(it->second.ns, k.ns);
+    add_to(s.kernel_ns, k.ns);
   }
-  s.other_launches += w.other_launches;
-  s.other_ns += w.other_ns;
-  s.kernel_ns += w.other_ns;
+  add_to(s.other_launches, w.other_launches);
+  add_to(s.other_ns, w.other_ns);
+  add_to(s.kernel_ns, w.other_ns);
   add_work(s.collectives, w.collectives);
   add_work(s.copies, w.copies);
   add_work(s.memsets, w.memsets);
-  s.cupti_dropped += w.cupti_dropped;
-  s.summaries_dropped += w.summaries_dropped;
+  add_to(s.cupti_dropped, w.cupti_dropped);
+  add_to(s.summaries_dropped, w.summaries_dropped);
 }
 
 std::vector<KernelProcessSummary> KernelAggregator::result() const {
@@ -68,8 +75,8 @@ std::vector<KernelProcessSummary> KernelAggregator::result() const {
       s.top.push_back({ranked[i]->first, ranked[i]->second.launches, ranked[i]->second.ns});
     }
     for (std::size_t i = named; i < ranked.size(); ++i) {
-      s.other_launches += ranked[i]->second.launches;
-      s.other_ns += ranked[i]->second.ns;
+      add_to(s.other_launches, ranked[i]->second.launches);
+      add_to(s.other_ns, ranked[i]->second.ns);
     }
     s.other_named = ranked.size() - named;
     out.push_back(std::move(s));

@@ -72,7 +72,7 @@ KernelWindow from_stored(store::StoredKernelWindow s) {
 }
 
 void load_kernel_history(const store::StoreOptions& options, KernelStore& store,
-                         KernelHistoryCounts& counts) {
+                         KernelHistoryCounts& counts, const std::vector<int>& gpus) {
   counts.enabled = !options.path.empty();
   if (!counts.enabled) return;
   auto history = store::HistoryStore::open(options);
@@ -80,7 +80,7 @@ void load_kernel_history(const store::StoreOptions& options, KernelStore& store,
     log_warning("kernel windows not read back from the history: {}", history.error().message);
     return;
   }
-  auto loaded = store::read_newest_kernel_windows(history->db(), store.windows_per_gpu());
+  auto loaded = store::read_newest_kernel_windows(history->db(), store.windows_per_gpu(), gpus);
   if (!loaded) {
     log_warning("kernel windows not read back from {}: {}", options.path, loaded.error().message);
     return;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agent/kernel_store.hpp"
 #include "store/history_store.hpp"
@@ -32,7 +33,9 @@ struct KernelHistoryCounts {
 // at options.path into `store`, oldest first. A file that cannot be opened is
 // logged and left to the writer's own retries: the agent serves without them. A
 // corrupt row is skipped, logged once with the count, and counted in `counts`.
+// Only the windows of `gpus` (the agent's GPUs) are read: the work is bounded
+// by the node, not by the file.
 void load_kernel_history(const store::StoreOptions& options, KernelStore& store,
-                         KernelHistoryCounts& counts);
+                         KernelHistoryCounts& counts, const std::vector<int>& gpus);
 
 }  // namespace gpulens::agent

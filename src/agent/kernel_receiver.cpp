@@ -11,10 +11,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "agent/log.hpp"
 #include "core/clock.hpp"
 #include "core/text_safety.hpp"
+#include "sources/host/procfs_parse.hpp"
 
 namespace gpulens::agent {
 namespace {
@@ -25,8 +28,42 @@ constexpr double kHolderMemoryS = 120;
 // Datagrams read per wake-up before the stop flag is looked at again.
 constexpr int kDrainBatch = 256;
 
+// How far a window may lie from the agent's clock: the job and the agent read
+// the same host clock, and a summary is sent as its window closes. One dated
+// 2199 would otherwise stop every other process's traced time on its GPU
+// (kernel_series.cpp counts the union of windows, and nothing ends after 2199).
+constexpr double kWindowFutureS = 300;
+constexpr double kWindowPastS = 3600;
+
 std::string error_text(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
+}
+
+std::optional<std::uint64_t> proc_start_ticks(std::uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto stat = sources::parse_pid_stat(text);
+  if (!stat || stat->pid != pid) return std::nullopt;
+  return stat->start_ticks;
+}
+
+// The window's times near the agent's clock (Unix seconds `now`).
+bool near_clock(const kernels::WindowSummary& s, double now) {
+  const double start = static_cast<double>(s.start_unix_ns) / kNsPerS;
+  const double end = static_cast<double>(s.end_unix_ns) / kNsPerS;
+  return start >= now - kWindowPastS && end <= now + kWindowFutureS;
+}
+
+// A device listed twice is a sender's lie (the library sums per device): its
+// windows would be stored once per listing.
+bool devices_unique(const kernels::WindowSummary& s) {
+  for (std::size_t i = 0; i < s.devices.size(); ++i) {
+    for (std::size_t j = i + 1; j < s.devices.size(); ++j) {
+      if (s.devices[i].device == s.devices[j].device) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -66,7 +103,12 @@ std::vector<int> gpus_of_pid(const LiveSnapshot& snap, std::uint32_t pid) {
 
 SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit, KernelSeries* series,
                              store::StoreWriter* history)
-    : store_(store), limit_(limit), series_(series), history_(history) {}
+    : store_(store),
+      limit_(limit),
+      series_(series),
+      history_(history),
+      start_time_(proc_start_ticks),
+      unix_clock_(unix_now) {}
 
 IntakeCounters SummaryIntake::counters() const {
   std::lock_guard lock(mutex_);
@@ -98,13 +140,18 @@ Refusal SummaryIntake::count(Refusal r) {
   return r;
 }
 
-// A token bucket per pid; the map is bounded, its idle (full) buckets forgotten.
+// A token bucket per pid on a GPU (take() checks that first); the map is
+// bounded, its idle (full) buckets forgotten.
 bool SummaryIntake::allow(std::int32_t pid, double now_s) {
   auto it = buckets_.find(pid);
   if (it == buckets_.end()) {
     if (buckets_.size() >= limit_.max_pids) {
       const double full_after = limit_.burst * limit_.every_s;
-      std::erase_if(buckets_, [&](const auto& b) { return now_s - b.second.at_s >= full_after; });
+      // Idle (full) buckets, and those of pids no longer on a GPU, go first.
+      std::erase_if(buckets_, [&](const auto& b) {
+        return now_s - b.second.at_s >= full_after ||
+               !holders_.contains(static_cast<std::uint32_t>(b.first));
+      });
       if (buckets_.size() >= limit_.max_pids) return false;
     }
     it = buckets_.emplace(pid, Bucket{limit_.burst, now_s}).first;
@@ -131,6 +178,8 @@ void SummaryIntake::learn(const LiveSnapshot& snap, double now_s) {
       }
       h.seen_s = now_s;
       h.name = p.name;
+      h.uid = p.uid;
+      h.start_ticks = p.start_ticks;
       if (auto ref = kube_of_process(snap, p)) h.kube[g.sample->gpu] = std::move(*ref);
       if (std::find(h.gpus.begin(), h.gpus.end(), g.sample->gpu) == h.gpus.end()) {
         h.gpus.push_back(g.sample->gpu);
@@ -139,6 +188,20 @@ void SummaryIntake::learn(const LiveSnapshot& snap, double now_s) {
   }
   std::erase_if(holders_, [&](const auto& h) { return now_s - h.second.seen_s > kHolderMemoryS; });
   for (auto& [pid, h] : holders_) std::sort(h.gpus.begin(), h.gpus.end());
+}
+
+// The sender is the user the sampler saw holding the GPUs under this pid.
+bool SummaryIntake::same_uid(const Holder& h, const PeerCredentials& peer) const {
+  return !h.uid || *h.uid == peer.uid;
+}
+
+// The sender is the process the sampler saw, not a later one given its pid: the
+// same start time. A sender already gone (its last summary comes at its exit)
+// is judged by its uid alone.
+bool SummaryIntake::same_process(const Holder& h, std::uint32_t pid) const {
+  if (!h.start_ticks) return true;
+  const auto started = start_time_(pid);
+  return !started || *started == *h.start_ticks;
 }
 
 Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
@@ -151,17 +214,32 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
   // Cheapest checks first, so that a flood costs the agent little.
   if (truncated || bytes.size() > kernels::kMaxSummaryBytes) return count(Refusal::Oversized);
   if (!peer || peer->pid <= 0) return count(Refusal::NoCredentials);
+  // Trust before budget: only a process the sampler sees on a GPU, as the same
+  // user, gets a rate bucket, so senders without a GPU cannot fill the table
+  // and have a real job's summaries refused as rate-limited.
+  learn(snap, now_s);
+  const auto pid = static_cast<std::uint32_t>(peer->pid);
+  const auto holder = holders_.find(pid);
+  if (holder == holders_.end() || holder->second.gpus.empty() || !same_uid(holder->second, *peer)) {
+    return count(Refusal::NotOnGpu);
+  }
   if (!allow(peer->pid, now_s)) return count(Refusal::RateLimited);
+  // After the budget: this reads /proc.
+  if (!same_process(holder->second, pid)) return count(Refusal::NotOnGpu);
   std::string why;
   auto summary = kernels::decode_summary(bytes, why);
+  if (summary && !devices_unique(*summary)) {
+    why = "a device listed twice";
+    summary.reset();
+  }
+  if (summary && !near_clock(*summary, unix_clock_())) {
+    why = "a window far from the agent's clock";
+    summary.reset();
+  }
   if (!summary) {
     log_debug("kernel summary from pid {} refused: {}", peer->pid, why);
     return count(Refusal::Malformed);
   }
-  learn(snap, now_s);
-  const auto pid = static_cast<std::uint32_t>(peer->pid);
-  const auto holder = holders_.find(pid);
-  if (holder == holders_.end() || holder->second.gpus.empty()) return count(Refusal::NotOnGpu);
   const std::vector<int>& gpus = holder->second.gpus;
   // The process's CUDA ordinal d is its d-th GPU in the agent's order (true when
   // CUDA_VISIBLE_DEVICES lists them ascending, as Kubernetes and Slurm do); one
@@ -212,7 +290,8 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
   {
     std::lock_guard lock(mutex_);
     counters_.unmapped_devices += unmapped;
-    counters_.sender_dropped += summary->summaries_dropped;
+    counters_.sender_dropped =
+        kernels::saturating_add(counters_.sender_dropped, summary->summaries_dropped);
   }
   return count(Refusal::None);
 }

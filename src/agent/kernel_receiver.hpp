@@ -73,6 +73,14 @@ class SummaryIntake {
                const LiveSnapshot& snap, double now_s);
   IntakeCounters counters() const;
 
+  // The sender's start time (clock ticks since boot) by pid; nullopt when it is
+  // gone. By default /proc/PID/stat; tests give their own.
+  using StartTimeReader = std::function<std::optional<std::uint64_t>(std::uint32_t pid)>;
+  void set_start_time_reader(StartTimeReader reader) { start_time_ = std::move(reader); }
+  // The agent's wall clock (Unix seconds) that windows are checked against; by
+  // default unix_now(). Tests give their own.
+  void set_clock(std::function<double()> unix_clock) { unix_clock_ = std::move(unix_clock); }
+
  private:
   struct Bucket {
     double tokens = 0, at_s = 0;
@@ -81,10 +89,16 @@ class SummaryIntake {
     std::vector<int> gpus;
     std::map<int, sources::KubeRef> kube;  // its pod per GPU, where known
     std::string name;
+    // Who the sampler saw holding the GPUs under this pid; nullopt: not known
+    // (a replayed recording, another pid namespace).
+    std::optional<std::uint32_t> uid;
+    std::optional<std::uint64_t> start_ticks;
     double seen_s = 0;
   };
   bool allow(std::int32_t pid, double now_s);
   void learn(const LiveSnapshot& snap, double now_s);
+  bool same_uid(const Holder& h, const PeerCredentials& peer) const;
+  bool same_process(const Holder& h, std::uint32_t pid) const;
   Refusal count(Refusal r);
 
   KernelStore& store_;
@@ -94,6 +108,8 @@ class SummaryIntake {
   std::map<std::int32_t, Bucket> buckets_;
   std::map<std::uint32_t, Holder> holders_;
   std::uint64_t learned_seq_ = UINT64_MAX;
+  StartTimeReader start_time_;
+  std::function<double()> unix_clock_;
   mutable std::mutex mutex_;  // counters_, read by HTTP threads
   IntakeCounters counters_;
 };

@@ -28,9 +28,25 @@ KernelStore::KernelStore(std::size_t windows_per_gpu)
 
 void KernelStore::add(KernelWindow w) {
   std::lock_guard lock(mutex_);
-  auto& ring = by_gpu_[w.gpu];
-  if (ring.size() >= per_gpu_) ring.pop_front();
-  ring.push_back(std::move(w));
+  Ring& ring = by_gpu_[w.gpu];
+  if (ring.windows.size() >= per_gpu_) {
+    // The process holding the most windows gives up its oldest; among equals,
+    // the one whose window is oldest (with one process: the ring's front).
+    std::uint32_t most = ring.windows.front().pid;
+    std::size_t most_n = ring.per_pid.at(most);
+    for (const auto& [pid, n] : ring.per_pid) {
+      if (n > most_n) {
+        most = pid;
+        most_n = n;
+      }
+    }
+    const auto victim = std::find_if(ring.windows.begin(), ring.windows.end(),
+                                     [most](const KernelWindow& k) { return k.pid == most; });
+    if (--ring.per_pid[most] == 0) ring.per_pid.erase(most);
+    ring.windows.erase(victim);
+  }
+  ++ring.per_pid[w.pid];
+  ring.windows.push_back(std::move(w));
 }
 
 void KernelStore::for_each(const KernelQuery& q,
@@ -38,7 +54,7 @@ void KernelStore::for_each(const KernelQuery& q,
   std::lock_guard lock(mutex_);
   for (const auto& [gpu, ring] : by_gpu_) {
     if (!listed(q.gpus, gpu)) continue;
-    for (const auto& w : ring) {
+    for (const auto& w : ring.windows) {
       if (wanted(q, w)) visit(w);
     }
   }
@@ -46,15 +62,42 @@ void KernelStore::for_each(const KernelQuery& q,
 
 KernelQueryResult KernelStore::query(const KernelQuery& q) const {
   KernelQueryResult r;
-  for_each(q, [&r](const KernelWindow& w) { r.windows.push_back(w); });
-  std::sort(r.windows.begin(), r.windows.end(), [](const KernelWindow& a, const KernelWindow& b) {
-    if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
-    return a.gpu != b.gpu ? a.gpu < b.gpu : a.pid < b.pid;
-  });
-  if (r.windows.size() > q.limit) {
-    r.truncated = true;
-    r.windows.erase(r.windows.begin(), r.windows.end() - static_cast<std::ptrdiff_t>(q.limit));
+  if (q.limit == 0) return r;
+  // Time order: start, then GPU, then pid. `newer` as the heap's "less" keeps the
+  // oldest of the kept windows at the heap's front, to be replaced by a newer one.
+  const auto newer = [](const KernelWindow* a, const KernelWindow* b) {
+    if (a->start_unix_ns != b->start_unix_ns) return a->start_unix_ns > b->start_unix_ns;
+    return a->gpu != b->gpu ? a->gpu > b->gpu : a->pid > b->pid;
+  };
+  std::vector<const KernelWindow*> kept;
+  kept.reserve(std::min<std::size_t>(q.limit, 1024));
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpu, ring] : by_gpu_) {
+    if (!listed(q.gpus, gpu)) continue;
+    for (const auto& w : ring.windows) {
+      if (!wanted(q, w)) continue;
+      if (kept.size() < q.limit) {
+        kept.push_back(&w);
+        std::push_heap(kept.begin(), kept.end(), newer);
+      } else {
+        r.truncated = true;
+        if (!newer(&w, kept.front())) continue;
+        std::pop_heap(kept.begin(), kept.end(), newer);
+        kept.back() = &w;
+        std::push_heap(kept.begin(), kept.end(), newer);
+      }
+    }
   }
+  std::sort_heap(kept.begin(), kept.end(), newer);  // newest first
+  // The newest first, until the answer's bytes are spent (always at least one).
+  std::size_t bytes = 0, n = 0;
+  for (; n < kept.size(); ++n) {
+    bytes += window_bytes(*kept[n]);
+    if (n > 0 && bytes > kMaxKernelAnswerBytes) break;
+  }
+  if (n < kept.size()) r.truncated = true;
+  r.windows.reserve(n);
+  for (std::size_t i = n; i-- > 0;) r.windows.push_back(*kept[i]);  // oldest first
   return r;
 }
 
@@ -62,7 +105,7 @@ std::vector<KernelWindow> KernelStore::latest(double since_unix_s) const {
   std::map<std::pair<int, std::uint32_t>, const KernelWindow*> newest;
   std::lock_guard lock(mutex_);
   for (const auto& [gpu, ring] : by_gpu_) {
-    for (const auto& w : ring) {
+    for (const auto& w : ring.windows) {
       if (static_cast<double>(w.end_unix_ns) / kNsPerS < since_unix_s) continue;
       const KernelWindow*& slot = newest[{gpu, w.pid}];
       if (slot == nullptr || w.end_unix_ns >= slot->end_unix_ns) slot = &w;
@@ -77,7 +120,7 @@ std::vector<KernelWindow> KernelStore::latest(double since_unix_s) const {
 std::size_t KernelStore::size() const {
   std::lock_guard lock(mutex_);
   std::size_t n = 0;
-  for (const auto& [gpu, ring] : by_gpu_) n += ring.size();
+  for (const auto& [gpu, ring] : by_gpu_) n += ring.windows.size();
   return n;
 }
 
@@ -98,7 +141,7 @@ std::size_t KernelStore::bytes() const {
   std::lock_guard lock(mutex_);
   std::size_t n = 0;
   for (const auto& [gpu, ring] : by_gpu_) {
-    for (const auto& w : ring) n += window_bytes(w);
+    for (const auto& w : ring.windows) n += window_bytes(w);
   }
   return n;
 }

@@ -44,8 +44,14 @@ struct KernelQuery {
 
 struct KernelQueryResult {
   std::vector<KernelWindow> windows;  // oldest first
-  bool truncated = false;             // more matched than `limit`
+  bool truncated = false;             // more matched than `limit` (or kMaxKernelAnswerBytes)
 };
+
+// The most one query() copies out, in stored bytes (window_bytes): whatever
+// `limit` says, an answer stays a few megabytes. A window of 32 kernels with
+// 256-byte names holds about 10 KiB, a usual one (10 kernels, 120-byte names)
+// about 2.3 KiB.
+inline constexpr std::size_t kMaxKernelAnswerBytes = std::size_t{8} << 20;
 
 // The default ring: a day of the node's windows (one every 20 s) for one process
 // per GPU. Its size per GPU-day is measured in tests/unit/agent/kernel_store_test.cpp.
@@ -58,7 +64,13 @@ class KernelStore {
  public:
   explicit KernelStore(std::size_t windows_per_gpu = kKernelWindowsPerGpu);
 
+  // A full ring makes room from the process that holds most of it (its oldest
+  // window goes), so one process sending more than others cannot push their
+  // windows out: each keeps at least an equal share of its GPU's ring.
   void add(KernelWindow w);
+  // The newest `limit` windows that `q` asks for, at most kMaxKernelAnswerBytes
+  // of them. Under the lock only pointers are kept while walking (a heap of
+  // `limit`), and only the windows answered are copied.
   KernelQueryResult query(const KernelQuery& q) const;
   // Calls `visit` with every window that `q` asks for (its `limit` aside: all of
   // them), GPU by GPU in arrival order, under the store's lock: nothing is copied,
@@ -76,7 +88,11 @@ class KernelStore {
  private:
   std::size_t per_gpu_;
   mutable std::mutex mutex_;
-  std::map<int, std::deque<KernelWindow>> by_gpu_;  // each in arrival order
+  struct Ring {
+    std::deque<KernelWindow> windows;              // in arrival order
+    std::map<std::uint32_t, std::size_t> per_pid;  // windows held per process
+  };
+  std::map<int, Ring> by_gpu_;
 };
 
 // The bytes one stored window holds.

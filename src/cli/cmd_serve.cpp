@@ -221,6 +221,17 @@ agent::AgentOptions agent_options_for(const ServeArgs& args,
 // The jobs' kernel summaries (--kernels-socket, docs/kernels-agent.md): the
 // socket bound and its thread started, or nothing when not asked for. False after
 // saying why it could not be bound.
+// The GPUs whose kernel windows are read back from the history: the agent's own
+// (a recording whose header lists none: the first 64 indexes).
+std::vector<int> history_gpus(const TraceHeader& header) {
+  std::vector<int> gpus;
+  for (const auto& d : header.devices) gpus.push_back(d.index);
+  if (gpus.empty()) {
+    for (int i = 0; i < 64; ++i) gpus.push_back(i);
+  }
+  return gpus;
+}
+
 bool start_kernel_receiver(const ServeArgs& args, agent::Agent* agent, agent::KernelStore& store,
                            agent::KernelSeries& series, store::StoreWriter* history,
                            std::unique_ptr<agent::KernelReceiver>& out) {
@@ -382,7 +393,8 @@ int run_serve(ServeArgs& args) {
   // Read back before the receiver adds new ones, so the ring stays in time order.
   agent::KernelHistoryCounts kernel_history;
   if (!args.kernels_socket.empty()) {
-    agent::load_kernel_history(store_options, kernel_store, kernel_history);
+    agent::load_kernel_history(store_options, kernel_store, kernel_history,
+                               history_gpus(agent->header()));
   }
   std::unique_ptr<agent::KernelReceiver> receiver;
   if (!start_kernel_receiver(args, agent.get(), kernel_store, kernel_series, writer.get(),

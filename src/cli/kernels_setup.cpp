@@ -155,7 +155,17 @@ namespace {
 // regular files only, and read in bounded lines.
 struct RecordCopier {
   std::ofstream& out;
+  std::size_t budget;       // bytes left to read, over all files
+  std::size_t max_records;  // records taken in all, at most
+  const std::size_t limit = budget;
   std::size_t records = 0;
+
+  std::string limit_text() const {
+    return fmt::format("the job's record files are read up to {} and {} records in all",
+                       limit % (1 << 20) == 0 ? fmt::format("{} MiB", limit >> 20)
+                                              : fmt::format("{} bytes", limit),
+                       max_records);
+  }
 
   void write(const std::string& line) {
     out << line << '\n';
@@ -179,13 +189,30 @@ struct RecordCopier {
     std::string line;
     std::size_t number = 0, refused = 0;
     std::string first_problem;
+    std::string stopped;  // why the rest of the file was not read
     for (;;) {
-      const LineRead r = read_line_bounded(in, line);
+      if (budget == 0) {
+        // Said only when something is left: the budget may end with the file.
+        if (in.peek() != std::char_traits<char>::eof()) {
+          stopped = fmt::format("not read past line {}: {}", number, limit_text());
+        }
+        break;
+      }
+      if (refused >= kMaxRefusedRecordLines) {
+        stopped = fmt::format("not read past line {}: {} lines were not records", number, refused);
+        break;
+      }
+      const LineRead r = read_line_bounded(in, line, std::min(kMaxLineBytes, budget));
       if (r == LineRead::End) break;
       ++number;
+      budget -= std::min(budget, line.size() + 1);
       std::string problem;
-      if (r == LineRead::TooLong) {
-        skip_line(in);  // the rest of it too: its tail is no record of its own
+      if (r == LineRead::TooLong && budget == 0) {
+        continue;  // the budget ended inside it: said above, not as a long line
+      } else if (r == LineRead::TooLong) {
+        // The rest of it too (its tail is no record of its own), counted in the budget.
+        in.ignore(static_cast<std::streamsize>(std::min<std::size_t>(budget, PTRDIFF_MAX)), '\n');
+        budget -= std::min(budget, static_cast<std::size_t>(in.gcount()));
         problem = fmt::format("longer than {} bytes (line {})", kMaxLineBytes, number);
       } else if (line.empty()) {
         continue;
@@ -197,6 +224,7 @@ struct RecordCopier {
             fmt::format("not a kernel record (a JSON object with \"x_kernels\") (line {})", number);
       } else {
         write(line);
+        if (records >= max_records) budget = 0;  // as spent: said alike
         continue;
       }
       if (refused++ == 0) first_problem = problem;
@@ -206,6 +234,7 @@ struct RecordCopier {
                         ? first_problem
                         : fmt::format("{} lines refused; the first: {}", refused, first_problem));
     }
+    if (!stopped.empty()) unreadable(f, stopped);
   }
 };
 
@@ -240,9 +269,10 @@ void remove_if_same(const std::string& path, int dir_fd) {
 
 }  // namespace
 
-std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path) {
+std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path,
+                                 std::size_t max_bytes, std::size_t max_records) {
   std::ofstream out(trace_path, std::ios::app);
-  RecordCopier copier{out};
+  RecordCopier copier{out, max_bytes, max_records};
   if (!setup.unavailable.empty()) {
     copier.write(
         nlohmann::json{{"x_kernels", 3}, {"status", setup.status}, {"reason", setup.unavailable}}
@@ -251,12 +281,20 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
     const int dir_fd = setup.records_dir_fd ? *setup.records_dir_fd : -1;
     std::vector<fs::path> files = record_files(dir_fd);
     std::sort(files.begin(), files.end());
+    bool skipping = false;  // the rest of the files are not read, said once
     for (std::size_t i = 0; i < files.size(); ++i) {
       const fs::path& f = files[i];
-      if (i == kMaxKernelRecordFiles) {
-        copier.unreadable(f, fmt::format("this and {} more record files not read (at most {} are)",
-                                         files.size() - i - 1, kMaxKernelRecordFiles));
-      } else if (i < kMaxKernelRecordFiles) {
+      if (skipping) {
+        // said with the first file left unread
+      } else if (i == kMaxKernelRecordFiles || copier.budget == 0) {
+        copier.unreadable(
+            f, copier.budget == 0
+                   ? fmt::format("this and {} more record files not read ({})",
+                                 files.size() - i - 1, copier.limit_text())
+                   : fmt::format("this and {} more record files not read (at most {} are)",
+                                 files.size() - i - 1, kMaxKernelRecordFiles));
+        skipping = true;
+      } else {
         copier.copy(dir_fd, f);
       }
       // unlinkat never follows a link: a planted one goes, not what it names.

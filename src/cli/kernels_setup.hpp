@@ -3,11 +3,14 @@
 // `gpulens run --kernels`: what the job's environment gets so that every CUDA
 // process loads libgpulens_kernels.so, and how the records the processes write at
 // exit come back into the recording (docs/kernels.md).
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/input_limits.hpp"
 
 namespace gpulens::cli {
 
@@ -42,7 +45,13 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
 
 // Appends one {"x_kernels": 3, ...} line per record to the recording, or one line
 // saying why there is none (the library was not built, no process used CUDA).
-// Returns a line for the user when something went wrong.
-std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path);
+// Returns a line for the user when something went wrong. At most `max_bytes` of
+// the files and `max_records` records are taken in all (kMaxKernelRecordBytes,
+// kMaxKernelRecordLines), and a file stops being read after
+// kMaxRefusedRecordLines lines that are not records; each cut is said in an
+// `unreadable` record.
+std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path,
+                                 std::size_t max_bytes = kMaxKernelRecordBytes,
+                                 std::size_t max_records = kMaxKernelRecordLines);
 
 }  // namespace gpulens::cli

@@ -76,6 +76,15 @@ nlohmann::ordered_json source_json(const store::SlurmJobTrace& job, const std::s
             {"nodes", job.node_parts}}}};
 }
 
+// What a refused id echoes of itself: at most 40 bytes (an id is at most 10
+// digits, `123_45.6` a few more), then how long it was. A 100,000-digit
+// argument was echoed whole.
+std::string quoted_arg(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  if (text.size() <= kShown) return terminal_safe(text);
+  return fmt::format("{}... ({} bytes)", terminal_safe(text.substr(0, kShown)), text.size());
+}
+
 }  // namespace
 
 Result<std::string> parse_slurm_job_arg(std::string_view text) {
@@ -88,13 +97,13 @@ Result<std::string> parse_slurm_job_arg(std::string_view text) {
                ? fmt::format(
                      "; an array task has a job id of its own: `sacct -X -n -o JobIDRaw "
                      "-j {}` prints it",
-                     terminal_safe(text))
+                     quoted_arg(text))
                : fmt::format("; give the job, not one of its steps: {}", text.substr(0, cut));
   }
   return Error{fmt::format(
       "--slurm-job '{}' is not a Slurm job id (1 to 10 digits, 1 to 4294967293, as squeue and "
       "sacct print it){}",
-      terminal_safe(text), hint)};
+      quoted_arg(text), hint)};
 }
 
 std::string render_slurm_job(const verdict::Verdict& v, const Trace& trace, ReportFormat format,

@@ -27,6 +27,20 @@ inline constexpr std::size_t kMaxMarksFileBytes = std::size_t{64} << 20;
 // Kernel record files `gpulens run --kernels` takes from the job (one per CUDA
 // process); each is one line of the recording, so at most kMaxLineBytes.
 inline constexpr std::size_t kMaxKernelRecordFiles = 1024;
+// What `gpulens run --kernels` reads of the job's kernel record files in all: a
+// day of 8 processes traced at the default windows is some 100-400 MiB of lines
+// (a chunk line is 5-50 KiB); 256 MiB of valid lines costs the report about 19 s
+// and 1.5 GB, and 1 GiB of junk took `run` 230 s, unbounded. Past it the rest is
+// not read, and said so.
+inline constexpr std::size_t kMaxKernelRecordBytes = std::size_t{256} << 20;
+// Record lines `gpulens run --kernels` takes in all, whatever their size: each
+// costs the report as a record, and 5 million one-line records (256 MiB) took
+// the debug build's `run` 244 s. A day of 8 processes traced whole (a chunk
+// every 2 s) is about 350,000 lines; at the default windows, 35,000.
+inline constexpr std::size_t kMaxKernelRecordLines = 1'000'000;
+// Lines of one kernel record file refused before the rest of that file is left
+// unread: a process killed inside a write leaves one; thousands are not records.
+inline constexpr std::size_t kMaxRefusedRecordLines = 64;
 // Devices in a header (8 GPUs × 7 MIG instances is 56; 1,024 leaves room).
 inline constexpr std::size_t kMaxDevices = 1024;
 // Processes listed in one sample (NVML's own tools show at most a few hundred).

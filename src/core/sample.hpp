@@ -81,6 +81,12 @@ struct ProcessSample {
   std::string cmdline;                // full command line; empty unless asked for
   std::optional<std::uint32_t> ppid;  // parent PID, for grouping processes into jobs
   std::optional<SlurmJob> slurm;      // nullopt: no sign of Slurm
+  // Who the process is, from /proc when the host source could read it; live only,
+  // never written to a recording. The agent takes a kernel summary from this pid
+  // only from a sender with this uid and start time (docs/kernels-agent.md): a pid
+  // reused after the job ended is another process.
+  std::optional<std::uint32_t> uid;          // real uid
+  std::optional<std::uint64_t> start_ticks;  // start time, clock ticks since boot
   bool operator==(const ProcessSample&) const = default;
 };
 

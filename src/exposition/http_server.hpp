@@ -117,6 +117,7 @@ class HttpServer {
   std::shared_ptr<http::BasicAuth> auth_;
   std::map<std::pair<std::string, int>, std::uint64_t> counts_;
   std::atomic<double> last_scrape_s_{0};
+  std::atomic<int> kernel_answers_{0};  // /api/v1/kernels answers being built
   // Last: its threads call handle(), so it goes before everything handle() uses.
   std::unique_ptr<http::HttpListener> listener_;
 

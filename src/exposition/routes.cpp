@@ -99,6 +99,7 @@ void register_routes(HttpServer& server) {
       .history = self->reader_.get(),
       .self_stats = [self] { return self->self_stats(); },
       .last_scrape_s = &self->last_scrape_s_,
+      .kernel_answers = &self->kernel_answers_,
   };
   register_metrics_route(site);
   register_api_routes(site);

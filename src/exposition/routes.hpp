@@ -24,6 +24,7 @@ struct RouteSite {
   store::HistoryReader* history = nullptr;  // null: history disabled (--no-history)
   std::function<SelfStats()> self_stats;
   std::atomic<double>* last_scrape_s = nullptr;  // how long the last /metrics took
+  std::atomic<int>* kernel_answers = nullptr;    // /api/v1/kernels answers being built
 };
 
 // Every route of the server (the API index's test holds the paths equal).

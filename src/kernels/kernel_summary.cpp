@@ -195,11 +195,39 @@ class Reader {
     }
     const json* other = object(d, skey::other);
     if (other == nullptr) return false;
-    return count(*other, skey::kernels, out.other_kernels) &&
-           count(*other, skey::launches, out.other_launches) &&
-           count(*other, skey::ns, out.other_ns) &&
-           work(d, skey::collectives, out.collectives, false) &&
-           work(d, skey::copies, out.copies, true) && work(d, skey::memsets, out.memsets, true);
+    if (!count(*other, skey::kernels, out.other_kernels) ||
+        !count(*other, skey::launches, out.other_launches) ||
+        !count(*other, skey::ns, out.other_ns) ||
+        !work(d, skey::collectives, out.collectives, false) ||
+        !work(d, skey::copies, out.copies, true) || !work(d, skey::memsets, out.memsets, true)) {
+      return false;
+    }
+    return within_window(out, window_ns);
+  }
+
+  // Times and counts a window could hold: a device runs at most
+  // kMaxConcurrentWork kernels (or copies, or memsets) at once, each for at most
+  // the window, and starts at most one a nanosecond. Past it the sender lied,
+  // and its numbers would swamp every sum they join (a 2-s window claimed 1.8e10
+  // kernel seconds).
+  bool within_window(const DeviceSummary& d, std::uint64_t window_ns) {
+    if (d.busy_ns + d.idle_ns > window_ns) return fail("busy and idle time add up past the window");
+    const std::uint64_t most_ns = window_ns * kMaxConcurrentWork;
+    const std::uint64_t most_count = std::max<std::uint64_t>(window_ns, 1);
+    std::uint64_t ns = d.other_ns, launches = d.other_launches;
+    bool over =
+        d.other_ns > most_ns || d.other_launches > most_count || d.other_kernels > most_count;
+    for (const auto& k : d.top) {
+      over = over || k.ns > most_ns || k.launches > most_count;
+      ns = saturating_add(ns, k.ns);
+      launches = saturating_add(launches, k.launches);
+    }
+    over = over || ns > most_ns || launches > most_count;
+    for (const WorkTotal* w : {&d.collectives, &d.copies, &d.memsets}) {
+      over = over || w->ns > most_ns || w->count > most_count;
+    }
+    if (over) return fail("kernel times or counts past what the window could hold");
+    return true;
   }
 
   std::optional<WindowSummary> summary(const json& j) {

@@ -33,6 +33,16 @@ inline constexpr std::size_t kMaxSummaryDevices = 16;
 inline constexpr std::size_t kMaxSummaryTop = 32;
 inline constexpr std::size_t kMaxSummaryNameBytes = 256;
 
+// Kernels, copies or memsets a device runs at once, at most (a reader's bound on
+// a window's GPU time: 128 concurrent kernels is the most any GPU runs).
+inline constexpr std::uint64_t kMaxConcurrentWork = 128;
+
+// a + b, held at the largest value instead of wrapping: sums of many windows
+// must never go backwards.
+constexpr std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 struct KernelTime {
   std::string name;  // demangled, at most kMaxSummaryNameBytes
   std::uint64_t launches = 0, ns = 0;

@@ -172,7 +172,9 @@ Status HistoryStore::seed_dirty_minutes() {
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
                            const std::vector<diagnosis::AlertEvent>& events,
                            const std::vector<SlurmJobUse>& slurm,
-                           const std::vector<StoredKernelWindow>& kernel_windows) {
+                           const std::vector<StoredKernelWindow>& kernel_windows,
+                           std::size_t* kernel_windows_kept) {
+  if (kernel_windows_kept != nullptr) *kernel_windows_kept = 0;
   if (samples.empty() && events.empty() && slurm.empty() && kernel_windows.empty())
     return ok_status();
   if (auto s = db_.exec("BEGIN IMMEDIATE"); !s) return s;
@@ -218,8 +220,10 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
     if (auto s = insert_event_.run(); !s) return fail(s);
   }
   if (auto s = write_slurm_uses(db_, slurm); !s) return fail(s);
-  if (auto s = write_kernel_windows(db_, kernel_windows); !s) return fail(s);
+  std::size_t kept = 0;
+  if (auto s = write_kernel_windows(db_, kernel_windows, &kept); !s) return fail(s);
   if (auto s = db_.exec("COMMIT"); !s) return fail(s);
+  if (kernel_windows_kept != nullptr) *kernel_windows_kept = kept;
   return ok_status();
 }
 

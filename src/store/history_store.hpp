@@ -50,11 +50,13 @@ class HistoryStore {
   // One batch, one transaction: samples (a repeated (gpu, t) replaces the old
   // row, so replaying a trace twice does not duplicate it), alert events, and
   // the Slurm jobs seen on the GPUs (each row's span grows; store/slurm_jobs.hpp)
-  // and the kernel windows jobs sent (store/kernel_windows.hpp).
+  // and the kernel windows jobs sent (store/kernel_windows.hpp; `kernel_windows_kept`:
+  // how many of them added a row, set when the batch commits).
   Status write(const std::vector<StoredSample>& samples,
                const std::vector<diagnosis::AlertEvent>& events,
                const std::vector<SlurmJobUse>& slurm = {},
-               const std::vector<StoredKernelWindow>& kernel_windows = {});
+               const std::vector<StoredKernelWindow>& kernel_windows = {},
+               std::size_t* kernel_windows_kept = nullptr);
   Status write_devices(const TraceHeader& header);
   // Rolls up the minutes that closed since the last call (a minute closes when a
   // sample of a later minute arrives; close_all also closes the newest one).

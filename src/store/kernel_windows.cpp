@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/value_ranges.hpp"
 
@@ -127,8 +128,12 @@ Result<std::int64_t> name_id(Statement& upsert, const std::string& name, std::in
 
 }  // namespace
 
-Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>& windows) {
+Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>& windows,
+                            std::size_t* kept) {
+  if (kept != nullptr) *kept = 0;
   if (windows.empty()) return ok_status();
+  auto exists = db.prepare("SELECT 1 FROM kernel_windows WHERE end_ns = ? AND gpu = ? AND pid = ?");
+  if (!exists) return exists.error();
   auto upsert = db.prepare(
       "INSERT INTO kernel_names (name, last_ms) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
       "last_ms = MAX(last_ms, excluded.last_ms) RETURNING id");
@@ -141,6 +146,12 @@ Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>&
   for (const auto& w : windows) {
     if (!plausible_ns(w.start_unix_ns) || !plausible_ns(w.end_unix_ns) || !within_bounds(w))
       continue;
+    exists->bind(1, w.end_unix_ns);
+    exists->bind(2, std::int64_t{w.gpu});
+    exists->bind(3, std::int64_t{w.pid});
+    auto replacing = exists->step();
+    if (!replacing) return replacing.error();
+    exists->reset();
     const std::int64_t end_ms = w.end_unix_ns / 1'000'000;
     std::vector<TopEntry> top;
     for (const auto& k : w.top) {
@@ -169,6 +180,7 @@ Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>&
     s.bind(p++, as_int(w.cupti_dropped));
     s.bind(p++, as_int(w.summaries_dropped));
     if (auto st = s.run(); !st) return st;
+    if (kept != nullptr && !*replacing) ++*kept;
   }
   return ok_status();
 }
@@ -284,13 +296,17 @@ Result<std::optional<StoredKernelWindow>> window_of(const Statement& s, NameCach
 
 }  // namespace
 
-Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t per_gpu) {
+Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t per_gpu,
+                                                       const std::vector<int>& gpus) {
   LoadedKernelWindows out;
-  std::vector<std::int64_t> gpus;
-  auto list = db.prepare("SELECT DISTINCT gpu FROM kernel_windows ORDER BY gpu");
-  if (!list) return list.error();
-  if (auto s = list->for_each_row([&] { gpus.push_back(list->column_int(0)); }); !s)
-    return s.error();
+  auto odd = db.query_int(
+      "SELECT COUNT(*) FROM kernel_windows WHERE typeof(gpu) <> 'integer' OR gpu < 0 OR "
+      "gpu > 65535");
+  if (!odd) return odd.error();
+  if (*odd > 0) {
+    out.skipped = static_cast<std::size_t>(*odd);
+    out.first_problem = "its GPU is not an index from 0 to 65535";
+  }
   auto lookup = db.prepare("SELECT name FROM kernel_names WHERE id = ?");
   if (!lookup) return lookup.error();
   NameCache names(std::move(*lookup));
@@ -298,8 +314,8 @@ Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t
       "SELECT {} FROM kernel_windows WHERE gpu = ? ORDER BY end_ns DESC, pid DESC LIMIT ?",
       kWindowColumns));
   if (!rows) return rows.error();
-  for (const std::int64_t gpu : gpus) {
-    rows->bind(1, gpu);
+  for (const int gpu : std::set<int>(gpus.begin(), gpus.end())) {
+    rows->bind(1, std::int64_t{gpu});
     rows->bind(2, static_cast<std::int64_t>(std::min<std::size_t>(per_gpu, INT64_MAX)));
     std::optional<Error> failed;
     const Status walked = rows->for_each_row([&] {

@@ -54,8 +54,11 @@ struct StoredKernelWindow {
 
 // Writes `windows` (in the caller's transaction). A window with the same end,
 // GPU and pid as a stored one replaces it; one of an implausible time, or past
-// the bounds above, is not stored.
-Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>& windows);
+// the bounds above, is not stored. `kept` (when given) is set to the windows that
+// added a row: neither skipped nor replacing one, so that a count of windows
+// written is a count of rows.
+Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>& windows,
+                            std::size_t* kept = nullptr);
 
 // Drops the windows that ended before `limit_ms` (Unix ms) and the names no
 // window still uses.
@@ -71,7 +74,12 @@ struct LoadedKernelWindows {
   std::string first_problem;                // why the first skipped one was
 };
 
-// The newest `per_gpu` windows of each GPU, the agent's ring after a restart.
-Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t per_gpu);
+// The newest `per_gpu` windows of each GPU in `gpus` (the agent's own), the
+// agent's ring after a restart: the work is bounded by the agent's GPUs, never by
+// what a file holds (a corrupt one with 60,001 GPUs kept the agent from serving
+// for minutes). Rows whose `gpu` is not an index (text, negative, past 65535)
+// are counted as skipped; those of GPUs the agent does not have stay unread.
+Result<LoadedKernelWindows> read_newest_kernel_windows(Database& db, std::size_t per_gpu,
+                                                       const std::vector<int>& gpus);
 
 }  // namespace gpulens::store

@@ -161,11 +161,13 @@ void StoreWriter::write_pending(std::vector<StoredSample>& samples,
   if (!status_.healthy && now < next_open_) return;  // wait for the retry time
   const auto t0 = std::chrono::steady_clock::now();
   const auto slurm_rows = slurm.rows();
-  auto s = store_->write(samples, events, slurm_rows, kernel_windows);
+  // Windows that added a row: a skipped or replaced one is not counted as written.
+  std::size_t kept = 0;
+  auto s = store_->write(samples, events, slurm_rows, kernel_windows, &kept);
   if (!s && store_->db().last_error().kind == DbFailure::Full) {
     // Our own size bound may be what is full: make room and try once more.
     (void)store_->enforce_limits(/*make_room=*/true);
-    s = store_->write(samples, events, slurm_rows, kernel_windows);
+    s = store_->write(samples, events, slurm_rows, kernel_windows, &kept);
   }
   if (!s) {
     fail(fmt::format("history: {}", s.error().message), now);
@@ -179,7 +181,7 @@ void StoreWriter::write_pending(std::vector<StoredSample>& samples,
     std::lock_guard lock(mutex_);
     status_.samples_written += samples.size();
     status_.events_written += events.size();
-    status_.kernel_windows_written += kernel_windows.size();
+    status_.kernel_windows_written += kept;
     status_.last_commit = now;
     status_.last_commit_s = took;
   }

@@ -108,6 +108,8 @@ void HostCollector::enrich(std::vector<ProcessSample>& procs, double now_s) {
     }
     p.name = entry->name;
     p.user = entry->user;
+    p.uid = entry->uid;
+    p.start_ticks = entry->start_ticks;
     p.cpu_pct = entry->cpu_pct;
     p.rss_mib = entry->rss_mib;
     p.container = entry->container;
@@ -168,7 +170,10 @@ void HostCollector::load_identity(std::uint32_t pid, ProcCache& entry) {
   // Each file is optional: a process may exit between reads, or a hardened procfs may
   // hide some of them; whatever could be read is kept.
   if (buf_.read(pid_path(pid, "status")) == 0) {
-    if (const auto status = parse_pid_status(buf_.view())) entry.user = user_name(status->uid);
+    if (const auto status = parse_pid_status(buf_.view())) {
+      entry.uid = status->uid;
+      entry.user = user_name(status->uid);
+    }
   }
   SlurmCgroup slurm_cgroup;
   if (buf_.read(pid_path(pid, "cgroup")) == 0) {

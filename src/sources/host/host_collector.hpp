@@ -71,6 +71,7 @@ class HostCollector {
     double seen_s = 0;
     std::optional<double> cpu_pct, rss_mib;  // last reading, reused within one tick
     std::optional<std::uint32_t> ppid;
+    std::optional<std::uint32_t> uid;  // real uid, from status
     std::string name, user, container, pod, cmdline;
     std::optional<SlurmJob> slurm;
   };

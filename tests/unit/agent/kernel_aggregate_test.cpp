@@ -80,6 +80,22 @@ TEST(KernelAggregate, TheSummaryIsTheSumOfTheWindows) {
   EXPECT_EQ(s.summaries_dropped, 6u);
 }
 
+// Issue 47, 4: sums over a range wrapped at 2^64 (a counter went backwards).
+TEST(KernelAggregate, SumsHoldAtTheLargestCountInsteadOfWrapping) {
+  KernelAggregator agg;
+  auto w = window(0, 10, 1000, {{"a", UINT64_MAX - 5, UINT64_MAX - 5}});
+  w.copies.bytes = UINT64_MAX - 5;
+  agg.add(w);
+  agg.add(w);
+  const auto out = agg.result();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kernel_ns, UINT64_MAX);
+  ASSERT_EQ(out[0].top.size(), 1u);
+  EXPECT_EQ(out[0].top[0].ns, UINT64_MAX);
+  EXPECT_EQ(out[0].top[0].launches, UINT64_MAX);
+  EXPECT_EQ(out[0].copies.bytes, UINT64_MAX);
+}
+
 TEST(KernelAggregate, KernelsPastTheTopJoinOther) {
   KernelAggregator agg(2);
   agg.add(window(0, 10, 1000, {{"a", 1, 500}, {"b", 1, 400}, {"c", 1, 300}}));

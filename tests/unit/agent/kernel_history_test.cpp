@@ -99,7 +99,7 @@ TEST(KernelHistory, QueriesAnswerAcrossARestartWithEveryField) {
   for (const std::size_t ring : {std::size_t{100}, std::size_t{1}}) {
     KernelStore kernels(ring);
     KernelHistoryCounts counts;
-    load_kernel_history(o, kernels, counts);
+    load_kernel_history(o, kernels, counts, {0, 1});
     EXPECT_TRUE(counts.enabled);
     EXPECT_EQ(counts.skipped, 0u);
     const auto r = kernels.query({0, 1e10, {}, {}, 100});
@@ -132,7 +132,7 @@ TEST(KernelHistory, ACorruptRowIsSkippedAndCounted) {
   }
   KernelStore kernels;
   KernelHistoryCounts counts;
-  load_kernel_history(o, kernels, counts);
+  load_kernel_history(o, kernels, counts, {0, 1});
   EXPECT_EQ(counts.skipped, 1u);
   EXPECT_EQ(counts.loaded, 1u);
   ASSERT_EQ(kernels.size(), 1u);
@@ -142,9 +142,32 @@ TEST(KernelHistory, ACorruptRowIsSkippedAndCounted) {
 TEST(KernelHistory, WithoutAHistoryFileNothingIsRead) {
   KernelStore kernels;
   KernelHistoryCounts counts;
-  load_kernel_history(store::StoreOptions{}, kernels, counts);
+  load_kernel_history(store::StoreOptions{}, kernels, counts, {0, 1});
   EXPECT_FALSE(counts.enabled);
   EXPECT_EQ(kernels.size(), 0u);
+}
+
+// Issue 47, 7: `written` counted every window handed to the history (771 said,
+// 753 kept). It now counts the windows that added a row: not one the store
+// skipped (its name past the bound), nor one that replaced a stored row.
+TEST(KernelHistory, WrittenCountsOnlyTheWindowsKept) {
+  store::StoreOptions o;
+  o.path = gpulens::testing::scratch_dir("kernel-history-written") + "/history.db";
+  store::StoreWriter writer(o, fast_writer(), [](bool, const std::string&) {});
+  writer.start(TraceHeader{});
+  KernelWindow oversized = window(0, 100, 60);
+  oversized.top[0].name.assign(store::kMaxStoredKernelName + 1, 'n');
+  for (const KernelWindow& w : {window(0, 100, 20), window(0, 100, 20), oversized,
+                                window(0, 100, 40), window(1, 100, 40)}) {
+    ASSERT_TRUE(writer.push_kernel_window(to_stored(w)));
+  }
+  ASSERT_TRUE(wait_for([&] { return writer.status().last_commit.has_value(); }));
+  writer.stop();
+  KernelStore after;
+  KernelHistoryCounts counts;
+  load_kernel_history(o, after, counts, {0, 1});
+  EXPECT_EQ(after.size(), 3u);
+  EXPECT_EQ(writer.status().kernel_windows_written, 3u);
 }
 
 // The receiver's intake queues each window it stores to the writer it was given.
@@ -155,6 +178,7 @@ TEST(KernelHistory, TheIntakeQueuesWhatItStores) {
   writer.start(TraceHeader{});
   KernelStore kernels;
   SummaryIntake intake(kernels, {}, nullptr, &writer);
+  intake.set_clock([] { return static_cast<double>(kBase) / 1e9; });  // the window's time
   LiveSnapshot snap;
   snap.seq = 1;
   GpuLive g;
@@ -181,7 +205,7 @@ TEST(KernelHistory, TheIntakeQueuesWhatItStores) {
   writer.stop();
   KernelStore after;
   KernelHistoryCounts counts;
-  load_kernel_history(o, after, counts);
+  load_kernel_history(o, after, counts, {0, 1});
   const auto r = after.query({0, 1e10, {}, {}, 10});
   ASSERT_EQ(r.windows.size(), 1u);
   expect_same(r.windows[0], kernels.query({0, 1e10, {}, {}, 10}).windows[0]);

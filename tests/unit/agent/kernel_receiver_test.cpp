@@ -18,12 +18,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "inject/agent_link.hpp"
 
 namespace gpulens::agent {
 namespace {
 
-constexpr std::int64_t kReceiverBase = 1'700'000'000'000'000'000;
+// Now, on the agent's clock: windows far from it are refused.
+const std::int64_t kReceiverBase = static_cast<std::int64_t>(unix_now()) * 1'000'000'000;
 
 ProcessSample proc(std::uint32_t pid, const char* name) {
   ProcessSample p;
@@ -149,6 +151,91 @@ TEST(SummaryIntake, NamesAreMadeSafeAndAProcessThatLeftIsRememberedAWhile) {
   EXPECT_EQ(in.take(summary({0}), false, peer(100), snapshot(0, 3), 500), Refusal::None);
   gone.seq = 4;
   EXPECT_EQ(in.take(summary({0}), false, peer(100), gone, 700), Refusal::NotOnGpu);
+}
+
+// Issue 47, 2: senders with no GPU made a rate bucket each before the on-GPU
+// check, filled the table and had a real job's summaries refused.
+TEST(SummaryIntake, SendersWithoutAGpuCannotFillTheRateTable) {
+  KernelStore store;
+  SummaryIntake in(store, RateLimit{5, 1, 8});
+  const LiveSnapshot snap = snapshot();
+  for (std::int32_t pid = 1000; pid < 1100; ++pid) {
+    EXPECT_EQ(in.take(summary({0}), false, peer(pid), snap, 10.0), Refusal::NotOnGpu);
+  }
+  EXPECT_EQ(in.take(summary({0}), false, peer(100), snap, 10.0), Refusal::None);
+  EXPECT_EQ(in.counters().rate_limited, 0u);
+}
+
+ProcessSample owned(std::uint32_t pid, std::uint32_t uid, std::uint64_t start) {
+  ProcessSample p = proc(pid, "train");
+  p.uid = uid;
+  p.start_ticks = start;
+  return p;
+}
+
+// One GPU whose process list is `procs`.
+LiveSnapshot one_gpu(std::vector<ProcessSample> procs, std::uint64_t seq) {
+  LiveSnapshot snap;
+  snap.seq = seq;
+  GpuLive g;
+  Sample s;
+  s.gpu = 0;
+  s.procs = std::move(procs);
+  g.sample = s;
+  snap.gpus.push_back(g);
+  return snap;
+}
+
+// Issue 47, 3: after a job exits, whoever gets its pid must not be stored as
+// the job. The sampler saw pid 300 as uid 1000, started at tick 5000.
+TEST(SummaryIntake, APidReusedAfterTheJobIsNotTheJob) {
+  KernelStore store;
+  SummaryIntake in(store);
+  std::optional<std::uint64_t> sender_start = 5000;
+  in.set_start_time_reader([&](std::uint32_t) { return sender_start; });
+  const LiveSnapshot on = one_gpu({owned(300, 1000, 5000)}, 1);
+  EXPECT_EQ(in.take(summary({0}), false, PeerCredentials{300, 1000, 1000}, on, 0), Refusal::None);
+  // The job exits; the sampler sees the GPU empty. Another user gets pid 300.
+  const LiveSnapshot gone = one_gpu({}, 2);
+  EXPECT_EQ(in.take(summary({0}), false, PeerCredentials{300, 2000, 2000}, gone, 10),
+            Refusal::NotOnGpu);
+  // The same user's later process, started after the job: refused too.
+  sender_start = 9000;
+  EXPECT_EQ(in.take(summary({0}), false, PeerCredentials{300, 1000, 1000}, gone, 20),
+            Refusal::NotOnGpu);
+  // The job's own last summary, sent at its exit (it is gone from /proc): taken.
+  sender_start = std::nullopt;
+  EXPECT_EQ(in.take(summary({0}), false, PeerCredentials{300, 1000, 1000}, gone, 30),
+            Refusal::None);
+  // Another user's process that the sampler sees on the GPU under that pid is its own.
+  sender_start = 7000;
+  const LiveSnapshot reused = one_gpu({owned(300, 2000, 7000)}, 3);
+  EXPECT_EQ(in.take(summary({0}), false, PeerCredentials{300, 2000, 2000}, reused, 40),
+            Refusal::None);
+  EXPECT_EQ(store.size(), 3u);
+  EXPECT_EQ(in.counters().not_on_gpu, 2u);
+}
+
+// Issue 47, 5 and 6: one datagram listing a device 16 times stored 16 windows;
+// one dated 2199 froze other processes' traced time.
+TEST(SummaryIntake, ADeviceListedTwiceOrAWindowFarFromTheClockIsRefused) {
+  KernelStore store;
+  SummaryIntake in(store);
+  const LiveSnapshot snap = snapshot();
+  EXPECT_EQ(in.take(summary(std::vector<std::uint32_t>(16, 0)), false, peer(200), snap, 0),
+            Refusal::Malformed);
+  EXPECT_EQ(in.take(summary({1, 0, 1}), false, peer(200), snap, 10), Refusal::Malformed);
+  kernels::WindowSummary late;
+  late.start_unix_ns = 7'258'118'400'000'000'000;  // 2200-01-01
+  late.end_unix_ns = late.start_unix_ns + 2'000'000'000;
+  EXPECT_EQ(in.take(kernels::encode_summary(late), false, peer(100), snap, 20), Refusal::Malformed);
+  kernels::WindowSummary old = late;
+  old.start_unix_ns = kReceiverBase - 86'400'000'000'000;  // a day ago
+  old.end_unix_ns = old.start_unix_ns + 2'000'000'000;
+  EXPECT_EQ(in.take(kernels::encode_summary(old), false, peer(100), snap, 30), Refusal::Malformed);
+  EXPECT_EQ(store.size(), 0u);
+  EXPECT_EQ(in.take(summary({0, 1}), false, peer(200), snap, 40), Refusal::None);
+  EXPECT_EQ(store.size(), 2u);
 }
 
 std::string temp_socket(const std::string& name) {

@@ -195,6 +195,7 @@ TEST(KernelSeries, IntakeCountsWindowsUnderTheProcessesPod) {
   KernelStore store;
   KernelSeries series;
   SummaryIntake in(store, {}, &series);
+  in.set_clock([] { return static_cast<double>(kSeriesBase) / 1e9; });  // the window's time
   ASSERT_EQ(in.take(kernels::encode_summary(ws), false, PeerCredentials{4242, 1000, 1000}, snap, 0),
             Refusal::None);
   const auto rows = series.rows(1);

@@ -56,6 +56,46 @@ TEST(KernelStore, QueriesByTimeGpuPidAndLimit) {
   for (const auto& w : latest) EXPECT_GE(w.end_unix_ns, 1100'000'000'000);
 }
 
+// Issue 47, 5: one process sending fast refilled its GPU's whole ring and
+// pushed out every other process's windows. The ring now makes room from the
+// process that holds most of it.
+TEST(KernelStore, AProcessSendingMoreCannotPushOthersOut) {
+  KernelStore store(100);
+  for (int i = 0; i < 30; ++i) store.add(store_window(0, 100, 1000 + 20 * i));  // a real job
+  for (int i = 0; i < 1000; ++i) store.add(store_window(0, 666, 2000 + i));     // a flooder
+  EXPECT_EQ(store.size(), 100u);
+  EXPECT_EQ(store.query({0, 1e10, {}, {100}, 1000}).windows.size(), 30u);
+  EXPECT_EQ(store.query({0, 1e10, {}, {666}, 1000}).windows.size(), 70u);
+  // The flooder's own oldest went: its newest are kept.
+  EXPECT_EQ(store.query({0, 1e10, {}, {666}, 1}).windows.at(0).start_unix_ns, 2999'000'000'000);
+  // With equal shares, the ring makes room from the oldest window.
+  KernelStore even(4);
+  for (int i = 0; i < 6; ++i) even.add(store_window(0, 100 + i % 2, 1000 + 20 * i));
+  const auto kept = even.query({0, 1e10, {}, {}, 10}).windows;
+  ASSERT_EQ(kept.size(), 4u);
+  EXPECT_EQ(kept.front().start_unix_ns, 1040'000'000'000);
+}
+
+// Issue 47, 1: `?limit=10000` copied every window in range (with 256-byte names,
+// 104 MB an answer) under the store's lock. An answer now holds at most the
+// newest kMaxKernelAnswerBytes of windows, and says it was cut.
+TEST(KernelStore, AnAnswerIsBoundedInBytesWhateverTheLimit) {
+  KernelStore store;
+  for (int i = 0; i < 2000; ++i) store.add(store_window(i % 8, 100, 1000 + 2.5 * i, 32, 256));
+  const auto r = store.query({0, 1e10, {}, {}, 10000});
+  EXPECT_TRUE(r.truncated);
+  ASSERT_FALSE(r.windows.empty());
+  EXPECT_LT(r.windows.size(), 2000u);
+  std::size_t bytes = 0;
+  for (const auto& w : r.windows) bytes += window_bytes(w);
+  EXPECT_LE(bytes, kMaxKernelAnswerBytes);
+  EXPECT_GT(bytes, kMaxKernelAnswerBytes / 2);
+  EXPECT_EQ(r.windows.back().start_unix_ns, 1000'000'000'000 + 1999 * 2'500'000'000LL);  // newest
+  for (std::size_t i = 1; i < r.windows.size(); ++i) {
+    EXPECT_LT(r.windows[i - 1].start_unix_ns, r.windows[i].start_unix_ns);  // oldest first
+  }
+}
+
 // The size of a GPU-day in memory, measured: at the defaults (a store_window every 20 s,
 // one process per GPU) a day is kKernelWindowsPerGpu windows. Each holds the
 // library's 10 kernels; demangled names of PyTorch and cutlass kernels run

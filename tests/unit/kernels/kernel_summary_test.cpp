@@ -192,5 +192,39 @@ TEST(KernelSummary, RefusesWhatIsNotASummary) {
   EXPECT_FALSE(decode_summary(j.dump(), why));
 }
 
+// Issue 47, 4: one 2-s window claimed 1.8e10 kernel seconds. A window's times
+// and counts are checked against what a device could do in it: at most
+// kMaxConcurrentWork kernels at once, one start a nanosecond.
+TEST(KernelSummary, TimesAndCountsPastTheWindowAreRefused) {
+  std::string why;
+  const std::uint64_t most = 1000 * kMaxConcurrentWork;  // valid()'s window is 1000 ns
+  ASSERT_TRUE(decode_summary(with("/devices/0/top/0/ns", most), why)) << why;
+  const std::pair<std::string, std::string> bad[] = {
+      {with("/devices/0/top/0/ns", most + 1), "a kernel's time"},
+      {with("/devices/0/top/0/ns", 18'000'000'000'000'000'000ULL), "1.8e10 s"},
+      {with("/devices/0/top/0/launches", 1001), "launches"},
+      {with("/devices/0/other/ns", most + 1), "other's time"},
+      {with("/devices/0/other/launches", 1001), "other's launches"},
+      {with("/devices/0/collectives/ns", most + 1), "collectives' time"},
+      {with("/devices/0/copies/count", 1001), "copies"},
+      {with("/devices/0/memsets/ns", most + 1), "memsets' time"},
+      {with("/devices/0/idle_ns", 700), "busy and idle past the window"},
+  };
+  for (const auto& [bytes, what] : bad) {
+    EXPECT_FALSE(decode_summary(bytes, why)) << what;
+  }
+  // Two kernels each within the bound whose sum is not.
+  auto j = nlohmann::json::parse(with("/devices/0/top/0/ns", most));
+  j["devices"][0]["top"].push_back(j["devices"][0]["top"][0]);
+  j["devices"][0]["top"][1]["name"] = "k2";
+  EXPECT_FALSE(decode_summary(j.dump(), why));
+}
+
+TEST(KernelSummary, SumsSaturateInsteadOfWrapping) {
+  EXPECT_EQ(saturating_add(UINT64_MAX - 1, 1), UINT64_MAX);
+  EXPECT_EQ(saturating_add(UINT64_MAX - 1, 5), UINT64_MAX);
+  EXPECT_EQ(saturating_add(2, 3), 5u);
+}
+
 }  // namespace
 }  // namespace gpulens::kernels

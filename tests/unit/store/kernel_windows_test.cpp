@@ -74,7 +74,7 @@ class KernelWindowsTest : public ::testing::Test {
     return std::move(*s);
   }
   LoadedKernelWindows load(HistoryStore& store, std::size_t per_gpu = 100) {
-    auto loaded = read_newest_kernel_windows(store.db(), per_gpu);
+    auto loaded = read_newest_kernel_windows(store.db(), per_gpu, {0, 1, 2, 3});
     EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
     return loaded.ok() ? std::move(*loaded) : LoadedKernelWindows{};
   }
@@ -203,6 +203,28 @@ TEST_F(KernelWindowsTest, CorruptAndOversizedRowsAreSkippedAndCounted) {
   EXPECT_EQ(loaded.windows[0], window(1, 9, 60));
 }
 
+// Issue 47, 12: a corrupt history with 60,001 distinct `gpu` values kept the
+// agent reading for minutes (a ring per value). Only the agent's GPUs are read
+// now; a row whose `gpu` is text was neither read nor counted, and is counted.
+TEST_F(KernelWindowsTest, OnlyTheAgentsGpusAreReadAndRowsWithoutAGpuIndexAreCounted) {
+  auto store = open();
+  ASSERT_TRUE(store
+                  .write({}, {}, {},
+                         {window(0, 100, 20), window(1, 101, 20), window(0, 102, 40),
+                          window(0, 103, 60), window(0, 104, 80)})
+                  .ok());
+  auto& db = store.db();
+  ASSERT_TRUE(db.exec("UPDATE kernel_windows SET gpu = 60000 WHERE pid = 102").ok());
+  ASSERT_TRUE(db.exec("UPDATE kernel_windows SET gpu = 'x' WHERE pid = 103").ok());
+  ASSERT_TRUE(db.exec("UPDATE kernel_windows SET gpu = -4 WHERE pid = 104").ok());
+  auto loaded = read_newest_kernel_windows(db, 100, {0});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->windows.size(), 1u);
+  EXPECT_EQ(loaded->windows[0].pid, 100u);
+  EXPECT_EQ(loaded->skipped, 2u);  // the text and the negative GPU
+  EXPECT_FALSE(loaded->first_problem.empty());
+}
+
 TEST_F(KernelWindowsTest, WindowsPastTheBoundsOrOfAnImplausibleTimeAreNotWritten) {
   auto store = open();
   StoredKernelWindow long_name = window(0, 1, 20);
@@ -271,7 +293,7 @@ TEST(KernelWindowsWriter, AFullQueueDropsAndCountsAndTheRestAreWritten) {
   writer.stop();
   auto store = HistoryStore::open(o);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  auto loaded = read_newest_kernel_windows(store->db(), 100);
+  auto loaded = read_newest_kernel_windows(store->db(), 100, {0, 1, 2});
   ASSERT_TRUE(loaded.ok());
   ASSERT_EQ(loaded->windows.size(), 3u);
   EXPECT_EQ(loaded->windows[2], window(0, 100, 40));

@@ -365,5 +365,14 @@ TEST_F(SlurmJobReport, AllocationRowsFromSamplesAreKept) {
   EXPECT_EQ(rows[0].account, "bio");
 }
 
+// Issue 47 (small): a 100,000-digit id was echoed whole in the error.
+TEST(SlurmJobReportCli, AHugeIdIsNotEchoedWhole) {
+  const auto r = run_gpulens(
+      fmt::format("report --db /nonexistent/h.db --slurm-job '{}'", std::string(100'000, '9')));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("... (100000 bytes)' is not a Slurm job id"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace gpulens::store
