@@ -8,6 +8,7 @@
 
 #include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
+#include "exposition/api_json.hpp"
 #include "exposition/routes.hpp"
 #include "sources/host/slurm_ids.hpp"
 #include "store/slurm_job_trace.hpp"
