@@ -8,14 +8,15 @@
 # image are options gpulens-serve accepts, since the image's entrypoint is the
 # agent itself (a first argument `serve` crash-loops the pod: issue 48). The same
 # args check holds deploy/kubernetes/base. Usage: docs_yaml.sh GPULENS_SERVE_BINARY.
-# Exit 77 (skipped) without node or the checker's installed packages.
+# Fails, never skips, without python3, node or the checker's packages: scripts/setup.sh
+# --tests installs them all, so a missing one is a broken setup, not a pass.
 set -euo pipefail
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is not installed" >&2; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "FAIL: python3 is not installed (scripts/setup.sh --tests)" >&2; exit 1; }
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 serve_bin=${1:?usage: docs_yaml.sh GPULENS_SERVE_BINARY}
-command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed (Debian: nodejs)" >&2; exit 77; }
+command -v node >/dev/null 2>&1 || { echo "FAIL: node is not installed (Debian: nodejs; scripts/setup.sh --tests)" >&2; exit 1; }
 [[ -d "$repo/deploy/check/node_modules/kubernetes-models" ]] ||
-  { echo "SKIP: deploy/check/node_modules missing (scripts/setup.sh runs npm ci there)" >&2; exit 77; }
+  { echo "FAIL: deploy/check/node_modules missing (scripts/setup.sh runs npm ci there)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$serve_bin" --help >"$work/help.txt"
