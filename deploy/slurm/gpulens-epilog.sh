@@ -149,7 +149,14 @@ if [ "$(printf '%s\n' "$nodes" | grep -c .)" -gt 1 ]; then
     fi
     set -- -sS --max-time "$limit" -o "$tmp/part.$n" -w '%{http_code}'
     [ -n "${GPULENS_SLURM_CURL_CONFIG:-}" ] && set -- "$@" -K "$GPULENS_SLURM_CURL_CONFIG"
-    code=$(curl "$@" "$url/api/v1/slurm/job?id=$job" 2>"$tmp/curl.err")
+    # An agent builds one part at a time (429 while busy with another job's): retry.
+    tries=0
+    while :; do
+      code=$(curl "$@" "$url/api/v1/slurm/job?id=$job" 2>"$tmp/curl.err")
+      tries=$((tries + 1))
+      [ "$code" = 429 ] && [ "$tries" -lt 10 ] || break
+      sleep 1
+    done
     case $code in
       200) parts="$parts --part $tmp/part.$n" ;;
       404) ;;  # the job held no GPU of that node

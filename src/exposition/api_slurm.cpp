@@ -8,6 +8,7 @@
 
 #include "core/json_format.hpp"
 #include "core/trace_reader.hpp"
+#include "exposition/answer_slot.hpp"
 #include "exposition/api_json.hpp"
 #include "exposition/routes.hpp"
 #include "sources/host/slurm_ids.hpp"
@@ -15,6 +16,14 @@
 
 namespace gpulens::exposition {
 namespace {
+
+// A part is read from the history and written whole before it is sent: one at a
+// time, and at most this many raw samples (about 300 bytes each as JSON); a longer
+// job's earlier time comes as 1-minute rollups, which the part's notes say. A day
+// of 8 GPUs at 1 s is 691,200 raw samples (about 200 MB); bounded so, its part is
+// about 15 MB of raw samples and 11,520 minutes.
+constexpr std::size_t kPartMaxRawSamples = 50'000;
+std::atomic<int> g_parts_in_flight{0};
 
 void send_slurm_error(http::Response& res, int status, const std::string& message) {
   res.status = status;
@@ -60,7 +69,13 @@ void answer_slurm_job(const RouteSite& site, const http::Request& req, http::Res
     return send_slurm_error(
         res, 400, "id must be a Slurm job id (1 to 10 digits, as squeue and sacct print it)");
   }
-  auto job = store::load_slurm_job_trace(site.history->path(), *id);
+  const AnswerSlot slot(&g_parts_in_flight, 1);
+  if (slot.busy()) {
+    send_slurm_error(res, 429, "another node's part is being built; retry");
+    res.set_header("Retry-After", "1");
+    return;
+  }
+  auto job = store::load_slurm_job_trace(site.history->path(), *id, kPartMaxRawSamples);
   if (!job) {
     // The job unknown here (it held no GPU of this node) is the common case of a
     // job over several nodes asked of each: 404, with the history's own words.

@@ -14,6 +14,7 @@
 #include "agent/kernel_aggregate.hpp"
 #include "core/clock.hpp"
 #include "core/duration.hpp"
+#include "exposition/answer_slot.hpp"
 #include "exposition/api_index.hpp"
 #include "exposition/api_json.hpp"
 #include "exposition/api_params.hpp"
@@ -195,28 +196,6 @@ bool parse_kernel_query(const RouteSite& site, const http::Request& req, http::R
 // 8 such clients held scrapes at p99 2.9 s on 2 cores).
 constexpr int kKernelAnswersAtOnce = 2;
 
-// Holds one of the slots above while an answer is built.
-class KernelAnswerSlot {
- public:
-  explicit KernelAnswerSlot(std::atomic<int>* count) : count_(count) {
-    if (count_ != nullptr && count_->fetch_add(1) >= kKernelAnswersAtOnce) {
-      count_->fetch_sub(1);
-      count_ = nullptr;
-      busy_ = true;
-    }
-  }
-  ~KernelAnswerSlot() {
-    if (count_ != nullptr) count_->fetch_sub(1);
-  }
-  KernelAnswerSlot(const KernelAnswerSlot&) = delete;
-  KernelAnswerSlot& operator=(const KernelAnswerSlot&) = delete;
-  bool busy() const { return busy_; }
-
- private:
-  std::atomic<int>* count_;
-  bool busy_ = false;
-};
-
 // The windows of the jobs' kernel summaries (docs/kernels-agent.md) from memory.
 void answer_kernels(const RouteSite& site, const http::Request& req, http::Response& res) {
   agent::KernelQuery q;
@@ -224,7 +203,7 @@ void answer_kernels(const RouteSite& site, const http::Request& req, http::Respo
   int limit = 0;
   if (!parse_limit(req, res, limit, 1000, 10000)) return;
   q.limit = static_cast<std::size_t>(limit);
-  const KernelAnswerSlot slot(site.kernel_answers);
+  const AnswerSlot slot(site.kernel_answers, kKernelAnswersAtOnce);
   if (slot.busy()) {
     send_error(
         res, 429,
