@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 #include "core/json_number.hpp"
 #include "core/text_safety.hpp"
@@ -72,27 +74,35 @@ void append_optional(std::string& out, std::string_view key, const std::optional
   append_number(out, *v);
 }
 
+// The known text fields of an object: `"key": "value"` for each non-empty value,
+// separated by commas; `first` says whether the object has no field yet.
+void append_text_fields(
+    std::string& out, bool& first,
+    std::initializer_list<std::pair<std::string_view, const std::string*>> fields) {
+  for (const auto& [key, value] : fields) {
+    if (value->empty()) continue;
+    if (!first) out += ", ";
+    first = false;
+    append_json_string(out, key);
+    out += ": ";
+    append_json_string(out, *value);
+  }
+}
+
 // ", \"x_slurm\": {...}": an object of its own (the format asks additions beyond it
 // to be prefixed x_), with only the fields that are known.
 void append_slurm(std::string& out, const SlurmJob& s) {
   out += ", \"x_slurm\": {";
   bool first = true;
-  const auto add = [&](std::string_view key, const std::string& value) {
-    if (value.empty()) return;
-    if (!first) out += ", ";
-    first = false;
-    append_json_string(out, key);
-    out += ": ";
-    append_json_string(out, value);
-  };
-  add("job", s.job);
-  add("step", s.step);
-  add("user", s.user);
-  add("account", s.account);
-  add("array_job", s.array_job);
-  add("array_task", s.array_task);
-  add("from", s.from);
-  add("unknown", s.unknown);
+  append_text_fields(out, first,
+                     {{"job", &s.job},
+                      {"step", &s.step},
+                      {"user", &s.user},
+                      {"account", &s.account},
+                      {"array_job", &s.array_job},
+                      {"array_task", &s.array_task},
+                      {"from", &s.from},
+                      {"unknown", &s.unknown}});
   out += '}';
 }
 
@@ -104,17 +114,10 @@ void append_process(std::string& out, const ProcessSample& p) {
   append_optional(out, "cpu_pct", p.cpu_pct);
   append_optional(out, "rss_mib", p.rss_mib);
   if (p.ppid) fmt::format_to(std::back_inserter(out), ", \"ppid\": {}", *p.ppid);
-  const auto add_text = [&](std::string_view key, const std::string& value) {
-    if (value.empty()) return;
-    out += ", ";
-    append_json_string(out, key);
-    out += ": ";
-    append_json_string(out, value);
-  };
-  add_text("user", p.user);
-  add_text("container", p.container);
-  add_text("pod", p.pod);
-  add_text("cmdline", p.cmdline);
+  bool first = false;  // pid and name come first
+  append_text_fields(
+      out, first,
+      {{"user", &p.user}, {"container", &p.container}, {"pod", &p.pod}, {"cmdline", &p.cmdline}});
   if (p.slurm) append_slurm(out, *p.slurm);
   out += '}';
 }
@@ -128,19 +131,12 @@ void append_allocations(std::string& out, const std::vector<GpuAllocation>& allo
     first_entry = false;
     out += '{';
     bool first = true;
-    const auto add = [&](std::string_view key, const std::string& value) {
-      if (value.empty()) return;
-      if (!first) out += ", ";
-      first = false;
-      append_json_string(out, key);
-      out += ": ";
-      append_json_string(out, value);
-    };
-    add("scheduler", a.scheduler);
-    add("job", a.job);
-    add("user", a.user);
-    add("account", a.account);
-    add("partition", a.partition);
+    append_text_fields(out, first,
+                       {{"scheduler", &a.scheduler},
+                        {"job", &a.job},
+                        {"user", &a.user},
+                        {"account", &a.account},
+                        {"partition", &a.partition}});
     if (a.since) {
       out += first ? "\"since\": " : ", \"since\": ";
       fmt::format_to(std::back_inserter(out), "{:.3f}", *a.since);

@@ -172,13 +172,14 @@ void Sampler::add_host_readings(Tick& tick) {
   const double cpu0 = thread_cpu_seconds();
   const sources::HostSnapshot host = host_.sample(sources::HostReadings::CpuOnly);
   const double cpu1 = thread_cpu_seconds();
-  const sources::AllocationScan* held = allocations_ ? &allocations_->read(tick.t) : nullptr;
+  const std::shared_ptr<const sources::AllocationScan> held =
+      allocations_ ? allocations_->read(tick.t) : nullptr;
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
     sample.values.set(Metric::HostCpuPct, host.cpu_pct);
     if (sample.procs) {
       host_.enrich(*sample.procs, tick.t);
-      sources::confirm_slurm_jobs(*sample.procs, held);
+      sources::confirm_slurm_jobs(*sample.procs, held.get());
     }
     // A directory that could not be trusted or read names no owner: the samples
     // then say nothing of allocation, and the jobs come from processes.
@@ -192,7 +193,7 @@ void Sampler::add_host_readings(Tick& tick) {
   stats_.host_s += cpu1 - cpu0;
   stats_.cost.procfs_s += cpu2 - cpu1;
   stats_.slurm_problems = host_.slurm_problems();
-  if (held != nullptr) stats_.allocations = *held;
+  stats_.allocations = held;
 }
 
 void Sampler::add_events_and_marks(Tick& tick) {

@@ -25,8 +25,8 @@ struct SamplerStats {
   double host_s = 0;                    // thread CPU time reading /proc/stat
   double events_s = 0;                  // thread CPU time polling XID events and the marks file
   SlurmProblemCounts slurm_problems{};  // processes whose Slurm job could not be told, by why
-  // The last read of the Slurm prolog's allocations; nullopt when not configured.
-  std::optional<AllocationScan> allocations;
+  // The last read of the Slurm prolog's allocations; null when not configured.
+  std::shared_ptr<const AllocationScan> allocations;
 };
 
 class TickSource {

@@ -303,9 +303,9 @@ SlurmAllocationReader::SlurmAllocationReader(SlurmAllocationOptions options,
       devices_(std::move(devices)),
       boot_id_(read_small_file(options_.boot_id_path)) {}
 
-const AllocationScan& SlurmAllocationReader::read(double now_s) {
+std::shared_ptr<const AllocationScan> SlurmAllocationReader::read(double now_s) {
   if (!last_scan_ || now_s - *last_scan_ >= options_.rescan_s || now_s < *last_scan_) {
-    current_ = scan(now_s);
+    current_ = std::make_shared<const AllocationScan>(scan(now_s));
     last_scan_ = now_s;
   }
   return current_;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,7 +97,9 @@ class SlurmAllocationReader {
  public:
   SlurmAllocationReader(SlurmAllocationOptions options, std::vector<AllocationDevice> devices);
   // The allocations as of the last scan, scanning again when rescan_s has passed.
-  const AllocationScan& read(double now_s);
+  // Shared and immutable: the sampler's statistics and the agent's health hold the
+  // same scan for 5 s of ticks without copying it each tick.
+  std::shared_ptr<const AllocationScan> read(double now_s);
 
  private:
   AllocationScan scan(double now_s);
@@ -105,7 +108,7 @@ class SlurmAllocationReader {
   std::vector<AllocationDevice> devices_;
   std::string boot_id_;
   std::optional<double> last_scan_;
-  AllocationScan current_;
+  std::shared_ptr<const AllocationScan> current_;
 };
 
 // The Slurm trust rule for processes (docs/slurm.md, "Precedence"): a job the

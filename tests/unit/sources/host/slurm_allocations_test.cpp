@@ -58,7 +58,7 @@ class AllocationDir : public ::testing::Test {
   }
   AllocationScan scan(double now = 1010) {
     SlurmAllocationReader reader(options_, alloc_devices());
-    return reader.read(now);
+    return *reader.read(now);
   }
   std::uint64_t count(const AllocationScan& s, AllocationProblem p) {
     return s.problems[static_cast<std::size_t>(p)];
@@ -208,10 +208,10 @@ TEST_F(AllocationDir, TwoJobsMayShareAGpu) {
 
 TEST_F(AllocationDir, RescansOnlyWhenDue) {
   SlurmAllocationReader reader(options_, alloc_devices());
-  EXPECT_EQ(reader.read(1000).jobs, 0u);
+  EXPECT_EQ(reader.read(1000)->jobs, 0u);
   write("4242", alloc_entry("4242", "0"));
-  EXPECT_EQ(reader.read(1000 + options_.rescan_s / 2).jobs, 0u);
-  EXPECT_EQ(reader.read(1000 + options_.rescan_s).jobs, 1u);
+  EXPECT_EQ(reader.read(1000 + options_.rescan_s / 2)->jobs, 0u);
+  EXPECT_EQ(reader.read(1000 + options_.rescan_s)->jobs, 1u);
 }
 
 // The trust rule: the environment's job counts where Slurm's allocation lists it,
