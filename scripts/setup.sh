@@ -22,6 +22,7 @@ build_packages=(
   libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
   libncurses-dev                        # `gpulens top`, linked statically
   zlib1g-dev                            # gzip of /metrics, linked statically
+  libnghttp2-dev                        # HTTP/2 of the kubelet's pod-resources API, linked statically
 )
 # Everything else scripts/test.sh runs.
 test_packages=(
@@ -35,6 +36,7 @@ test_packages=(
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
   munge slurmctld slurmd slurm-client  # a one-node Slurm (tests/e2e/slurm_cluster.sh), ~4 MB, ~10 s
+  python3-grpcio python3-protobuf protobuf-compiler  # a pod-resources gRPC server (tests/e2e/kubelet_pod_resources.sh)
   # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
   python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
 )

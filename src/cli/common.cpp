@@ -43,6 +43,14 @@ void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool off
                  "Where Slurm's prolog (gpulens-prolog.sh) notes which job holds which GPU, "
                  "read when it exists and is root's ('' for none; docs/slurm.md)")
       ->capture_default_str();
+  app.add_option("--pod-resources", options.pod_resources,
+                 "The kubelet's pod-resources socket: which pod holds which GPU, asked every "
+                 "few seconds on a thread of its own ('' for none; docs/kubernetes.md)")
+      ->capture_default_str();
+  app.add_option("--pod-resources-every", options.pod_resources_every_s,
+                 "Seconds between calls to the kubelet's pod-resources API")
+      ->check(CLI::Range(0.5, 300.0))
+      ->capture_default_str();
 }
 
 void add_report_settings_options(CLI::App& app, ReportSettings& settings) {

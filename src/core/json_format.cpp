@@ -136,7 +136,10 @@ void append_allocations(std::string& out, const std::vector<GpuAllocation>& allo
                         {"job", &a.job},
                         {"user", &a.user},
                         {"account", &a.account},
-                        {"partition", &a.partition}});
+                        {"partition", &a.partition},
+                        {"namespace", &a.namespace_name},
+                        {"pod", &a.pod},
+                        {"container", &a.container}});
     if (a.since) {
       out += first ? "\"since\": " : ", \"since\": ";
       fmt::format_to(std::back_inserter(out), "{:.3f}", *a.since);

@@ -91,14 +91,18 @@ struct ProcessSample {
 };
 
 // A scheduler's record that a job holds a GPU, whether or not any process of the
-// job runs on it (docs/slurm.md, "Allocation"): the prolog's entry for a Slurm job.
+// job runs on it: the prolog's entry for a Slurm job (docs/slurm.md, "Allocation"),
+// the kubelet's pod-resources answer for a pod's container (docs/kubernetes.md).
 struct GpuAllocation {
-  std::string scheduler;        // "slurm"
-  std::string job;              // decimal id as Slurm prints it
-  std::string user;             // empty when unknown
-  std::string account;          // empty when unknown
-  std::string partition;        // empty when unknown
-  std::optional<double> since;  // Unix seconds the prolog ran; nullopt when unknown
+  std::string scheduler;        // "slurm" or "kubernetes"
+  std::string job;              // Slurm: decimal id as Slurm prints it
+  std::string user;             // Slurm: empty when unknown
+  std::string account;          // Slurm: empty when unknown
+  std::string partition;        // Slurm: empty when unknown
+  std::optional<double> since;  // Slurm: Unix seconds the prolog ran; nullopt when unknown
+  std::string namespace_name;   // Kubernetes: the pod's namespace
+  std::string pod;              // Kubernetes: the pod's name
+  std::string container;        // Kubernetes: the container the device is assigned to
   bool operator==(const GpuAllocation&) const = default;
 };
 

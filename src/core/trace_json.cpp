@@ -145,9 +145,9 @@ Result<ProcessSample> process_from_json(const json& j) {
   return p;
 }
 
-// "x_allocation": a list of objects; an entry without a job, or of another type,
-// is skipped (a job nobody can name is no owner), a field of another type reads
-// as absent, as for x_slurm.
+// "x_allocation": a list of objects; an entry without a job (Slurm) or a pod
+// (Kubernetes), or of another type, is skipped (a job nobody can name is no
+// owner), a field of another type reads as absent, as for x_slurm.
 std::vector<GpuAllocation> allocations_from_json(const json& list) {
   std::vector<GpuAllocation> out;
   for (const auto& j : list) {
@@ -160,7 +160,10 @@ std::vector<GpuAllocation> allocations_from_json(const json& list) {
     a.partition = opt_string(j, "partition");
     a.since = opt_number<double>(j, "since");
     if (a.since && !std::isfinite(*a.since)) a.since.reset();
-    if (!a.job.empty()) out.push_back(std::move(a));
+    a.namespace_name = opt_string(j, "namespace");
+    a.pod = opt_string(j, "pod");
+    a.container = opt_string(j, "container");
+    if (!a.job.empty() || !a.pod.empty()) out.push_back(std::move(a));
   }
   return out;
 }

@@ -129,6 +129,13 @@ Json latest_json(const agent::LiveSnapshot& snap, bool show_cmdline) {
     if (g.sample && g.sample->allocations) {
       Json held = Json::array();
       for (const auto& a : *g.sample->allocations) {
+        if (a.scheduler == "kubernetes") {
+          held.push_back({{"scheduler", a.scheduler},
+                          {"namespace", a.namespace_name},
+                          {"pod", a.pod},
+                          {"container", a.container}});
+          continue;
+        }
         held.push_back({{"scheduler", a.scheduler},
                         {"job", a.job},
                         {"user", a.user},
@@ -200,11 +207,18 @@ namespace {
 // the processes on the GPUs when it did (docs/slurm.md, "Allocation").
 Json allocation_health_json(const sources::AllocationScan& scan) {
   Json j;
-  j["scheduler"] = "slurm";
-  j["source"] = scan.usable ? "prolog" : "processes";
+  const bool kube = scan.scheduler == "kubernetes";
+  j["scheduler"] = scan.scheduler;
+  j["source"] = !scan.usable ? "processes" : kube ? "pod-resources" : "prolog";
   j["fallback"] = scan.fallback;
-  j["jobs"] = scan.jobs;
-  j["index_order"] = scan.index_order;
+  if (kube) {
+    j["pods"] = scan.jobs;
+    j["last_error"] = scan.last_error;
+    j["call_s"] = opt(scan.call_s);
+  } else {
+    j["jobs"] = scan.jobs;
+    j["index_order"] = scan.index_order;
+  }
   Json problems = Json::object();
   for (std::size_t i = 0; i < sources::kAllocationProblemCount; ++i) {
     problems[std::string(sources::allocation_problem_id(
@@ -254,6 +268,9 @@ Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::Sto
     }
     source["slurm_problems"] = std::move(slurm);
     if (s->allocations) source["allocation"] = allocation_health_json(*s->allocations);
+    if (s->kube_allocations) {
+      source["kube_allocation"] = allocation_health_json(*s->kube_allocations);
+    }
   }
   source["sample_cpu_s"] = opt(snap.source.sample_cpu_s);
   j["source"] = std::move(source);

@@ -27,6 +27,8 @@ Result<std::unique_ptr<sources::TickSource>> open_tick_source(const SourceOption
   sampler.host.with_cmdline = options.cmdline;
   sampler.marks_path = options.marks_path;
   sampler.slurm_allocations.dir = options.slurm_allocations;
+  sampler.kube_allocations.socket = options.pod_resources;
+  sampler.kube_allocations.period_s = options.pod_resources_every_s;
   return std::unique_ptr<sources::TickSource>(std::make_unique<Sampler>(
       std::shared_ptr<sources::GpuCollector>(std::move(*collector)), sampler));
 }

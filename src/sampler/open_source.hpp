@@ -24,7 +24,10 @@ struct SourceOptions {
   std::string procfs = "/proc";
   // live: the Slurm prolog's allocation entries (docs/slurm.md); empty: not read
   std::string slurm_allocations = "/run/gpulens/slurm-jobs";
-  std::string marks_path;  // live: JSON-lines marks file to merge into ticks
+  // live: the kubelet's pod-resources socket (docs/kubernetes.md); empty: not read
+  std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  double pod_resources_every_s = 5;  // live: seconds between its calls
+  std::string marks_path;            // live: JSON-lines marks file to merge into ticks
 };
 
 // Opens a replay source when options.replay is set, else the live NVML sampler.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/input_limits.hpp"
 #include "core/value_ranges.hpp"
 
 namespace gpulens::sampler {
@@ -64,6 +65,10 @@ Sampler::Sampler(std::shared_ptr<sources::GpuCollector> collector, SamplerOption
   if (!options_.marks_path.empty()) marks_.emplace(options_.marks_path);
   if (!options_.slurm_allocations.dir.empty()) {
     allocations_.emplace(options_.slurm_allocations, sources::allocation_devices(header_));
+  }
+  if (!options_.kube_allocations.socket.empty()) {
+    kube_allocations_ = std::make_unique<sources::kube::KubeAllocationReader>(
+        options_.kube_allocations, sources::allocation_devices(header_));
   }
   for (std::size_t slot = 0; slot < header_.devices.size(); ++slot) {
     auto worker = std::make_shared<Worker>();
@@ -174,6 +179,8 @@ void Sampler::add_host_readings(Tick& tick) {
   const double cpu1 = thread_cpu_seconds();
   const std::shared_ptr<const sources::AllocationScan> held =
       allocations_ ? allocations_->read(tick.t) : nullptr;
+  const std::shared_ptr<const sources::AllocationScan> pods =
+      kube_allocations_ ? kube_allocations_->read() : nullptr;
   for (auto& sample : tick.samples) {
     sample.t = tick.t;
     sample.values.set(Metric::HostCpuPct, host.cpu_pct);
@@ -181,11 +188,18 @@ void Sampler::add_host_readings(Tick& tick) {
       host_.enrich(*sample.procs, tick.t);
       sources::confirm_slurm_jobs(*sample.procs, held.get());
     }
-    // A directory that could not be trusted or read names no owner: the samples
-    // then say nothing of allocation, and the jobs come from processes.
-    if (held != nullptr && held->usable) {
-      const auto it = held->by_gpu.find(sample.gpu);
-      sample.allocations = it == held->by_gpu.end() ? std::vector<GpuAllocation>{} : it->second;
+    // A directory that could not be trusted or read, or a kubelet that does not
+    // answer, names no owner: the samples then say nothing of allocation, and the
+    // jobs come from processes.
+    for (const auto* scan : {held.get(), pods.get()}) {
+      if (scan == nullptr || !scan->usable) continue;
+      if (!sample.allocations) sample.allocations.emplace();
+      const auto it = scan->by_gpu.find(sample.gpu);
+      if (it == scan->by_gpu.end()) continue;
+      for (const auto& a : it->second) {
+        if (sample.allocations->size() >= kMaxAllocationsPerSample) break;
+        sample.allocations->push_back(a);
+      }
     }
   }
   const double cpu2 = thread_cpu_seconds();
@@ -194,6 +208,7 @@ void Sampler::add_host_readings(Tick& tick) {
   stats_.cost.procfs_s += cpu2 - cpu1;
   stats_.slurm_problems = host_.slurm_problems();
   stats_.allocations = held;
+  stats_.kube_allocations = pods;
 }
 
 void Sampler::add_events_and_marks(Tick& tick) {

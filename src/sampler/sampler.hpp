@@ -16,6 +16,7 @@
 #include "sources/gpu_collector.hpp"
 #include "sources/host/host_collector.hpp"
 #include "sources/host/slurm_allocations.hpp"
+#include "sources/kube/kube_allocations.hpp"
 #include "sources/tick_source.hpp"
 
 namespace gpulens::sampler {
@@ -29,6 +30,8 @@ struct SamplerOptions {
   std::optional<double> gpu_timeout_s;
   // Which Slurm job holds which GPU, from the prolog's entries; dir empty: not read.
   sources::SlurmAllocationOptions slurm_allocations;
+  // Which pod holds which GPU, from the kubelet; socket empty: not read.
+  sources::kube::KubeAllocationOptions kube_allocations;
 };
 
 class Sampler final : public sources::TickSource {
@@ -59,6 +62,7 @@ class Sampler final : public sources::TickSource {
   sources::HostCollector host_;
   std::optional<MarksTail> marks_;
   std::optional<sources::SlurmAllocationReader> allocations_;
+  std::unique_ptr<sources::kube::KubeAllocationReader> kube_allocations_;
   std::vector<std::shared_ptr<Worker>> workers_;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t slot_ = 0;

@@ -75,7 +75,11 @@ void describe_job(SlurmJobTrace& out) {
 // epilog), not the memory in use, which is all the history keeps of processes.
 void mark_allocation(SlurmJobTrace& out) {
   if (!out.allocated) return;
-  const GpuAllocation held{"slurm", out.job, out.user, out.account, {}, std::nullopt};
+  GpuAllocation held;
+  held.scheduler = "slurm";
+  held.job = out.job;
+  held.user = out.user;
+  held.account = out.account;
   // A minute rollup's sample is dated at its minute's end: a span inside it counts.
   const double slack = out.history.source == "raw" ? 0.001 : 60.0;
   for (auto& s : out.history.trace.samples) {

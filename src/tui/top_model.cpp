@@ -111,15 +111,31 @@ GpuView& ModelBuilder::gpu(int index) {
 
 namespace {
 
+// "Slurm job 101 (alice)", "pod ml/train-0", "Slurm jobs 7, 9", "pods ml/a, ml/b".
+std::string holder_name(const GpuAllocation& a) {
+  if (a.scheduler == "kubernetes") return a.namespace_name + "/" + a.pod;
+  return a.job;
+}
+
 std::string held_by_text(const std::vector<GpuAllocation>& jobs) {
   if (jobs.empty()) return "no job";
+  const auto kind = [](const GpuAllocation& a, bool plural) {
+    if (a.scheduler == "kubernetes") return plural ? "pods " : "pod ";
+    return plural ? "Slurm jobs " : "Slurm job ";
+  };
   if (jobs.size() == 1) {
     const auto& a = jobs.front();
-    return "Slurm job " + a.job + (a.user.empty() ? "" : " (" + a.user + ")");
+    return kind(a, false) + holder_name(a) + (a.user.empty() ? std::string() : " (" + a.user + ")");
   }
-  std::string ids;
-  for (const auto& a : jobs) ids += (ids.empty() ? "" : ", ") + a.job;
-  return "Slurm jobs " + ids;
+  const bool one_kind = std::all_of(jobs.begin(), jobs.end(), [&](const GpuAllocation& a) {
+    return a.scheduler == jobs.front().scheduler;
+  });
+  std::string names;
+  for (const auto& a : jobs) {
+    names +=
+        (names.empty() ? "" : ", ") + (one_kind ? std::string() : kind(a, false)) + holder_name(a);
+  }
+  return one_kind ? kind(jobs.front(), true) + names : names;
 }
 
 }  // namespace

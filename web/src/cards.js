@@ -44,12 +44,15 @@ function advanced(g) {
   return details;
 }
 
-// Who holds the GPU by Slurm's allocation (the prolog), running anything or not:
-// "Slurm job 101 · alice · physics"; null where no allocation is read.
+// Who holds the GPU by its scheduler's allocation (Slurm's prolog, the kubelet's
+// pod-resources API), running anything or not: "Slurm job 101 · alice · physics",
+// "pod ml/train-0 · trainer"; null where no allocation is read.
 function heldByText(g) {
   if (!Array.isArray(g.allocation)) return null;
   if (!g.allocation.length) return "no job";
-  return g.allocation.map((a) => [`Slurm job ${a.job}`, a.user, a.account].filter(Boolean).join(" · ")).join("; ");
+  return g.allocation.map((a) => (a.scheduler === "kubernetes"
+    ? [`pod ${a.namespace}/${a.pod}`, a.container]
+    : [`Slurm job ${a.job}`, a.user, a.account]).filter(Boolean).join(" · ")).join("; ");
 }
 
 function card(g, latestT) {

@@ -288,9 +288,14 @@ void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan*
 std::vector<AllocationDevice> allocation_devices(const TraceHeader& header) {
   std::vector<AllocationDevice> out;
   for (const auto& d : header.devices) {
-    AllocationDevice a{d.index, d.uuid, {}};
+    AllocationDevice a{d.index, d.uuid, {}, {}};
     if (const auto it = d.extra.find("x_pci_bus_id"); it != d.extra.end() && it->is_string()) {
       a.pci_bus_id = it->get<std::string>();
+    }
+    if (const auto it = d.extra.find("x_mig_uuids"); it != d.extra.end() && it->is_array()) {
+      for (const auto& u : *it) {
+        if (u.is_string()) a.mig_uuids.push_back(u.get<std::string>());
+      }
     }
     out.push_back(std::move(a));
   }
@@ -391,8 +396,14 @@ AllocationScan SlurmAllocationReader::scan(double now_s) {
       const bool listed = std::any_of(held.begin(), held.end(),
                                       [&](const GpuAllocation& a) { return a.job == entry->job; });
       if (listed || held.size() >= kMaxAllocationsPerSample) continue;
-      held.push_back(
-          {"slurm", entry->job, entry->user, entry->account, entry->partition, entry->start});
+      GpuAllocation a;
+      a.scheduler = "slurm";
+      a.job = entry->job;
+      a.user = entry->user;
+      a.account = entry->account;
+      a.partition = entry->partition;
+      a.since = entry->start;
+      held.push_back(std::move(a));
       any = true;
     }
     if (any) ++out.jobs;

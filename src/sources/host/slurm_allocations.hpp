@@ -40,7 +40,8 @@ struct SlurmAllocationOptions {
 struct AllocationDevice {
   int index = 0;
   std::string uuid;
-  std::string pci_bus_id;  // "00000000:18:00.0"; empty when unknown
+  std::string pci_bus_id;              // "00000000:18:00.0"; empty when unknown
+  std::vector<std::string> mig_uuids;  // its MIG devices' UUIDs ("MIG-…"), where listed
 };
 
 enum class AllocationProblem {
@@ -63,6 +64,7 @@ inline constexpr std::size_t kMaxAllocationEntries = 1024;
 inline constexpr std::size_t kMaxAllocationEntryBytes = 4096;
 
 struct AllocationScan {
+  std::string scheduler = "slurm";  // or "kubernetes"
   // False when the directory could not be read or trusted: the jobs then come from
   // processes alone, and `fallback` says why.
   bool usable = false;
@@ -76,6 +78,10 @@ struct AllocationScan {
   // entry is seen again each scan).
   AllocationProblemCounts problems{};
   std::string last_problem;  // one example in words, for the health answer
+  // Kubernetes: the last call's error while an earlier answer is still used, and
+  // how long the last answered call took.
+  std::string last_error;
+  std::optional<double> call_s;
 };
 
 // Parses one entry's text (key=value lines); `name` is its file name. Pure, for tests.

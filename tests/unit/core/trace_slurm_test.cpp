@@ -76,8 +76,8 @@ TEST(TraceSlurm, AllocationRoundTrip) {
   Sample held;
   held.t = 10;
   held.gpu = 0;
-  held.allocations =
-      std::vector<GpuAllocation>{{"slurm", "4242", "alice", "physics", "gpu", 1795200000.5}};
+  held.allocations = std::vector<GpuAllocation>{
+      {"slurm", "4242", "alice", "physics", "gpu", 1795200000.5, "", "", ""}};
   Sample free = held;
   free.allocations = std::vector<GpuAllocation>{};
   Sample unread = held;
@@ -98,6 +98,26 @@ TEST(TraceSlurm, AllocationRoundTrip) {
   EXPECT_EQ(trace->samples[0].allocations, held.allocations);
   EXPECT_EQ(trace->samples[1].allocations, free.allocations);
   EXPECT_FALSE(trace->samples[2].allocations.has_value());
+
+  // A pod (the kubelet's pod-resources API) is named by namespace, pod and
+  // container, and has no job: it is read back whole too.
+  GpuAllocation pod;
+  pod.scheduler = "kubernetes";
+  pod.namespace_name = "ml";
+  pod.pod = "idle-1";
+  pod.container = "notebook";
+  Sample kube = held;
+  kube.allocations = std::vector<GpuAllocation>{pod};
+  std::string kube_text = kSlurmHeader + "\n";
+  append_sample_json(kube_text, kube);
+  EXPECT_NE(kube_text.find(R"("x_allocation": [{"scheduler": "kubernetes", "namespace": "ml", )"
+                           R"("pod": "idle-1", "container": "notebook"}])"),
+            std::string::npos)
+      << kube_text;
+  auto kube_trace = read_trace_string(kube_text + "\n", "pods.jsonl");
+  ASSERT_TRUE(kube_trace) << kube_trace.error().message;
+  ASSERT_EQ(kube_trace->samples.size(), 1u);
+  EXPECT_EQ(kube_trace->samples[0].allocations, kube.allocations);
 
   const std::string odd = kSlurmHeader + "\n" +
                           R"({"t": 1, "gpu": 0, "x_allocation": [{"user": "x"}, 7, )"

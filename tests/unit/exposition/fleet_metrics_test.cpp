@@ -79,5 +79,35 @@ TEST(FleetMetrics, PodLabelsOnlyWhenOnePodHoldsTheGpu) {
   EXPECT_EQ(gpu_labels(snap, snap.gpus[0]).find("pod="), std::string::npos);
 }
 
+// A GPU a pod holds (the kubelet's pod-resources API): the 0/1 gauge keeps the
+// GPU's own labels, the info series alone carries namespace, pod and container;
+// a Slurm job's info series carries Slurm's labels and no pod's.
+TEST(FleetMetrics, AllocationSeriesNameTheirPodOrJob) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  GpuAllocation pod;
+  pod.scheduler = "kubernetes";
+  pod.namespace_name = "ml";
+  pod.pod = "idle-1";
+  pod.container = "notebook";
+  const GpuAllocation job{"slurm", "41", "alice", "physics", "gpu", 1.0, "", "", ""};
+  snap.gpus[0].sample->allocations = std::vector<GpuAllocation>{pod};
+  snap.gpus[1].sample->allocations = std::vector<GpuAllocation>{job};
+  std::string out;
+  render_allocation_metrics(out, snap);
+  const std::string gpu0 =
+      R"(gpu="0",uuid="GPU-00000000",model="NVIDIA H100 80GB HBM3",hostname="node-17")";
+  EXPECT_NE(out.find("gpulens_gpu_allocated{" + gpu0 + "} 1\n"), std::string::npos) << out;
+  EXPECT_NE(
+      out.find("gpulens_gpu_allocation_info{" + gpu0 +
+               R"(,scheduler="kubernetes",namespace="ml",pod="idle-1",container="notebook"} 1)"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"(,scheduler="slurm",slurm_job="41",slurm_user="alice",)"
+                     R"(slurm_account="physics",slurm_partition="gpu"} 1)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("slurm_job=\"\""), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace gpulens::exposition

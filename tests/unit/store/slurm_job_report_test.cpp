@@ -353,7 +353,8 @@ TEST_F(SlurmJobReport, AllocationRowsFromSamplesAreKept) {
   Sample s;
   s.t = kJobT0;
   s.gpu = 1;
-  s.allocations = std::vector<GpuAllocation>{{"slurm", "500", "erin", "bio", "gpu", kJobT0 - 5}};
+  s.allocations =
+      std::vector<GpuAllocation>{{"slurm", "500", "erin", "bio", "gpu", kJobT0 - 5, "", "", ""}};
   s.procs = std::vector<ProcessSample>{};
   SlurmJobUses uses;
   uses.add_samples({s});

@@ -33,8 +33,8 @@ TopModel held_model(const std::vector<std::optional<std::vector<GpuAllocation>>>
 }
 
 TEST(TopHeldBy, TheGpuLineNamesItsJob) {
-  const GpuAllocation alice{"slurm", "101", "alice", "physics", "gpu", 1.0};
-  const GpuAllocation bob{"slurm", "102", "bob", "chem", "gpu", 2.0};
+  const GpuAllocation alice{"slurm", "101", "alice", "physics", "gpu", 1.0, "", "", ""};
+  const GpuAllocation bob{"slurm", "102", "bob", "chem", "gpu", 2.0, "", "", ""};
   const TopModel m =
       held_model({std::vector<GpuAllocation>{alice}, std::vector<GpuAllocation>{alice, bob},
                   std::vector<GpuAllocation>{}, std::nullopt});
@@ -52,6 +52,24 @@ TEST(TopHeldBy, TheGpuLineNamesItsJob) {
     if (t.rfind("GPU 0", 0) == 0) named = t.find("Slurm job 101 (alice)") != std::string::npos;
   }
   EXPECT_TRUE(named);
+}
+
+TEST(TopHeldBy, PodsAreNamedByNamespaceAndName) {
+  GpuAllocation pod;
+  pod.scheduler = "kubernetes";
+  pod.namespace_name = "ml";
+  pod.pod = "train-0";
+  pod.container = "trainer";
+  GpuAllocation other = pod;
+  other.pod = "idle-1";
+  const GpuAllocation slurm{"slurm", "7", "", "", "", std::nullopt, "", "", ""};
+  const TopModel m =
+      held_model({std::vector<GpuAllocation>{pod}, std::vector<GpuAllocation>{pod, other},
+                  std::vector<GpuAllocation>{slurm, pod}});
+  ASSERT_EQ(m.gpus.size(), 3u);
+  EXPECT_EQ(m.gpus[0].held_by, "pod ml/train-0");
+  EXPECT_EQ(m.gpus[1].held_by, "pods ml/train-0, ml/idle-1");
+  EXPECT_EQ(m.gpus[2].held_by, "Slurm job 7, pod ml/train-0");
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ std::string alloc_entry(const std::string& job, const std::string& gpus,
 // Two GPUs whose NVML order (index) is not their PCI bus order, as on boards
 // where NVML's enumeration and the bus disagree.
 std::vector<AllocationDevice> alloc_devices() {
-  return {{0, "GPU-aaaa", "00000000:9A:00.0"}, {1, "GPU-bbbb", "00000000:18:00.0"}};
+  return {{0, "GPU-aaaa", "00000000:9A:00.0", {}}, {1, "GPU-bbbb", "00000000:18:00.0", {}}};
 }
 
 class AllocationDir : public ::testing::Test {
@@ -219,7 +219,7 @@ TEST_F(AllocationDir, RescansOnlyWhenDue) {
 TEST(SlurmConfirm, TheEnvironmentCountsOnlyWhereSlurmsAllocationListsTheJob) {
   AllocationScan held;
   held.usable = true;
-  held.by_gpu[0] = {{"slurm", "41", "alice", "physics", "gpu", 1.0}};
+  held.by_gpu[0] = {{"slurm", "41", "alice", "physics", "gpu", 1.0, "", "", ""}};
   const auto proc = [](std::uint32_t pid, const std::string& job, const std::string& from) {
     ProcessSample p;
     p.pid = pid;

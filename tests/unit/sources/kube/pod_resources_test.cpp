@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kubelet's pod-resources answer: protobuf's wire format read within bounds,
+// the device plugin's three ways of naming a GPU (UUID, index, MIG) and its
+// replicas, and what one answer charges to which pod. The messages are encoded
+// here by hand from the field numbers of the kubelet's api.proto; the e2e test
+// (tests/e2e/kubelet_pod_resources.sh) checks the same against protobuf's own
+// encoder and a real gRPC server.
+#include "sources/kube/pod_resources.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sources/kube/kube_allocations.hpp"
+#include "sources/kube/protobuf_wire.hpp"
+
+namespace gpulens::sources::kube {
+namespace {
+
+std::string pr_varint(std::uint64_t v) {
+  std::string out;
+  do {
+    auto byte = static_cast<char>(v & 0x7f);
+    v >>= 7;
+    if (v != 0) byte = static_cast<char>(byte | 0x80);
+    out += byte;
+  } while (v != 0);
+  return out;
+}
+
+std::string pr_bytes(std::uint32_t field, const std::string& value) {
+  return pr_varint(field << 3 | 2) + pr_varint(value.size()) + value;
+}
+
+std::string pr_devices(const std::string& resource, const std::vector<std::string>& ids) {
+  std::string m = pr_bytes(1, resource);
+  for (const auto& id : ids) m += pr_bytes(2, id);
+  // topology (3): a NUMA node, skipped by the reader
+  m += pr_bytes(3, pr_bytes(1, pr_varint(1 << 3 | 0) + pr_varint(0)));
+  return m;
+}
+
+std::string pr_container(const std::string& name, const std::vector<std::string>& devices) {
+  std::string m = pr_bytes(1, name);
+  for (const auto& d : devices) m += pr_bytes(2, d);
+  m += pr_varint(3 << 3 | 0) + pr_varint(7);  // cpu_ids: a varint field, skipped
+  return m;
+}
+
+std::string pr_pod(const std::string& ns, const std::string& name,
+                   const std::vector<std::string>& containers) {
+  std::string m = pr_bytes(1, name) + pr_bytes(2, ns);
+  for (const auto& c : containers) m += pr_bytes(3, c);
+  return m;
+}
+
+std::string pr_list(const std::vector<std::string>& pods) {
+  std::string m;
+  for (const auto& p : pods) m += pr_bytes(1, p);
+  return m;
+}
+
+std::vector<AllocationDevice> pr_gpus() {
+  return {{0, "GPU-0a0a", "", {}}, {1, "GPU-1b1b", "", {"MIG-7c7c", "MIG-8d8d"}}};
+}
+
+TEST(ProtoWire, ReadsVarintsAndBytesAndSkipsTheRest) {
+  const std::string m = pr_varint(1 << 3 | 0) + pr_varint(300) + pr_bytes(2, "hi") +
+                        pr_varint(3 << 3 | 5) + std::string(4, 'x') + pr_varint(4 << 3 | 1) +
+                        std::string(8, 'y') + pr_bytes(5, "end");
+  ProtoReader r(m);
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.field(), 1u);
+  EXPECT_EQ(r.varint(), 300u);
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.bytes(), "hi");
+  ASSERT_TRUE(r.next());  // fixed32, not read: skipped by next()
+  ASSERT_TRUE(r.next());  // fixed64
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.field(), 5u);
+  EXPECT_EQ(r.bytes(), "end");
+  EXPECT_FALSE(r.next());
+  EXPECT_TRUE(r.ok());
+}
+
+TEST(ProtoWire, MalformedInputStopsTheReadWithinTheBuffer) {
+  // A length past the end, a truncated varint, an 11-byte varint, a group (wire
+  // type 3), field 0: each ends the read with ok() false.
+  for (const std::string& m :
+       {pr_varint(2 << 3 | 2) + pr_varint(10) + "abc", std::string("\x08\x80", 2),
+        pr_varint(1 << 3) + std::string(11, '\xff'), pr_varint(1 << 3 | 3),
+        pr_varint(0 << 3 | 0) + pr_varint(1)}) {
+    ProtoReader r(m);
+    while (r.next()) {
+      if (r.wire_type() == WireType::Bytes) r.bytes();
+    }
+    EXPECT_FALSE(r.ok()) << ::testing::PrintToString(m);
+  }
+  // Asking a varint field for bytes is malformed, not a read of garbage.
+  ProtoReader r(pr_varint(1 << 3) + pr_varint(5));
+  ASSERT_TRUE(r.next());
+  EXPECT_EQ(r.bytes(), "");
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(PodResourcesList, KeepsNvidiaDevicesWithTheirPodAndContainer) {
+  const std::string answer =
+      pr_list({pr_pod("ml", "train-0",
+                      {pr_container("trainer", {pr_devices("nvidia.com/gpu", {"GPU-0a0a"}),
+                                                pr_devices("example.com/nic", {"eth1"})}),
+                       pr_container("sidecar", {})}),
+               pr_pod("web", "cache-7", {pr_container("redis", {})})});
+  PodResourcesList list;
+  ASSERT_TRUE(parse_pod_resources_list(answer, list));
+  EXPECT_EQ(list.pods, 2u);
+  ASSERT_EQ(list.devices.size(), 1u);
+  EXPECT_EQ(list.devices[0].namespace_name, "ml");
+  EXPECT_EQ(list.devices[0].pod, "train-0");
+  EXPECT_EQ(list.devices[0].container, "trainer");
+  EXPECT_EQ(list.devices[0].resource, "nvidia.com/gpu");
+  EXPECT_EQ(list.devices[0].device_id, "GPU-0a0a");
+}
+
+TEST(PodResourcesList, BadNamesAreSkippedAndCountedAndGarbageIsRefusedWhole) {
+  const std::string answer = pr_list(
+      {pr_pod("ML", "x", {pr_container("c", {pr_devices("nvidia.com/gpu", {"0"})})}),
+       pr_pod("ml", "ok", {pr_container("c", {pr_devices("nvidia.com/gpu", {"0", "0\n1"})})})});
+  PodResourcesList list;
+  ASSERT_TRUE(parse_pod_resources_list(answer, list));
+  EXPECT_EQ(list.malformed, 2u);  // the upper-case namespace's device, the id with a newline
+  ASSERT_EQ(list.devices.size(), 1u);
+  EXPECT_EQ(list.devices[0].pod, "ok");
+
+  // A pod message cut short: nothing of the answer is used.
+  std::string cut = answer.substr(0, answer.size() - 3);
+  EXPECT_FALSE(parse_pod_resources_list(cut, list));
+  EXPECT_TRUE(list.devices.empty());
+  EXPECT_FALSE(parse_pod_resources_list("\xff\xff\xff", list));
+}
+
+TEST(PodResourcesList, DevicesPastTheBoundAreCounted) {
+  std::vector<std::string> ids(kMaxPodDevices + 5, "0");
+  PodResourcesList list;
+  ASSERT_TRUE(parse_pod_resources_list(
+      pr_list({pr_pod("ml", "big", {pr_container("c", {pr_devices("nvidia.com/gpu", ids)})})}),
+      list));
+  EXPECT_EQ(list.devices.size(), kMaxPodDevices);
+  EXPECT_EQ(list.too_many, 5u);
+}
+
+TEST(PluginDeviceIds, UuidIndexMigAndReplicasNameTheirGpu) {
+  const auto gpus = pr_gpus();
+  EXPECT_EQ(match_plugin_device("GPU-0a0a", gpus), 0);
+  EXPECT_EQ(match_plugin_device("gpu-1B1B", gpus), -1);    // "GPU-" is case-sensitive
+  EXPECT_EQ(match_plugin_device("GPU-1B1B", gpus), 1);     // the hex digits are not
+  EXPECT_EQ(match_plugin_device("GPU-1b1b::3", gpus), 1);  // time-slicing's replica 3
+  EXPECT_EQ(match_plugin_device("1", gpus), 1);            // index ids
+  EXPECT_EQ(match_plugin_device("0::12", gpus), 0);
+  EXPECT_EQ(match_plugin_device("1:0", gpus), 1);  // MIG with index ids: GPU 1's MIG device 0
+  EXPECT_EQ(match_plugin_device("MIG-8d8d", gpus), 1);
+  EXPECT_EQ(match_plugin_device("MIG-GPU-0a0a/1/0", gpus), 0);  // drivers before R470
+  for (const char* unknown :
+       {"GPU-ffff", "7", "7:0", "MIG-9e9e", "GPU-0a0a::x", "x:0", "", "::1"}) {
+    EXPECT_EQ(match_plugin_device(unknown, gpus), -1) << unknown;
+  }
+}
+
+TEST(PodResourcesScan, OneAllocationPerGpuAndContainerAndUnknownIdsCounted) {
+  PodResourcesList list;
+  list.pods = 3;
+  list.devices = {{"ml", "train-0", "trainer", "nvidia.com/gpu", "GPU-0a0a"},
+                  {"ml", "infer-1", "server", "nvidia.com/mig-1g.10gb", "MIG-7c7c"},
+                  {"ml", "infer-1", "server", "nvidia.com/mig-1g.10gb", "MIG-8d8d"},
+                  {"dev", "shared-a", "nb", "nvidia.com/gpu.shared", "GPU-0a0a::1"},
+                  {"dev", "ghost", "nb", "nvidia.com/gpu", "GPU-dead"}};
+  const AllocationScan scan = scan_from_answer(list, pr_gpus());
+  EXPECT_TRUE(scan.usable);
+  EXPECT_EQ(scan.scheduler, "kubernetes");
+  EXPECT_EQ(scan.jobs, 3u);  // pods holding a GPU of this node
+  ASSERT_EQ(scan.by_gpu.at(0).size(), 2u);
+  EXPECT_EQ(scan.by_gpu.at(0)[0].pod, "train-0");
+  EXPECT_EQ(scan.by_gpu.at(0)[1].pod, "shared-a");
+  ASSERT_EQ(scan.by_gpu.at(1).size(), 1u);  // two MIG slices of one GPU: held once
+  EXPECT_EQ(scan.by_gpu.at(1)[0].namespace_name, "ml");
+  EXPECT_EQ(scan.by_gpu.at(1)[0].container, "server");
+  EXPECT_EQ(scan.problems[static_cast<std::size_t>(AllocationProblem::UnknownGpu)], 1u);
+  EXPECT_NE(scan.last_problem.find("GPU-dead of pod dev/ghost"), std::string::npos)
+      << scan.last_problem;
+}
+
+}  // namespace
+}  // namespace gpulens::sources::kube
