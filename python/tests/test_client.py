@@ -25,13 +25,22 @@ def recording():
     return recording.cached
 
 
+# A route's query parameter (api_index.cpp's names) -> (Client keyword, a value).
+_ROUTE_ARGUMENTS = {
+    "from": ("from_", "-1h"), "to": ("to", "now"), "step": ("step", "1m"),
+    "gpu": ("gpus", [0]), "metrics": ("metrics", ["sm_active"]), "stats": ("min_max", True),
+    "limit": ("limit", 5), "pid": ("pids", [1234]), "top": ("top", 3), "id": ("id", 4242),
+}
+
+
 class ClientOnReplay(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="gpulens-py-agent-")
         cls.agent = support.Agent(
             ["--replay", support.CALIBRATION, "--speed", "0", "--kube-log-dir", "",
-             "--history", os.path.join(cls.tmp, "history.db")], cls.tmp)
+             "--history", os.path.join(cls.tmp, "history.db"),
+             "--kernels-socket", os.path.join(cls.tmp, "kernels.sock")], cls.tmp)
         cls.client = gpulens.Client(cls.agent.url, timeout=10)
         samples = len(recording().samples)
 
@@ -156,6 +165,53 @@ class ClientOnReplay(unittest.TestCase):
         self.assertEqual(caught.exception.status, 404)
         self.assertNotIsInstance(caught.exception, gpulens.AgentUnreachable)
 
+    def test_every_route_of_the_agents_index_has_a_method(self):
+        # The agent's own index (src/exposition/api_index.cpp) is the list: a
+        # route added there without a method here, or a parameter the method
+        # cannot send, fails this test. Each method is called with every
+        # parameter its route takes, and the request it would make is checked.
+        routes = self.client.index()["routes"]
+        self.assertGreaterEqual(len(routes), 10)
+        spy = gpulens.Client(self.agent.url)
+        asked = []
+
+        class Asked(Exception):
+            pass
+
+        def record(path, params=None, accept=()):
+            asked.append((path, sorted(k for k, v in (params or {}).items() if v is not None)))
+            raise Asked()
+
+        spy._get = record
+        for route in routes:
+            path, params = route["path"], route["params"]
+            with self.subTest(path):
+                self.assertTrue(path.startswith("/api/v1/"), path)
+                name = path[len("/api/v1/"):].replace("/", "_")
+                method = getattr(spy, name, None)
+                self.assertTrue(callable(method), "no Client.%s() for %s" % (name, path))
+                unknown = [p for p in params if p not in _ROUTE_ARGUMENTS]
+                self.assertEqual(unknown, [], "parameters of %s this test cannot fill" % path)
+                del asked[:]
+                with self.assertRaises(Asked):
+                    method(**dict(_ROUTE_ARGUMENTS[p] for p in params))
+                self.assertEqual(asked, [(path, sorted(params))])
+
+    def test_kernels_routes(self):
+        # No job sends summaries to this agent: both routes answer, empty.
+        k = self.client.kernels(from_="-1h", gpus=[0], pids=[1234], limit=10)
+        self.assertEqual((k["windows"], k["truncated"]), ([], False))
+        s = self.client.kernels_summary(from_="-1h", top=3)
+        self.assertEqual((s["processes"], s["top"]), ([], 3))
+
+    def test_a_slurm_job_the_history_never_saw_is_404(self):
+        with self.assertRaises(gpulens.AgentError) as caught:
+            self.client.slurm_job(4242)
+        self.assertEqual(caught.exception.status, 404)
+        for bad in ("", "42;rm", "../x"):
+            with self.assertRaises(ValueError):
+                self.client.slurm_job(bad)
+
     def test_parameters_are_checked_before_asking(self):
         for call in (lambda: self.client.alerts(limit=0),
                      lambda: self.client.alerts(limit=1001),
@@ -163,7 +219,11 @@ class ClientOnReplay(unittest.TestCase):
                      lambda: self.client.history(gpus=[-1]),
                      lambda: self.client.history(gpus=["0"]),
                      lambda: self.client.history(step=0),
-                     lambda: self.client.history(metrics=[])):
+                     lambda: self.client.history(metrics=[]),
+                     lambda: self.client.kernels(limit=10001),
+                     lambda: self.client.kernels(pids=[0]),
+                     lambda: self.client.kernels_summary(top=33),
+                     lambda: self.client.kernels_summary(pids=[])):
             with self.assertRaises(ValueError):
                 call()
         with self.assertRaises(TypeError):
