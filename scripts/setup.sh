@@ -22,12 +22,13 @@ build_packages=(
   libboost-dev libssl-dev libcrypt-dev  # Boost: header-only Beast (HTTP parsing)
   libncurses-dev                        # `gpulens top`, linked statically
   zlib1g-dev                            # gzip of /metrics, linked statically
+  python3                               # writes the wheel of python/ (python/build_wheel.py)
 )
 # Everything else scripts/test.sh runs.
 test_packages=(
   clang-format git
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
+  prometheus prometheus-alertmanager chromium python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh) and the clang preset
   tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
@@ -35,8 +36,8 @@ test_packages=(
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
   podman                      # the container image, built offline (deploy/container)
   munge slurmctld slurmd slurm-client  # a one-node Slurm (tests/e2e/slurm_cluster.sh), ~4 MB, ~10 s
-  # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
-  python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
+  # python/: the wheel pip-installed offline into venvs (the venvs' own pip and setuptools)
+  python3-venv python3-pip-whl python3-setuptools-whl
 )
 
 tests=0 list=0

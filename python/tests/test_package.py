@@ -113,3 +113,52 @@ class RunHelp(unittest.TestCase):
             self.assertTrue(callable(getattr(gpulens, name, None)), name)
         self.assertIn("python -m gpulens mark step --flops", text)
 
+
+class Wheel(unittest.TestCase):
+    def build(self, out):
+        import sys
+        sys.path.insert(0, support.PYTHON_DIR)
+        try:
+            import build_wheel
+        finally:
+            sys.path.remove(support.PYTHON_DIR)
+        return build_wheel.build(out)
+
+    def test_reproducible_and_as_pep_427_says(self):
+        import base64
+        import hashlib
+        import shutil
+        import tempfile
+        import zipfile
+        tmp = tempfile.mkdtemp(prefix="gpulens-wheel-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        first = self.build(os.path.join(tmp, "a"))
+        second = self.build(os.path.join(tmp, "b"))
+        with open(first, "rb") as a, open(second, "rb") as b:
+            self.assertEqual(a.read(), b.read(), "two builds of one tree differ")
+        version = support.gpulens_version()
+        self.assertEqual(os.path.basename(first), "gpulens-%s-py3-none-any.whl" % version)
+        info = "gpulens-%s.dist-info/" % version
+        with zipfile.ZipFile(first) as z:
+            names = z.namelist()
+            package = sorted(n for n in os.listdir(os.path.join(support.PYTHON_DIR, "gpulens"))
+                             if n.endswith((".py", ".json")))
+            self.assertEqual(names, ["gpulens/" + n for n in package] +
+                             [info + "METADATA", info + "WHEEL", info + "RECORD"])
+            # The table travels as a file, not as the checkout's link.
+            with open(os.path.join(support.REPO, "data", "trace_rules.json"), "rb") as f:
+                self.assertEqual(z.read("gpulens/trace_rules.json"), f.read())
+            wheel = z.read(info + "WHEEL").decode()
+            self.assertIn("Root-Is-Purelib: true\n", wheel)
+            self.assertIn("Tag: py3-none-any\n", wheel)
+            meta = z.read(info + "METADATA").decode()
+            for line in ("Metadata-Version: 2.1", "Name: gpulens", "Version: " + version,
+                         "Requires-Python: >=3.8", "License: Apache-2.0"):
+                self.assertIn(line + "\n", meta)
+            record = [row.split(",") for row in z.read(info + "RECORD").decode().splitlines()]
+            self.assertEqual([r[0] for r in record], names)
+            for name, digest, size in record[:-1]:
+                data = z.read(name)
+                expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+                self.assertEqual((digest, int(size)), ("sha256=" + expected.decode(), len(data)))
+            self.assertEqual(record[-1], [info + "RECORD", "", ""])
