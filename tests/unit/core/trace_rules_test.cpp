@@ -4,6 +4,7 @@
 // holds the same numbers as constants. This test fails where the two differ, so
 // that a range or limit changed on one side cannot leave the other behind
 // (python/tests/test_trace.py checks the Python side against the same file).
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/input_limits.hpp"
 #include "core/metric.hpp"
@@ -60,8 +59,9 @@ TEST(TraceRules, TimesAndLimits) {
 // checked on those a test can make (a block device needs root; open(2) of a
 // socket fails before its kind is looked at).
 TEST(TraceRules, RefusedFileKindsAreTheReadersWords) {
+  const auto j = rules();
   std::set<std::string> kinds;
-  for (const auto& k : rules()["refused_file_kinds"]) kinds.insert(k.get<std::string>());
+  for (const auto& k : j["refused_file_kinds"]) kinds.insert(k.get<std::string>());
   EXPECT_EQ(kinds, (std::set<std::string>{"a FIFO", "a character device", "a block device",
                                           "a directory", "a socket"}));
   char dir_template[] = "/tmp/gpulens-rules-XXXXXX";
