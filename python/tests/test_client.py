@@ -273,6 +273,54 @@ def _recording_server(redirect=None):
     return server, "http://127.0.0.1:%d" % server.server_address[1]
 
 
+class _Fixed(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with `self.server.body` (bytes), and records the path."""
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Length", str(len(self.server.body)))
+        self.end_headers()
+        self.wfile.write(self.server.body)
+
+    def log_message(self, *args):
+        pass
+
+
+class ClientSlurmJob(unittest.TestCase):
+    """/api/v1/slurm/job answers a gpu-trace (JSON lines), not JSON: read as a
+    gpulens.Trace, or the bytes as sent. A body in this shape stands in for an
+    agent whose history saw a job (tests/e2e/slurm_multinode.sh has real ones)."""
+
+    PART = (b'{"format": "gpu-trace", "version": 1, "devices": [{"index": 0}], '
+            b'"x_slurm_job": {"node": "n1", "job": "4242", "gpus": [0]}}\n'
+            b'{"t": 1700000000.5, "gpu": 0, "sm_active": 40.5}\n'
+            b'{"t": 1700000001.5, "gpu": 0, "sm_active": 41.5}\n')
+
+    def serve(self, body):
+        server = http.server.HTTPServer(("127.0.0.1", 0), _Fixed)
+        server.seen, server.body = [], body
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return server, gpulens.Client("http://127.0.0.1:%d" % server.server_address[1])
+
+    def test_a_part_reads_as_a_trace_or_as_bytes(self):
+        server, client = self.serve(self.PART)
+        trace = client.slurm_job("4242_7")
+        self.assertEqual(trace.header["x_slurm_job"]["job"], "4242")
+        self.assertEqual(trace.series("sm_active", gpu=0)[1], [40.5, 41.5])
+        self.assertEqual(client.slurm_job(4242, raw=True), self.PART)
+        self.assertEqual(server.seen, ["/api/v1/slurm/job?id=4242_7", "/api/v1/slurm/job?id=4242"])
+
+    def test_an_answer_that_is_no_trace_is_an_agent_error(self):
+        _, client = self.serve(b"<html>a proxy's page</html>\n")
+        with self.assertRaises(gpulens.AgentError) as caught:
+            client.slurm_job(4242)
+        self.assertIn("the answer is not a gpu-trace", caught.exception.message)
+
+
 class ClientRedirects(unittest.TestCase):
     """Issue 47, 13: the Client sent its basic-auth credentials to wherever a
     redirect pointed, another port included."""

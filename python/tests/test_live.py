@@ -171,6 +171,23 @@ class AgentDown(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 5)
 
 
+class AgentGoingDown(support.TempDirTest):
+    def test_the_collector_counts_failures_and_stops_at_once(self):
+        agent = support.Agent(["--replay", support.CALIBRATION, "--speed", "0",
+                               "--kube-log-dir", "", "--no-history"], self.tmp)
+        self.addCleanup(agent.stop)
+        c = gpulens.collect(interval=0.05, agent=agent.url).start()
+        time.sleep(0.2)
+        agent.stop()  # the job goes on; its metrics stop
+        support.wait_until("a failed reading counted", lambda: c.errors > 0, 10)
+        started = time.monotonic()
+        m = c.stop()
+        self.assertLess(time.monotonic() - started, 3)
+        self.assertIsInstance(c.last_error, gpulens.AgentUnreachable)
+        self.assertGreaterEqual(m["gpulens/samples"], 1)  # what came before is kept
+        self.assertIn("gpu0/sm_active_mean", m)
+
+
 class AgentAsTheSource(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
