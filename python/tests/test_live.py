@@ -113,7 +113,9 @@ class CollectorOnFakeNvml(FakeNvmlTest):
         """)
         m, kept, errors = got
         self.assertEqual(errors, 0)
-        self.assertGreaterEqual(m["gpulens/samples"], 10)  # 0.8 s at 20 ms, on a loaded machine
+        # About 40 ticks in 0.8 s at 20 ms; a loaded 2-core CI machine gives
+        # fewer, but start() and stop() read once each: more is the thread's.
+        self.assertGreaterEqual(m["gpulens/samples"], 4)
         self.assertGreaterEqual(m["gpulens/seconds"], 0.8)
         self.assertEqual(kept, 5)  # 2 GPUs x many ticks, the newest 5 kept
         self.assertEqual((m["gpu1/gpu_util_min"], m["gpu1/gpu_util_max"]), (0.0, 95.0))
