@@ -6,7 +6,8 @@
 #   lib/gpulens/                      libgpulens_kernels.so (src/inject, where CUPTI headers are found)
 #   share/gpulens/                    gpu_peaks.json, prices.json (also built in),
 #                                     alerts.example.toml, gpulens_marks.py,
-#                                     examples/calibration-h100.trace.jsonl
+#                                     examples/calibration-h100.trace.jsonl,
+#                                     gpulens-VERSION-py3-none-any.whl (the Python package)
 #   lib/systemd/system/               gpulens.service, ExecStart under this prefix (/usr/lib/... in packages)
 #   lib/python3/dist-packages/gpulens the Python package of python/gpulens, where it exists
 #   share/doc/gpulens/                README.md, LICENSE, docs/*.md (the .deb: copyright, changelog.gz)
@@ -37,7 +38,31 @@ install(PROGRAMS deploy/slurm/gpulens-epilog.sh deploy/slurm/gpulens-prolog.sh
 # finds it under /usr. Guarded: a tree without it installs the rest.
 if(EXISTS ${CMAKE_SOURCE_DIR}/python/gpulens)
   file(GLOB GPULENS_PYTHON_MODULES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/gpulens/*.py)
-  install(FILES ${GPULENS_PYTHON_MODULES} DESTINATION lib/python3/dist-packages/gpulens)
+  # With the readers' shared table (data/trace_rules.json; a link in python/gpulens).
+  install(FILES ${GPULENS_PYTHON_MODULES} data/trace_rules.json
+    DESTINATION lib/python3/dist-packages/gpulens)
+  # The same package as a pure-Python wheel, for the user's own Python (pyenv,
+  # conda, uv, a venv): `pip install --no-index /usr/share/gpulens/gpulens-*.whl`
+  # (python/README.md). Written by python/build_wheel.py with the standard
+  # library alone (why not `pip wheel`: that file says), reproducibly.
+  find_package(Python3 3.8 COMPONENTS Interpreter)
+  if(NOT Python3_Interpreter_FOUND)
+    message(FATAL_ERROR "python3 (3.8 or newer) writes the wheel of python/ at build time: "
+      "apt-get install python3 (scripts/setup.sh installs it)")
+  endif()
+  set(GPULENS_WHEEL_DIR ${CMAKE_BINARY_DIR}/python)
+  set(GPULENS_WHEEL ${GPULENS_WHEEL_DIR}/gpulens-${PROJECT_VERSION}-py3-none-any.whl)
+  file(GLOB GPULENS_WHEEL_INPUTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/gpulens/*.py
+    ${CMAKE_SOURCE_DIR}/python/gpulens/*.json)
+  list(APPEND GPULENS_WHEEL_INPUTS ${CMAKE_SOURCE_DIR}/data/trace_rules.json)
+  add_custom_command(OUTPUT ${GPULENS_WHEEL}
+    COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_SOURCE_DIR}/python/build_wheel.py
+      --out-dir ${GPULENS_WHEEL_DIR}
+    DEPENDS ${GPULENS_WHEEL_INPUTS} ${CMAKE_SOURCE_DIR}/python/build_wheel.py
+      ${CMAKE_SOURCE_DIR}/python/pyproject.toml ${CMAKE_SOURCE_DIR}/python/README.md
+    COMMENT "Writing the Python wheel gpulens-${PROJECT_VERSION}-py3-none-any.whl" VERBATIM)
+  add_custom_target(gpulens_wheel ALL DEPENDS ${GPULENS_WHEEL})
+  install(FILES ${GPULENS_WHEEL} DESTINATION ${GPULENS_INSTALL_DATADIR})
 endif()
 
 # The unit in deploy/ stays usable as it is (copied by hand, it runs

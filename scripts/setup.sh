@@ -23,12 +23,13 @@ build_packages=(
   libncurses-dev                        # `gpulens top`, linked statically
   zlib1g-dev                            # gzip of /metrics, linked statically
   libnghttp2-dev                        # HTTP/2 of the kubelet's pod-resources API, linked statically
+  python3                               # writes the wheel of python/ (python/build_wheel.py)
 )
 # Everything else scripts/test.sh runs.
 test_packages=(
   clang-format git
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus prometheus-alertmanager chromium python3 python3-yaml curl nodejs npm
+  prometheus prometheus-alertmanager chromium python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh) and the clang preset
   tmux
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
@@ -37,8 +38,8 @@ test_packages=(
   podman                      # the container image, built offline (deploy/container)
   munge slurmctld slurmd slurm-client  # a one-node Slurm (tests/e2e/slurm_cluster.sh), ~4 MB, ~10 s
   python3-grpcio python3-protobuf protobuf-compiler  # a pod-resources gRPC server (tests/e2e/kubelet_pod_resources.sh)
-  # python/: `pip install ./python` offline in a venv, Debian's wheels standing in for PyPI
-  python3-venv python3-pip-whl python3-setuptools-whl python3-wheel-whl
+  # python/: the wheel pip-installed offline into venvs (the venvs' own pip and setuptools)
+  python3-venv python3-pip-whl python3-setuptools-whl
 )
 
 tests=0 list=0

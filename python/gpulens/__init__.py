@@ -13,11 +13,28 @@
     trace = gpulens.read_trace("run.trace.jsonl")        # recordings
     agent = gpulens.Client("http://127.0.0.1:9401")      # the node agent
 
-Standard library only; Python 3.8 or newer. See python/README.md.
+    for d in gpulens.devices():                          # this machine's GPUs (NVML)
+        print(d.index, d.name, d.reading())
+    with gpulens.collect() as c:                         # a block's GPU means/min/max
+        train_one_epoch()
+    print(c.metrics())
+
+Callbacks: gpulens.lightning_callback.GpulensCallback (PyTorch Lightning),
+gpulens.hf_callback.GpulensTrainerCallback (Hugging Face Trainer); imported
+only when asked for. Standard library only; Python 3.8 or newer. See
+python/README.md.
 """
 
+import sys
+
+if sys.version_info < (3, 8):  # a copy on PYTHONPATH; pip refuses the wheel itself
+    raise ImportError("gpulens needs Python 3.8 or newer; this is Python %d.%d (%s)" % (
+        sys.version_info[0], sys.version_info[1], sys.executable))
+
 from .client import AgentError, AgentUnreachable, Client
+from .live import Collector, Device, collect, devices, processes, readings
 from .marks import MarksWriter, enabled, mark, phase, step, write_errors
+from .nvml import NvmlError
 from .trace import (METRICS, Mark, Sample, Trace, TraceError, TraceReader, open_trace,
                     read_trace)
 
@@ -32,4 +49,6 @@ __all__ = [
     "METRICS",
     # the agent
     "Client", "AgentError", "AgentUnreachable",
+    # this machine's GPUs, in process
+    "devices", "readings", "processes", "collect", "Collector", "Device", "NvmlError",
 ]

@@ -25,6 +25,7 @@ Standard library only (urllib, ssl).
 import base64
 import datetime
 import http.client
+import io
 import json
 import numbers
 import socket
@@ -120,6 +121,29 @@ def _metrics_param(value):
     return ",".join(names)
 
 
+def _pids_param(value):
+    if value is None:
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = [value]
+    try:
+        pids = list(value)
+    except TypeError:
+        raise TypeError("pids: a process id or a list of them, not %s" % type(value).__name__)
+    if not pids or not all(isinstance(p, numbers.Integral) and not isinstance(p, bool) and p > 0
+                           for p in pids):
+        raise ValueError("pids: process ids (positive integers), not %r" % (value,))
+    return ",".join(str(int(p)) for p in pids)
+
+
+def _count_param(name, value, most):
+    if value is None:
+        return None
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 1 <= value <= most:
+        raise ValueError("%s: a number from 1 to %d, not %r" % (name, most, value))
+    return str(int(value))
+
+
 class Client:
     """The agent at `url` (scheme, host and port; default http://127.0.0.1:9401).
 
@@ -204,15 +228,65 @@ class Client:
     def alerts(self, from_=None, to=None, gpus=None, limit=None):
         """{"firing": [...], "events": [...], "events_source"}; from_ defaults to
         24 h before the newest sample, limit (1-1000) to 200 events."""
-        if limit is not None and (not isinstance(limit, numbers.Integral) or
-                                  isinstance(limit, bool) or not 1 <= limit <= 1000):
-            raise ValueError("limit: a number from 1 to 1000, not %r" % (limit,))
         return self._json("/api/v1/alerts", {
             "from": _time_param("from_", from_),
             "to": _time_param("to", to),
             "gpu": _gpus_param(gpus),
-            "limit": None if limit is None else str(int(limit)),
+            "limit": _count_param("limit", limit, 1000),
         })
+
+    def kernels(self, from_=None, to=None, gpus=None, pids=None, limit=None):
+        """Kernel summary windows of jobs that opted in (docs/kernels-agent.md):
+        {"from", "to", "source", "truncated", "windows": [{"gpu", "pid", "start",
+        "end", "kernels": [...], "collectives", "copies", ...}]}, oldest first;
+        limit (1-10000, default 1000) keeps the newest. An agent without
+        --kernels-socket answers 503 (AgentError)."""
+        return self._json("/api/v1/kernels", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "gpu": _gpus_param(gpus),
+            "pid": _pids_param(pids),
+            "limit": _count_param("limit", limit, 10000),
+        })
+
+    def kernels_summary(self, from_=None, to=None, gpus=None, pids=None, top=None):
+        """Every kernel window of the range summed per GPU and process, kernels
+        merged by name: {"from", "to", "source", "top", "processes": [{"gpu",
+        "pid", "process", "kernels": [...], "other", "idle_share", ...}]}; top
+        (1-32, default 6) kernels named, the rest folded into "other"."""
+        return self._json("/api/v1/kernels/summary", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "gpu": _gpus_param(gpus),
+            "pid": _pids_param(pids),
+            "top": _count_param("top", top, 32),
+        })
+
+    def slurm_job(self, id, raw=False):
+        """This node's part of Slurm job `id` from the agent's history, as a
+        gpulens.Trace (the header's "x_slurm_job" says node, job, GPUs, span);
+        raw=True returns the gpu-trace's bytes (JSON lines) as the agent sent
+        them, for `gpulens report --slurm-job ID --part FILE`. 404 (AgentError)
+        when this node's history never saw the job."""
+        job = str(id)
+        if not job or not all(c.isalnum() or c in "_.+" for c in job):
+            raise ValueError("id: a Slurm job id such as 4242 or 4242_7, not %r" % (id,))
+        _, body, url = self._get("/api/v1/slurm/job", {"id": job})
+        if raw:
+            return body
+        from .trace import TraceError, read_trace  # the client alone needs no reader
+        stream = io.BytesIO(body)
+        stream.name = url
+        try:
+            return read_trace(stream)
+        except TraceError as e:
+            raise AgentError(200, "the answer is not a gpu-trace: %s" % e.reason, url,
+                             body) from None
+
+    def index(self):
+        """The agent's own list of its routes: {"name", "version", "api", "docs",
+        "routes": [{"path", "params", "returns"}]} (GET /api/v1/)."""
+        return self._json("/api/v1/")
 
     def metrics(self):
         """The Prometheus text of /metrics, as a str."""

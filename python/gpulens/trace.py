@@ -21,29 +21,83 @@ line (a recording cut off by a crash) is skipped with a warning in both modes.
 
 import json
 import os
+import pkgutil
 import stat
 
 __all__ = [
-    "METRICS", "TraceError", "Sample", "Mark", "TraceReader", "Trace", "open_trace",
-    "read_trace",
+    "METRICS", "RANGES", "TraceError", "Sample", "Mark", "TraceReader", "Trace", "open_trace",
+    "read_trace", "checked_reading",
 ]
 
+def _load_rules():
+    """data/trace_rules.json, shipped in the package as trace_rules.json (a
+    link to data/ in a checkout): the one table of metric keys, ranges and
+    limits that gpulens' own reader holds too (its test checks they agree)."""
+    # Through the package's loader, so that the wheel also works unpacked
+    # nowhere (on sys.path as a zip).
+    return json.loads(pkgutil.get_data(__name__.rpartition(".")[0] or "gpulens",
+                                       "trace_rules.json").decode("utf-8"))
+
+
+RULES = _load_rules()
 # The metric keys of src/core/metric.cpp, in its order: a sample's value for
 # one of these must be a number (or null, "not measured").
-METRICS = (
-    "gpu_util", "mem_util", "sm_active", "sm_occupancy", "tensor_active", "hmma_active",
-    "imma_active", "dfma_active", "dram_active", "fp64_active", "fp32_active", "fp16_active",
-    "int_active", "graphics_active", "pcie_tx_mibs", "pcie_rx_mibs", "nvlink_tx_mibs",
-    "nvlink_rx_mibs", "power_w", "energy_mj", "temp_c", "mem_temp_c", "sm_clock_mhz",
-    "mem_clock_mhz", "clock_event_reasons", "pstate", "mem_used_mib", "host_cpu_pct",
-    "x_ecc_corrected", "x_ecc_uncorrected",
-)
+METRICS = tuple(m["key"] for m in RULES["metrics"])
 _METRIC_SET = frozenset(METRICS)
-
+# Each metric's physical range (docs/trace-format.md, "Ranges"): (min, max,
+# tolerance). A reading within the tolerance outside is clamped; further out
+# it is dropped and counted, as gpulens does.
+RANGES = {m["key"]: (float(m["min"]), float(m["max"]), float(m["tolerance"]))
+          for m in RULES["metrics"]}
+EARLIEST_TIME = float(RULES["time"]["earliest"])  # 1900-01-01, Unix seconds
+LATEST_TIME = float(RULES["time"]["latest"])      # 2200-01-01
 # src/core/input_limits.hpp: gpulens refuses longer lines, more devices, more processes.
-MAX_LINE_BYTES = 8 << 20
-MAX_DEVICES = 1024
-MAX_PROCS_PER_SAMPLE = 4096
+MAX_LINE_BYTES = RULES["limits"]["max_line_bytes"]
+MAX_DEVICES = RULES["limits"]["max_devices"]
+MAX_PROCS_PER_SAMPLE = RULES["limits"]["max_procs_per_sample"]
+MAX_JSON_DEPTH = RULES["limits"]["max_json_depth"]
+
+
+def nesting_exceeds(text, max_depth=MAX_JSON_DEPTH):
+    """True when `text` nests arrays/objects deeper than max_depth (brackets in
+    strings do not count): src/core/input_limits.cpp's json_nesting_exceeds.
+    A line with no more brackets than that cannot, and is not scanned."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+            if depth > max_depth:
+                return True
+        elif c in "]}" and depth > 0:
+            depth -= 1
+        i += 1
+    return False
+
+
+def checked_reading(metric, value):
+    """`value` clamped into the metric's range, or None when outside by more
+    than its tolerance (src/core/value_ranges.cpp's checked_reading)."""
+    low, high, tolerance = RANGES[metric]
+    if value != value or value < low - tolerance or value > high + tolerance:
+        return None
+    return min(max(value, low), high)
+
+
+def plausible_time(t):
+    return EARLIEST_TIME <= t < LATEST_TIME
+
+
+def _number_text(v):
+    """A number as gpulens' messages print it (fmt's shortest form: 200, not 200.0)."""
+    text = repr(float(v))
+    return text[:-2] if text.endswith(".0") else text
 
 
 class TraceError(ValueError):
@@ -173,6 +227,10 @@ class TraceReader:
         self.skipped = 0
         self._warned_non_finite = False
         self._reported_skips = False
+        self._out_of_range = 0
+        self._first_out_of_range = None
+        self._bad_times = 0
+        self._first_bad_time = None
         self._line_no = 0
         if hasattr(source, "readline"):
             self._file = source
@@ -242,10 +300,9 @@ class TraceReader:
         while True:
             line = self._pending
             if line == b"":
-                if self.lenient and self.skipped and not self._reported_skips:
+                if not self._reported_skips:
                     self._reported_skips = True
-                    self.warnings.append("%s: %d malformed line(s) skipped" % (self.name,
-                                                                                  self.skipped))
+                    self._report_dropped()
                 raise StopIteration
             self._line_no += 1
             self._pending = self._next_raw()
@@ -263,7 +320,28 @@ class TraceReader:
             if event is not None:
                 return event
 
+    def _report_dropped(self):
+        # In gpulens' words and order (src/core/trace_reader.cpp, report_dropped).
+        if self._out_of_range:
+            self.warnings.append(
+                "%s: %d reading(s) out of range dropped (first: %s); the ranges are in "
+                "docs/trace-format.md" % (self.name, self._out_of_range, self._first_out_of_range))
+        if self._bad_times:
+            self.warnings.append(
+                "%s: %d line(s) with a time outside 1900..2200 dropped (first: %s)" % (
+                    self.name, self._bad_times, self._first_bad_time))
+        if self.lenient and self.skipped:
+            self.warnings.append("%s: %d malformed line(s) skipped" % (self.name, self.skipped))
+
+    def _drop_for_time(self, t):
+        if not self._bad_times:
+            self._first_bad_time = "line %d, t %s" % (self._line_no, _number_text(t))
+        self._bad_times += 1
+        return None
+
     def _parse(self, text, last_line):
+        if nesting_exceeds(text):
+            return self._skip_or_fail("nested deeper than %d levels" % MAX_JSON_DEPTH)
         non_finite = []
         try:
             obj = _loads(text, lambda: non_finite.append(True))
@@ -282,6 +360,8 @@ class TraceReader:
         if "mark" in obj:
             if not isinstance(obj["mark"], str) or not _is_number(obj.get("t")):
                 return self._skip_or_fail('a mark needs a string "mark" and a numeric "t"')
+            if not plausible_time(obj["t"]):
+                return self._drop_for_time(obj["t"])
             fields = {k: v for k, v in obj.items() if k not in ("t", "mark")}
             return Mark(obj["t"], obj["mark"], fields)
         if "x_kernels" in obj:
@@ -293,8 +373,26 @@ class TraceReader:
             sample, problem = self._sample(obj)
             if problem:
                 return self._skip_or_fail(problem)
+            if not plausible_time(sample.t):
+                return self._drop_for_time(sample.t)
+            self._drop_out_of_range(sample.metrics)
             return sample
         return self._skip_or_fail('neither a sample (no "gpu") nor a mark (no "mark")')
+
+    def _drop_out_of_range(self, metrics):
+        for key in METRICS:  # gpulens' order, so that "first" names the same reading
+            if key not in metrics:
+                continue
+            value = metrics[key]
+            ok = checked_reading(key, value)
+            if ok is None:
+                del metrics[key]
+                if not self._out_of_range:
+                    self._first_out_of_range = "line %d, %s %s" % (self._line_no, key,
+                                                                   _number_text(value))
+                self._out_of_range += 1
+            elif ok != value:
+                metrics[key] = ok
 
     def _sample(self, obj):
         t = obj.get("t")
@@ -344,9 +442,12 @@ class TraceReader:
         raise TraceError(self.name, self._line_no, reason)
 
 
-_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-               (stat.S_ISDIR, "a directory"))
+_KIND_TESTS = {"a FIFO": stat.S_ISFIFO, "a character device": stat.S_ISCHR,
+               "a block device": stat.S_ISBLK, "a directory": stat.S_ISDIR,
+               "a socket": stat.S_ISSOCK}
+# The table's kinds, in its order (gpulens' own); a kind this module cannot
+# test for fails the import, not a recording later.
+_FILE_KINDS = tuple((_KIND_TESTS[k], k) for k in RULES["refused_file_kinds"])
 
 
 def _open_regular(name):

@@ -25,13 +25,22 @@ def recording():
     return recording.cached
 
 
+# A route's query parameter (api_index.cpp's names) -> (Client keyword, a value).
+_ROUTE_ARGUMENTS = {
+    "from": ("from_", "-1h"), "to": ("to", "now"), "step": ("step", "1m"),
+    "gpu": ("gpus", [0]), "metrics": ("metrics", ["sm_active"]), "stats": ("min_max", True),
+    "limit": ("limit", 5), "pid": ("pids", [1234]), "top": ("top", 3), "id": ("id", 4242),
+}
+
+
 class ClientOnReplay(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="gpulens-py-agent-")
         cls.agent = support.Agent(
             ["--replay", support.CALIBRATION, "--speed", "0", "--kube-log-dir", "",
-             "--history", os.path.join(cls.tmp, "history.db")], cls.tmp)
+             "--history", os.path.join(cls.tmp, "history.db"),
+             "--kernels-socket", os.path.join(cls.tmp, "kernels.sock")], cls.tmp)
         cls.client = gpulens.Client(cls.agent.url, timeout=10)
         samples = len(recording().samples)
 
@@ -156,6 +165,53 @@ class ClientOnReplay(unittest.TestCase):
         self.assertEqual(caught.exception.status, 404)
         self.assertNotIsInstance(caught.exception, gpulens.AgentUnreachable)
 
+    def test_every_route_of_the_agents_index_has_a_method(self):
+        # The agent's own index (src/exposition/api_index.cpp) is the list: a
+        # route added there without a method here, or a parameter the method
+        # cannot send, fails this test. Each method is called with every
+        # parameter its route takes, and the request it would make is checked.
+        routes = self.client.index()["routes"]
+        self.assertGreaterEqual(len(routes), 10)
+        spy = gpulens.Client(self.agent.url)
+        asked = []
+
+        class Asked(Exception):
+            pass
+
+        def record(path, params=None, accept=()):
+            asked.append((path, sorted(k for k, v in (params or {}).items() if v is not None)))
+            raise Asked()
+
+        spy._get = record
+        for route in routes:
+            path, params = route["path"], route["params"]
+            with self.subTest(path):
+                self.assertTrue(path.startswith("/api/v1/"), path)
+                name = path[len("/api/v1/"):].replace("/", "_")
+                method = getattr(spy, name, None)
+                self.assertTrue(callable(method), "no Client.%s() for %s" % (name, path))
+                unknown = [p for p in params if p not in _ROUTE_ARGUMENTS]
+                self.assertEqual(unknown, [], "parameters of %s this test cannot fill" % path)
+                del asked[:]
+                with self.assertRaises(Asked):
+                    method(**dict(_ROUTE_ARGUMENTS[p] for p in params))
+                self.assertEqual(asked, [(path, sorted(params))])
+
+    def test_kernels_routes(self):
+        # No job sends summaries to this agent: both routes answer, empty.
+        k = self.client.kernels(from_="-1h", gpus=[0], pids=[1234], limit=10)
+        self.assertEqual((k["windows"], k["truncated"]), ([], False))
+        s = self.client.kernels_summary(from_="-1h", top=3)
+        self.assertEqual((s["processes"], s["top"]), ([], 3))
+
+    def test_a_slurm_job_the_history_never_saw_is_404(self):
+        with self.assertRaises(gpulens.AgentError) as caught:
+            self.client.slurm_job(4242)
+        self.assertEqual(caught.exception.status, 404)
+        for bad in ("", "42;rm", "../x"):
+            with self.assertRaises(ValueError):
+                self.client.slurm_job(bad)
+
     def test_parameters_are_checked_before_asking(self):
         for call in (lambda: self.client.alerts(limit=0),
                      lambda: self.client.alerts(limit=1001),
@@ -163,7 +219,11 @@ class ClientOnReplay(unittest.TestCase):
                      lambda: self.client.history(gpus=[-1]),
                      lambda: self.client.history(gpus=["0"]),
                      lambda: self.client.history(step=0),
-                     lambda: self.client.history(metrics=[])):
+                     lambda: self.client.history(metrics=[]),
+                     lambda: self.client.kernels(limit=10001),
+                     lambda: self.client.kernels(pids=[0]),
+                     lambda: self.client.kernels_summary(top=33),
+                     lambda: self.client.kernels_summary(pids=[])):
             with self.assertRaises(ValueError):
                 call()
         with self.assertRaises(TypeError):
@@ -211,6 +271,54 @@ def _recording_server(redirect=None):
     server.seen, server.redirect = [], redirect
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, "http://127.0.0.1:%d" % server.server_address[1]
+
+
+class _Fixed(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with `self.server.body` (bytes), and records the path."""
+
+    def do_GET(self):
+        self.server.seen.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Length", str(len(self.server.body)))
+        self.end_headers()
+        self.wfile.write(self.server.body)
+
+    def log_message(self, *args):
+        pass
+
+
+class ClientSlurmJob(unittest.TestCase):
+    """/api/v1/slurm/job answers a gpu-trace (JSON lines), not JSON: read as a
+    gpulens.Trace, or the bytes as sent. A body in this shape stands in for an
+    agent whose history saw a job (tests/e2e/slurm_multinode.sh has real ones)."""
+
+    PART = (b'{"format": "gpu-trace", "version": 1, "devices": [{"index": 0}], '
+            b'"x_slurm_job": {"node": "n1", "job": "4242", "gpus": [0]}}\n'
+            b'{"t": 1700000000.5, "gpu": 0, "sm_active": 40.5}\n'
+            b'{"t": 1700000001.5, "gpu": 0, "sm_active": 41.5}\n')
+
+    def serve(self, body):
+        server = http.server.HTTPServer(("127.0.0.1", 0), _Fixed)
+        server.seen, server.body = [], body
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return server, gpulens.Client("http://127.0.0.1:%d" % server.server_address[1])
+
+    def test_a_part_reads_as_a_trace_or_as_bytes(self):
+        server, client = self.serve(self.PART)
+        trace = client.slurm_job("4242_7")
+        self.assertEqual(trace.header["x_slurm_job"]["job"], "4242")
+        self.assertEqual(trace.series("sm_active", gpu=0)[1], [40.5, 41.5])
+        self.assertEqual(client.slurm_job(4242, raw=True), self.PART)
+        self.assertEqual(server.seen, ["/api/v1/slurm/job?id=4242_7", "/api/v1/slurm/job?id=4242"])
+
+    def test_an_answer_that_is_no_trace_is_an_agent_error(self):
+        _, client = self.serve(b"<html>a proxy's page</html>\n")
+        with self.assertRaises(gpulens.AgentError) as caught:
+            client.slurm_job(4242)
+        self.assertIn("the answer is not a gpu-trace", caught.exception.message)
 
 
 class ClientRedirects(unittest.TestCase):

@@ -126,6 +126,66 @@ class ReferenceRecordings(support.TempDirTest):
         self.assertEqual(tuple(keys), gpulens.METRICS)
 
 
+class SharedRules(support.TempDirTest):
+    """data/trace_rules.json is the one table of ranges and limits: this reader
+    reads it (the package's trace_rules.json), gpulens' own holds the same as
+    constants (tests/unit/core/trace_rules_test.cpp checks them against it).
+    Here: this reader follows the table, and both readers drop the same."""
+
+    def table(self):
+        with open(os.path.join(support.REPO, "data", "trace_rules.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def test_the_reader_uses_the_table(self):
+        t = self.table()
+        self.assertEqual(gpulens.METRICS, tuple(m["key"] for m in t["metrics"]))
+        for m in t["metrics"]:
+            self.assertEqual(trace_module.RANGES[m["key"]], (m["min"], m["max"], m["tolerance"]))
+        self.assertEqual((trace_module.EARLIEST_TIME, trace_module.LATEST_TIME),
+                         (t["time"]["earliest"], t["time"]["latest"]))
+        self.assertEqual(
+            (trace_module.MAX_LINE_BYTES, trace_module.MAX_JSON_DEPTH, trace_module.MAX_DEVICES,
+             trace_module.MAX_PROCS_PER_SAMPLE),
+            (t["limits"]["max_line_bytes"], t["limits"]["max_json_depth"],
+             t["limits"]["max_devices"], t["limits"]["max_procs_per_sample"]))
+        self.assertEqual([k for _, k in trace_module._FILE_KINDS], t["refused_file_kinds"])
+
+    def test_out_of_range_readings_and_times_are_dropped_as_gpulens_drops_them(self):
+        # Per metric, from the table: a reading at the edge of its tolerance
+        # (clamped, kept) and one past it on each side (dropped); a sample and a
+        # mark outside 1900..2200.
+        rows, kept = [HEADER], []
+        t = 1700000000.0
+        for key, (low, high, tolerance) in trace_module.RANGES.items():
+            step = max(1.0, abs(high) * 1e-3)
+            for value in (high + tolerance, low - tolerance, high + tolerance + step,
+                          low - tolerance - step):
+                t += 1
+                rows.append(json.dumps({"t": t, "gpu": 0, key: value}))
+            kept += [(key, high), (key, low)]
+        rows.append('{"t": 1e18, "gpu": 0, "gpu_util": 50}')
+        rows.append('{"t": -3e9, "mark": "step"}')
+        rows.append(json.dumps({"t": t + 1, "mark": "done"}))
+        path = self.write("ranges.jsonl", lines(*rows))
+        trace = gpulens.read_trace(path)
+        got = [(k, v) for s in trace.samples for k, v in s.metrics.items()]
+        self.assertEqual(got, kept)
+        self.assertEqual([m.name for m in trace.marks], ["done"])
+        n = 2 * len(trace_module.RANGES)
+        self.assertEqual(trace.warnings, [
+            "%s: %d reading(s) out of range dropped (first: line 4, gpu_util 101.5); the ranges "
+            "are in docs/trace-format.md" % (path, n),
+            "%s: 2 line(s) with a time outside 1900..2200 dropped (first: line %d, t 1e+18)"
+            % (path, len(rows) - 2)])
+        # gpulens' own reader, on the same file, says the same words.
+        r = subprocess.run([support.gpulens_bin(), "report", "--format", "json", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        said = r.stdout.decode() + r.stderr.decode()
+        for warning in trace.warnings:
+            self.assertIn(warning, said)
+
+
 # (name, lines, the 1-based line gpulens names, words of the reason)
 MALFORMED = [
     ("bad_json", [HEADER, S0, "{not json", S2], 3, "not valid JSON"),
@@ -144,6 +204,8 @@ MALFORMED = [
     ("procs_not_list", [HEADER, '{"t": 1, "gpu": 0, "procs": {}}', S2], 2, '"procs" is not'),
     ("proc_without_pid", [HEADER, '{"t": 1, "gpu": 0, "procs": [{"name": "x"}]}', S2], 2,
      '"pid"'),
+    ("nested_65", [HEADER, S0, '{"t": 1, "gpu": 0, "x_deep": %s%s}' % ("[" * 65, "]" * 65), S2],
+     3, "nested deeper than 64 levels"),
 ]
 
 

@@ -67,13 +67,22 @@ if [[ -e "$build/libgpulens_kernels.so" ]]; then
   [[ -f $kernels_lib ]] || fail "$prefix/lib/gpulens/libgpulens_kernels.so is not in the package"
   [[ ! -e "$p/bin/libgpulens_kernels.so" ]] || fail "the injection library is still in bin/"
 fi
-# The Python package, where the source tree has one.
+# The Python package, where the source tree has one, with its shared table; and
+# the same package as a wheel for the user's own Python, importable as it is
+# (a pure-Python wheel is a zip on sys.path), of the package's version.
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
-for py in "$src"/python/gpulens/*.py; do
+for py in "$src"/python/gpulens/*.py "$src"/python/gpulens/*.json; do
   [[ -e $py ]] || continue
   [[ -f "$p/lib/python3/dist-packages/gpulens/$(basename "$py")" ]] ||
     fail "$prefix/lib/python3/dist-packages/gpulens/$(basename "$py") is not in the package"
 done
+if [[ -d "$src/python/gpulens" ]]; then
+  wheel="$p/share/gpulens/gpulens-$version-py3-none-any.whl"
+  [[ -f $wheel ]] || fail "$prefix/share/gpulens/gpulens-$version-py3-none-any.whl is not in the package"
+  got=$(cd "$tmp" && python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import gpulens; print(gpulens.__version__, len(gpulens.METRICS))" "$wheel") ||
+    fail "the packaged wheel does not import"
+  [[ $got == "$version "* ]] || fail "the packaged wheel says: $got"
+fi
 grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
   "$p/share/doc/gpulens/copyright" || fail "the copyright file is not machine-readable (DEP-5)"
 # The licence in the .deb's metadata: gpulens' own files are Apache-2.0, and the
