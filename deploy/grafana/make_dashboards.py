@@ -120,6 +120,18 @@ def fleet():
     b.panel("table", "Top wasting pods", "Pods holding GPUs whose SMs sit unused, most money first.",
             [t(f'topk(10, sum by (namespace, pod, currency) (gpu:gpulens_wasted_money_per_hour:sum{{{C},pod!=""}}))',
                None, True, "table")], w=12)
+    # From the kubelet's pod-resources API (gpulens_gpu_allocation_info): a pod's
+    # GPUs count whether anything runs in it or not, so an idle pod is charged.
+    b.panel("timeseries", "Money held idle per hour, by namespace",
+            "Price x the share of time no kernel ran, on the GPUs each namespace's pods hold by the "
+            "kubelet's pod-resources API (a pod that never starts a GPU process counts in full).",
+            [t(f'cluster_namespace:gpulens_allocated_idle_money_per_hour:sum{{{C}}}',
+               "{{namespace}} ({{currency}})")], w=12, min_=0)
+    b.panel("table", "Held and idle over the last day, by namespace",
+            "GPU-hours each namespace's pods held without a kernel over the last day, and what they cost.",
+            [t(f'cluster_namespace:gpulens_allocated_idle_gpu_hours:1d{{{C}}}', None, True, "table"),
+             t(f'cluster_namespace:gpulens_allocated_idle_money:1d{{{C}}}', None, True, "table")],
+            w=12)
     b.panel("timeseries", "State shares", "Share of GPUs in each diagnosed state.",
             [t(f'sum by (state) (cluster_state:gpulens_gpus:share{{{C}}})', "{{state}}")],
             w=12, unit="percentunit", field_extra={"custom": {"stacking": {"mode": "normal"}, "fillOpacity": 60}})

@@ -51,6 +51,14 @@ checks = {
     "GPU-node selector": bool(ds.get("nodeSelector")),
     "GPU taint tolerated": any(t.get("key") == "nvidia.com/gpu" for t in ds.get("tolerations", [])),
     "NVIDIA_VISIBLE_DEVICES": any(e["name"] == "NVIDIA_VISIBLE_DEVICES" for e in c["env"]),
+    "every capability dropped": c["securityContext"].get("capabilities", {}).get("drop") == ["ALL"]
+                                and c["securityContext"].get("allowPrivilegeEscalation") is False,
+    "pod-resources socket mounted read-only": any(
+        m["name"] == "pod-resources" and m.get("readOnly") is True
+        and m["mountPath"] == "/var/lib/kubelet/pod-resources" for m in c["volumeMounts"])
+        and any(v["name"] == "pod-resources" and v.get("hostPath", {}).get("path")
+                == "/var/lib/kubelet/pod-resources" for v in ds["volumes"])
+        and "--pod-resources=/var/lib/kubelet/pod-resources/kubelet.sock" in c["args"],
     "selector matches pod labels": all(docs["DaemonSet"]["spec"]["template"]["metadata"]["labels"].get(k) == v
                                        for k, v in docs["DaemonSet"]["spec"]["selector"]["matchLabels"].items()),
     "service selects the pods": all(docs["DaemonSet"]["spec"]["template"]["metadata"]["labels"].get(k) == v

@@ -10,7 +10,10 @@ a new UUID, and a process whose pod UID names a pod of one of three namespaces
 instead: their processes carry a Slurm job (`x_slurm`: one job per four GPUs,
 of one of two accounts) and no pod, and Slurm's allocation (`x_allocation`, as the
 prolog gives it) names the job on each of its GPUs; GPU 7 of an odd node is held
-by a job that runs nothing on it (no process, no kernel). One extra node replays the
+by a job that runs nothing on it (no process, no kernel). Even nodes carry the
+kubelet's pod-resources allocation (`x_allocation`, scheduler kubernetes): each
+pod's GPUs, and GPU 3, held by a notebook pod that runs nothing on it (GPU 7 stays
+free). One extra node replays the
 spin8 phase of diagnosis-h100 (a kernel that spins on 8 SMs: the signature of a
 hung collective), which the agent reports as `stalled`.
 
@@ -55,10 +58,22 @@ def slurm_of(node, gpu):
             "account": ACCOUNTS[(node // 2 + gpu // 4) % len(ACCOUNTS)], "from": "environ"}
 
 
+def notebook_of(node):
+    """The pod that holds GPU 3 of an even node and runs nothing on it."""
+    return NAMESPACES[node % len(NAMESPACES)], f"notebook-{node:03d}"
+
+
 def allocation_of(node, gpu):
-    """Slurm's allocation of a GPU of an odd node (x_allocation), or None elsewhere."""
+    """The allocation of a GPU (x_allocation): Slurm's on odd nodes, the kubelet's
+    pod-resources answer on even ones."""
     if node % 2 == 0:
-        return None
+        if gpu == 3:
+            ns, name = notebook_of(node)
+            return [{"scheduler": "kubernetes", "namespace": ns, "pod": name, "container": "jupyter"}]
+        pod = pod_of(node, gpu)
+        if pod is None:
+            return []
+        return [{"scheduler": "kubernetes", "namespace": pod[0], "pod": pod[1], "container": "main"}]
     if gpu == 7:  # held by a job that runs nothing on it
         return [{"scheduler": "slurm", "job": str(4900 + node), "user": "bob",
                  "account": ACCOUNTS[node // 2 % len(ACCOUNTS)], "partition": "gpu"}]
@@ -111,7 +126,7 @@ def node_trace(src_header, src_samples, node, gpus, interval, pids=None):
             held = allocation_of(node, k)
             if held is not None:
                 s["x_allocation"] = held
-                if held and job is None:
+                if held and job is None and pod is None:
                     # Held and idle: the GPU's own readings of doing nothing.
                     s = {"t": t, "gpu": k, "gpu_util": 0, "sm_active": 0, "tensor_active": 0,
                          "dram_active": 0, "mem_used_mib": 500, "power_w": 70, "temp_c": 33,
