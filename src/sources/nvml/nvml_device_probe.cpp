@@ -127,6 +127,25 @@ int fp32_cores_per_sm(int major, int minor) {
   }
 }
 
+// The UUIDs of a MIG-enabled GPU's MIG devices ("MIG-…"): the ids by which a
+// device plugin hands MIG slices to pods (docs/kubernetes.md, "Allocation"). Read
+// at start: a GPU's MIG layout changes only with nothing running on it.
+nlohmann::json mig_device_uuids(const NvmlApi& api, DeviceSlot& slot) {
+  nlohmann::json out = nlohmann::json::array();
+  unsigned max_devices = 0;
+  if (api.deviceGetMaxMigDeviceCount == nullptr || api.deviceGetMigDeviceHandleByIndex == nullptr ||
+      !slot.ok(api.deviceGetMaxMigDeviceCount(slot.handle, &max_devices))) {
+    return out;
+  }
+  for (unsigned i = 0; i < max_devices; ++i) {
+    nvml::Device mig = nullptr;
+    if (!slot.ok(api.deviceGetMigDeviceHandleByIndex(slot.handle, i, &mig))) continue;
+    const std::string uuid = read_string(api.deviceGetUUID, mig, nvml::kUuidBufferSize, slot);
+    if (!uuid.empty()) out.push_back(uuid);
+  }
+  return out;
+}
+
 void probe_static(const NvmlApi& api, DeviceSlot& slot) {
   DeviceInfo& info = slot.info;
   const nvml::Device dev = slot.handle;
@@ -179,6 +198,11 @@ void probe_static(const NvmlApi& api, DeviceSlot& slot) {
     const Return r = api.deviceGetMigMode(dev, &current, &pending);
     if (slot.ok(r)) {
       info.mig_enabled = current == nvml::kMigEnable;
+      if (*info.mig_enabled) {
+        if (auto uuids = mig_device_uuids(api, slot); !uuids.empty()) {
+          info.extra["x_mig_uuids"] = std::move(uuids);
+        }
+      }
     } else if (r == Return::NotSupported) {
       info.mig_enabled = false;  // a GPU without MIG is never in MIG mode
     }

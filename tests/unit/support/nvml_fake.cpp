@@ -59,11 +59,20 @@ void add_static(std::map<std::string, void*>& t) {
                                           FAKE_ENTER("nvmlDeviceGetName", d);
                                           return copy_string(gpu_of(d)->name, out, n);
                                         });
-  put<&sources::NvmlApi::deviceGetUUID>(t, "nvmlDeviceGetUUID",
-                                        [](Dev d, char* out, unsigned n) -> Return {
-                                          FAKE_ENTER("nvmlDeviceGetUUID", d);
-                                          return copy_string(gpu_of(d)->uuid, out, n);
-                                        });
+  put<&sources::NvmlApi::deviceGetUUID>(
+      t, "nvmlDeviceGetUUID", [](Dev d, char* out, unsigned n) -> Return {
+        // A MIG device's handle: MIG-<parent's
+        // UUID digits>-<handle number>, unique.
+        const auto& migs = fake().mig_devices;
+        for (std::size_t k = 0; k < migs.size(); ++k) {
+          if (reinterpret_cast<Dev>(const_cast<FakeMigDevice*>(&migs[k])) == d) {
+            return copy_string("MIG-" + migs[k].parent->uuid.substr(4) + "-" + std::to_string(k),
+                               out, n);
+          }
+        }
+        FAKE_ENTER("nvmlDeviceGetUUID", d);
+        return copy_string(gpu_of(d)->uuid, out, n);
+      });
   put<&sources::NvmlApi::deviceGetIndex>(t, "nvmlDeviceGetIndex", [](Dev d, unsigned* i) -> Return {
     FAKE_ENTER("nvmlDeviceGetIndex", d);
     *i = static_cast<unsigned>(index_of(gpu_of(d)));

@@ -163,6 +163,22 @@ TEST(PluginDeviceIds, UuidIndexMigAndReplicasNameTheirGpu) {
   }
 }
 
+// The MIG UUIDs the NVML probe lists (x_mig_uuids in the trace header) reach the
+// matcher: a pod given a MIG slice is charged for its parent GPU.
+TEST(PluginDeviceIds, MigUuidsComeFromTheTraceHeader) {
+  TraceHeader h;
+  DeviceInfo d;
+  d.index = 3;
+  d.uuid = "GPU-3c3c";
+  d.extra["x_mig_uuids"] = nlohmann::json::array({"MIG-aa11", "MIG-bb22", 7});
+  h.devices.push_back(d);
+  const auto devices = allocation_devices(h);
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].mig_uuids, (std::vector<std::string>{"MIG-aa11", "MIG-bb22"}));
+  EXPECT_EQ(match_plugin_device("MIG-bb22", devices), 3);
+  EXPECT_EQ(match_plugin_device("MIG-bb22::1", devices), 3);
+}
+
 TEST(PodResourcesScan, OneAllocationPerGpuAndContainerAndUnknownIdsCounted) {
   PodResourcesList list;
   list.pods = 3;

@@ -266,6 +266,12 @@ TEST_F(NvmlCollectorTest, MigInstancesGetTheirOwnGpmValues) {
   EXPECT_EQ(mig[0]["sm_active"], 89.5);  // the fake adds the instance id
   EXPECT_EQ(mig[1]["gpu_instance"], 2);
   EXPECT_EQ(mig[1]["tensor_active"], 72.0);
+  // Its MIG devices' UUIDs, by which a device plugin hands slices to pods.
+  const auto& uuids = c->devices()[0].extra["x_mig_uuids"];
+  ASSERT_EQ(uuids.size(), 3u) << uuids.dump();
+  EXPECT_EQ(uuids[0].get<std::string>().rfind("MIG-", 0), 0u) << uuids.dump();
+  EXPECT_NE(uuids[0], uuids[1]);
+  EXPECT_FALSE(c->devices()[1].extra.contains("x_mig_uuids"));  // not in MIG mode
 }
 
 TEST_F(NvmlCollectorTest, SelectsGpusAndExplainsBadIndices) {
