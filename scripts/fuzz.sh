@@ -8,7 +8,7 @@
 #   GPULENS_FUZZ_SECONDS  seconds per target instead (overrides the share)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(trace marks kernels config web_config http_head procfs)
+targets=(trace marks kernels config web_config http_head procfs pod_resources)
 budget=${GPULENS_FUZZ_BUDGET:-90}
 seconds=${GPULENS_FUZZ_SECONDS:-$((budget / ${#targets[@]}))}
 build=build/fuzz

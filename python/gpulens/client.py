@@ -235,6 +235,19 @@ class Client:
             "limit": _count_param("limit", limit, 1000),
         })
 
+    def kubernetes_pods(self, from_=None, to=None, gpus=None, limit=None):
+        """The pods that held each GPU by the kubelet's pod-resources API, from
+        the agent's history, whether they ran anything or not
+        (docs/kubernetes.md): {"from", "to", "pods": [{"namespace", "pod", "gpu",
+        "first", "last", "held_s"}]}, the latest first; limit (1-1000, default
+        200). An agent without history answers 503 (AgentError)."""
+        return self._json("/api/v1/kubernetes/pods", {
+            "from": _time_param("from_", from_),
+            "to": _time_param("to", to),
+            "gpu": _gpus_param(gpus),
+            "limit": _count_param("limit", limit, 1000),
+        })
+
     def kernels(self, from_=None, to=None, gpus=None, pids=None, limit=None):
         """Kernel summary windows of jobs that opted in (docs/kernels-agent.md):
         {"from", "to", "source", "truncated", "windows": [{"gpu", "pid", "start",

@@ -117,7 +117,9 @@ void Agent::loop() {
       }
       store::SlurmJobUses slurm;
       slurm.add_samples(t.samples);
-      writer_->push(std::move(rows), std::move(events), slurm);
+      store::PodUses pods;
+      pods.add_samples(t.samples);
+      writer_->push(std::move(rows), std::move(events), slurm, pods);
     }
   }
   // The end (or failure) of the source is news for /api/v1/health.

@@ -16,6 +16,9 @@ const std::vector<ApiRoute>& api_routes() {
        "metric series from the history (raw or one-minute rollups)"},
       {"/api/v1/timeline", "from,to,gpu", "runs of one diagnosis state per GPU"},
       {"/api/v1/alerts", "from,to,gpu,limit", "firing alerts and alert events"},
+      {"/api/v1/kubernetes/pods", "from,to,gpu,limit",
+       "the pods that held each GPU by the kubelet's pod-resources API, from the history: "
+       "first and last seen, running anything or not"},
       {"/api/v1/kernels", "from,to,gpu,pid,limit",
        "per process, GPU and trace window: the top kernels by GPU time, idle, collectives, "
        "copies (jobs that send kernel summaries)"},

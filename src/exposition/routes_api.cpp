@@ -255,6 +255,33 @@ std::pair<Json, std::string> alert_events(const agent::LiveSnapshot& snap,
   return {std::move(events), "memory"};
 }
 
+// The pods that held a GPU of this node by the kubelet's pod-resources API, from
+// the history: idle or not, gone or not (docs/kubernetes.md).
+void answer_kube_pods(const RouteSite& site, const http::Request& req, http::Response& res) {
+  const auto snap = site.context->snapshot();
+  double from = 0, to = 0;
+  std::vector<int> gpus;
+  if (!parse_range(req, res, data_now(*snap), 86400, from, to, gpus)) return;
+  int limit = 0;
+  if (!parse_limit(req, res, limit)) return;
+  if (site.history == nullptr) {
+    return send_json(res, Json{{"error", "history is disabled (--no-history)"}}, 503);
+  }
+  auto rows = site.history->pods(from, to, limit);
+  if (!rows) return send_json(res, Json{{"error", rows.error().message}}, 503);
+  Json pods = Json::array();
+  for (const auto& u : *rows) {
+    if (!wanted(gpus, u.gpu)) continue;
+    pods.push_back({{"namespace", u.namespace_name},
+                    {"pod", u.pod},
+                    {"gpu", u.gpu},
+                    {"first", u.first_t},
+                    {"last", u.last_t},
+                    {"held_s", u.last_t - u.first_t}});
+  }
+  send_json(res, Json{{"from", from}, {"to", to}, {"pods", std::move(pods)}});
+}
+
 void answer_alerts(const RouteSite& site, const http::Request& req, http::Response& res) {
   const auto snap = site.context->snapshot();
   double from = 0, to = 0;
@@ -299,6 +326,9 @@ void register_api_routes(const RouteSite& site) {
   });
   site.get("/api/v1/alerts", [site](const http::Request& req, http::Response& res) {
     answer_alerts(site, req, res);
+  });
+  site.get("/api/v1/kubernetes/pods", [site](const http::Request& req, http::Response& res) {
+    answer_kube_pods(site, req, res);
   });
   site.get("/api/v1/kernels", [site](const http::Request& req, http::Response& res) {
     answer_kernels(site, req, res);

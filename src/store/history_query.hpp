@@ -12,6 +12,7 @@
 
 #include "core/result.hpp"
 #include "core/sample.hpp"
+#include "store/pod_uses.hpp"
 #include "store/schema.hpp"
 #include "store/sqlite_db.hpp"
 
@@ -95,6 +96,8 @@ class HistoryReader {
   Result<HistoryResult> history(const HistoryQuery& query);
   Result<TimelineResult> timeline(double from, double to, const std::vector<int>& gpus);
   Result<std::vector<StoredAlertEvent>> alert_events(double from, double to, int limit);
+  // The pods that held a GPU (kube_pods) at some time in [from, to], latest first.
+  Result<std::vector<PodUse>> pods(double from, double to, int limit);
   Result<DataRange> range();
   const std::string& path() const { return path_; }
 

@@ -227,6 +227,20 @@ Status HistoryStore::write(const std::vector<StoredSample>& samples,
   return ok_status();
 }
 
+Status HistoryStore::write_pods(const std::vector<PodUse>& pods) {
+  if (pods.empty()) return ok_status();
+  if (auto s = db_.exec("BEGIN IMMEDIATE"); !s) return s;
+  if (auto s = write_pod_uses(db_, pods); !s) {
+    (void)db_.exec("ROLLBACK");
+    return s;
+  }
+  if (auto s = db_.exec("COMMIT"); !s) {
+    (void)db_.exec("ROLLBACK");
+    return s;
+  }
+  return ok_status();
+}
+
 Status HistoryStore::write_devices(const TraceHeader& header) {
   auto stmt =
       db_.prepare("INSERT OR REPLACE INTO devices (gpu, uuid, name, info) VALUES (?,?,?,?)");
@@ -410,6 +424,7 @@ Status HistoryStore::enforce_limits(bool make_room) {
   // A job is kept as long as the minutes that judge it (a few hundred bytes per
   // job and GPU); past the size bound's drops its row says what is gone.
   if (auto s = expire_slurm_uses(db_, rollup_limit * 1000); !s) return s;
+  if (auto s = expire_pod_uses(db_, rollup_limit * 1000); !s) return s;
   // Over 90 % of the bound: give up the oldest raw samples an hour at a time,
   // then the oldest rollups a day at a time, until under 80 %.
   // After a write failed for want of space, make room for a whole batch.

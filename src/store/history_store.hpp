@@ -14,6 +14,7 @@
 #include "core/sample.hpp"
 #include "diagnosis/alert_tracker.hpp"
 #include "store/kernel_windows.hpp"
+#include "store/pod_uses.hpp"
 #include "store/rollup.hpp"
 #include "store/schema.hpp"
 #include "store/slurm_jobs.hpp"
@@ -57,6 +58,8 @@ class HistoryStore {
                const std::vector<SlurmJobUse>& slurm = {},
                const std::vector<StoredKernelWindow>& kernel_windows = {},
                std::size_t* kernel_windows_kept = nullptr);
+  // Pods' holdings (kube_pods), in a transaction of their own.
+  Status write_pods(const std::vector<PodUse>& pods);
   Status write_devices(const TraceHeader& header);
   // Rolls up the minutes that closed since the last call (a minute closes when a
   // sample of a later minute arrives; close_all also closes the newest one).

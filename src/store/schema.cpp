@@ -120,6 +120,21 @@ CREATE TABLE kernel_windows (
   PRIMARY KEY (end_ns, gpu, pid)
 ) WITHOUT ROWID;
 )sql",
+      // 4: which Kubernetes pod held which GPU when (store/pod_uses.hpp), by the
+      // kubelet's pod-resources API: a row per pod and GPU, so that a pod that
+      // held a GPU idle is known after it is gone. The index serves retention
+      // and the latest-first list.
+      R"sql(
+CREATE TABLE kube_pods (
+  namespace TEXT NOT NULL,
+  pod TEXT NOT NULL,
+  gpu INTEGER NOT NULL,
+  first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL,
+  PRIMARY KEY (namespace, pod, gpu)
+) WITHOUT ROWID;
+CREATE INDEX kube_pods_last ON kube_pods (last_ms);
+)sql",
   };
   return steps;
 }

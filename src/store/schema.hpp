@@ -18,7 +18,7 @@
 namespace gpulens::store {
 
 // The newest schema this build writes; a file from a newer gpulens is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Values are stored as integers (compact varints) in units of 1/scale: x100 for
 // ratios, watts and bandwidths, x1 for counters, clocks and bitmasks. The scale

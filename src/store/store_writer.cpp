@@ -17,6 +17,7 @@ constexpr std::size_t kEarlyFlush = 4096;
 // Slurm job rows kept waiting while the disk fails: far more jobs than run on
 // one node between two retries; past it the longest unseen go first.
 constexpr std::size_t kMaxPendingSlurm = 4096;
+constexpr std::size_t kMaxPendingPods = 4096;
 }  // namespace
 
 StoreWriter::StoreWriter(StoreOptions options, WriterOptions writer, Log log)
@@ -63,7 +64,7 @@ bool StoreWriter::try_open(double now) {
 }
 
 void StoreWriter::push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events,
-                       const SlurmJobUses& slurm) {
+                       const SlurmJobUses& slurm, const PodUses& pods) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -73,6 +74,10 @@ void StoreWriter::push(std::vector<StoredSample> samples, std::vector<diagnosis:
     if (!slurm.empty()) {
       pending_slurm_.merge(slurm);
       pending_slurm_.trim(kMaxPendingSlurm);
+    }
+    if (!pods.empty()) {
+      pending_pods_.merge(pods);
+      pending_pods_.trim(kMaxPendingPods);
     }
     if (pending_.size() > writer_.max_backlog) {
       const auto excess = pending_.size() - writer_.max_backlog;
@@ -104,17 +109,19 @@ void StoreWriter::loop() {
     std::vector<StoredSample> samples;
     std::vector<diagnosis::AlertEvent> events;
     SlurmJobUses slurm;
+    PodUses pods;
     std::vector<StoredKernelWindow> kernel_windows;
     samples.swap(pending_);
     kernel_windows.swap(pending_kernels_);
     events.swap(pending_events_);
     std::swap(slurm, pending_slurm_);
+    std::swap(pods, pending_pods_);
     lock.unlock();
 
     const double now = unix_now();
     if (!store_ && now >= next_open_) try_open(now);
     if (store_) {
-      write_pending(samples, events, slurm, kernel_windows, now);
+      write_pending(samples, events, slurm, pods, kernel_windows, now);
       maintain(now, quitting);
     }
     lock.lock();
@@ -122,6 +129,11 @@ void StoreWriter::loop() {
       slurm.merge(pending_slurm_);
       pending_slurm_ = std::move(slurm);
       pending_slurm_.trim(kMaxPendingSlurm);
+    }
+    if (!pods.empty()) {  // not written: merged into what came since
+      pods.merge(pending_pods_);
+      pending_pods_ = std::move(pods);
+      pending_pods_.trim(kMaxPendingPods);
     }
     if (!kernel_windows.empty()) {  // not written: in front of newer ones, the oldest dropped
       kernel_windows.insert(kernel_windows.end(), std::make_move_iterator(pending_kernels_.begin()),
@@ -156,8 +168,10 @@ void StoreWriter::loop() {
 
 void StoreWriter::write_pending(std::vector<StoredSample>& samples,
                                 std::vector<diagnosis::AlertEvent>& events, SlurmJobUses& slurm,
-                                std::vector<StoredKernelWindow>& kernel_windows, double now) {
-  if (samples.empty() && events.empty() && slurm.empty() && kernel_windows.empty()) return;
+                                PodUses& pods, std::vector<StoredKernelWindow>& kernel_windows,
+                                double now) {
+  if (samples.empty() && events.empty() && slurm.empty() && pods.empty() && kernel_windows.empty())
+    return;
   if (!status_.healthy && now < next_open_) return;  // wait for the retry time
   const auto t0 = std::chrono::steady_clock::now();
   const auto slurm_rows = slurm.rows();
@@ -189,6 +203,9 @@ void StoreWriter::write_pending(std::vector<StoredSample>& samples,
   events.clear();
   slurm.clear();
   kernel_windows.clear();
+  // The pods' rows in a transaction of their own: when it fails they stay pending
+  // (merged into the next batch), and the samples written are not written again.
+  if (store_->write_pods(pods.rows())) pods.clear();
   recover();
 }
 

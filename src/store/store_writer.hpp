@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "store/history_store.hpp"
+#include "store/pod_uses.hpp"
 
 namespace gpulens::store {
 
@@ -61,9 +62,10 @@ class StoreWriter {
 
   // Opens the file (or records why not) and starts the writing thread.
   void start(const TraceHeader& header);
-  // `slurm`: the Slurm jobs on the GPUs at these ticks (SlurmJobUses::add_samples).
+  // `slurm`: the Slurm jobs on the GPUs at these ticks (SlurmJobUses::add_samples);
+  // `pods`: the pods holding them by the kubelet's word (PodUses::add_samples).
   void push(std::vector<StoredSample> samples, std::vector<diagnosis::AlertEvent> events,
-            const SlurmJobUses& slurm = {});
+            const SlurmJobUses& slurm = {}, const PodUses& pods = {});
   // Queues one kernel window without waiting on SQLite (the receiver's thread
   // calls it); false when the queue is full: the window is dropped and counted.
   bool push_kernel_window(StoredKernelWindow window);
@@ -76,8 +78,8 @@ class StoreWriter {
   void loop();
   bool try_open(double now);
   void write_pending(std::vector<StoredSample>& samples, std::vector<diagnosis::AlertEvent>& events,
-                     SlurmJobUses& slurm, std::vector<StoredKernelWindow>& kernel_windows,
-                     double now);
+                     SlurmJobUses& slurm, PodUses& pods,
+                     std::vector<StoredKernelWindow>& kernel_windows, double now);
   void maintain(double now, bool final);
   void fail(const std::string& message, double now);
   void recover();
@@ -93,6 +95,7 @@ class StoreWriter {
   std::vector<StoredSample> pending_;
   std::vector<diagnosis::AlertEvent> pending_events_;
   SlurmJobUses pending_slurm_;  // one per job, step and GPU: bounded by the jobs
+  PodUses pending_pods_;        // one per pod and GPU: bounded by the pods
   std::vector<StoredKernelWindow> pending_kernels_;  // at most max_kernel_backlog
   bool quit_ = false;
   StoreStatus status_;

@@ -91,7 +91,8 @@ wait "$AGENT_PID" 2>/dev/null || true
 
 # 2. The kubelet answers: every held GPU charged to its pods.
 write_pods ok
-start_agent "$E2E_TMP/agent2.log" --interval 0.2 --pod-resources "$sock" --pod-resources-every 0.5 --slurm-allocations ''
+start_agent "$E2E_TMP/agent2.log" --interval 0.2 --pod-resources "$sock" --pod-resources-every 0.5 --slurm-allocations '' \
+  --history "$E2E_TMP/history.db"
 wait_for 20 bash -c "curl -fsS $AGENT_URL/metrics | grep -q 'pod=\"idle-1\"'" ||
   fail "no allocation series for the idle pod: $(health)"
 metrics=$(curl -fsS "$AGENT_URL/metrics")
@@ -117,6 +118,18 @@ assert [a["pod"] for a in g0["allocation"]] == ["train-0", "shared-a"], g0["allo
 [[ $(kube_health source) == pod-resources ]] || fail "health: $(health)"
 [[ $(kube_health pods) == 3 ]] || fail "health counts $(kube_health pods) pods holding GPUs, not 3"
 [[ $(kube_health skipped.unknown_gpu) == 1 ]] || fail "the ghost pod's GPU was not counted unknown"
+# The history keeps who held which GPU: the idle pod is listed with its span.
+history_pods() {
+  curl -fsS "$AGENT_URL/api/v1/kubernetes/pods?from=-1h" | python3 -c '
+import json, sys
+pods = {(p["namespace"], p["pod"], p["gpu"]): p for p in json.load(sys.stdin)["pods"]}
+idle = pods[("ml", "idle-1", 1)]
+assert idle["last"] >= idle["first"] and idle["held_s"] == idle["last"] - idle["first"], idle
+assert ("ml", "train-0", 0) in pods and ("dev", "shared-a", 0) in pods, sorted(pods)
+assert not any(p[1] == "ghost" for p in pods), sorted(pods)
+'
+}
+wait_for 20 history_pods || fail "the history does not list the pods: $(curl -sS "$AGENT_URL/api/v1/kubernetes/pods?from=-1h")"
 
 # 3. Misbehaviour: the last answer stays (30 s), the error is said, ticks go on.
 expect_error() {  # MODE WORDS
