@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "verdict/usage.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace gpulens::verdict {
@@ -120,6 +122,7 @@ std::vector<GpuUsage> measure_usage(const Trace& trace, const std::vector<int>& 
     u.last_t = s.t;
     if (s.allocations) {
       u.allocated_basis = AllocatedBasis::Scheduler;
+      u.scheduler_s += dt;
     } else if (s.procs && u.allocated_basis != AllocatedBasis::Scheduler) {
       u.allocated_basis = AllocatedBasis::Processes;
     } else if (s.values.has(Metric::MemUsedMib) && u.allocated_basis == AllocatedBasis::Activity) {
@@ -165,6 +168,7 @@ GpuUsage total_usage(const std::vector<GpuUsage>& gpus) {
   double energy = 0;
   for (const auto& g : gpus) {
     t.covered_s += g.covered_s;
+    t.scheduler_s += g.scheduler_s;
     if (g.first_t) t.first_t = std::min(t.first_t.value_or(*g.first_t), *g.first_t);
     if (g.last_t) t.last_t = std::max(t.last_t.value_or(*g.last_t), *g.last_t);
     t.allocated += g.allocated;
@@ -200,9 +204,19 @@ const FunnelStep* Funnel::step(const std::string& id) const {
 Funnel build_funnel(const GpuUsage& total, double paid_gpu_hours) {
   Funnel f;
   f.paid_gpu_hours = paid_gpu_hours;
+  // Where the scheduler's word was missing part of the time (the agent fell back
+  // to processes: no prolog entry yet, a kubelet that did not answer), say how much.
+  const double scheduler_share = total.covered_s > 0 ? total.scheduler_s / total.covered_s : 0;
+  const std::string scheduler_basis =
+      scheduler_share >= 0.995
+          ? "the scheduler's allocation (Slurm's prolog, the kubelet's pod-resources API), and "
+            "processes outside any job"
+          : fmt::format(
+                "the scheduler's allocation (Slurm's prolog, the kubelet's pod-resources API) "
+                "for {:.0f} % of the time, processes for the rest (it was not read then)",
+                scheduler_share * 100);
   const std::string alloc_basis =
-      total.allocated_basis == AllocatedBasis::Scheduler
-          ? "the scheduler's allocation (Slurm's prolog), and processes outside any job"
+      total.allocated_basis == AllocatedBasis::Scheduler ? scheduler_basis
       : total.allocated_basis == AllocatedBasis::Processes
           ? "processes on the GPU (memory in use where they were not sampled)"
       : total.allocated_basis == AllocatedBasis::Memory

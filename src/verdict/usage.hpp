@@ -46,6 +46,9 @@ struct GpuUsage {
   Weighted tensor_at_peak_clock;
   bool clock_corrected = false;  // the peak clock and SM clocks were known
   AllocatedBasis allocated_basis = AllocatedBasis::Activity;
+  // Time whose samples carry a scheduler's allocation (Slurm's prolog, the
+  // kubelet's pod-resources API); the rest fell back to processes.
+  double scheduler_s = 0;
   std::optional<double> energy_j;
   std::string energy_basis;  // "energy counter" or "power integral"
   std::optional<double> mean_power_w;

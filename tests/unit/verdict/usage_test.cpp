@@ -73,6 +73,38 @@ TEST(ReportUsage, ProcessListsDecideAllocationWhenRecorded) {
   EXPECT_DOUBLE_EQ(u.allocated.ratio().value(), 0.6);
 }
 
+// A pod holds the GPU by the kubelet's word for the first 6 s, then the agent
+// fell back to processes (the kubelet stopped answering): the funnel says the
+// allocation is the scheduler's for 60 % of the time.
+TEST(ReportUsage, TheFunnelSaysWhenTheSchedulersWordWasMissing) {
+  auto t = ten_seconds(false);
+  GpuAllocation pod;
+  pod.scheduler = "kubernetes";
+  pod.namespace_name = "ml";
+  pod.pod = "nb-0";
+  for (std::size_t i = 0; i < t.samples.size(); ++i) {
+    t.samples[i].procs.emplace();
+    if (i < 6) t.samples[i].allocations = std::vector<GpuAllocation>{pod};
+  }
+  const auto u = measure_usage(t, {0})[0];
+  EXPECT_EQ(u.allocated_basis, AllocatedBasis::Scheduler);
+  EXPECT_DOUBLE_EQ(u.scheduler_s, 6);
+  const auto total = total_usage({u});
+  const Funnel f = build_funnel(total, 10.0 / 3600);
+  ASSERT_NE(f.step("allocated"), nullptr);
+  EXPECT_EQ(f.step("allocated")->basis,
+            "the scheduler's allocation (Slurm's prolog, the kubelet's pod-resources API) for 60 % "
+            "of the time, processes for the rest (it was not read then)");
+  for (auto& s : t.samples) s.allocations = std::vector<GpuAllocation>{pod};
+  const Funnel whole = build_funnel(total_usage(measure_usage(t, {0})), 10.0 / 3600);
+  EXPECT_EQ(whole.step("allocated")
+                ->basis.rfind("the scheduler's allocation (Slurm's prolog, "
+                              "the kubelet's pod-resources API), and",
+                              0),
+            0u)
+      << whole.step("allocated")->basis;
+}
+
 TEST(ReportUsage, EnergyFromTheCounterWhereReadAndPowerInBetween) {
   // Power alone: 4 x 100 + 6 x 300 = 2200 J.
   EXPECT_DOUBLE_EQ(measure_usage(ten_seconds(false), {0})[0].energy_j.value(), 2200);
