@@ -33,6 +33,16 @@ namespace {
 
 using namespace gpulens::tui;
 
+// The first of the schedulers' fallback notes (Slurm's prolog, then the kubelet).
+std::string allocation_note(const std::optional<sources::SamplerStats>& stats) {
+  if (!stats) return {};
+  for (const auto* scan : {stats->allocations.get(), stats->kube_allocations.get()}) {
+    if (scan == nullptr) continue;
+    if (auto note = sources::allocation_fallback_note(*scan); !note.empty()) return note;
+  }
+  return {};
+}
+
 struct TopArgs {
   sampler::SourceOptions source;
   bool once = false;
@@ -245,6 +255,7 @@ class Feed {
       if (!tick->has_value()) break;
       diagnosis_.on_tick(**tick);
       builder_.on_tick(**tick, diagnosis_.engine());
+      status_.note = allocation_note(source_.stats());
       ++version_;
       if (count_ > 0 && static_cast<long>(builder_.ticks()) >= count_) break;
       notify();

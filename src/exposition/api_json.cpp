@@ -211,6 +211,7 @@ Json allocation_health_json(const sources::AllocationScan& scan) {
   j["scheduler"] = scan.scheduler;
   j["source"] = !scan.usable ? "processes" : kube ? "pod-resources" : "prolog";
   j["fallback"] = scan.fallback;
+  j["absent"] = scan.absent;
   if (kube) {
     j["pods"] = scan.jobs;
     j["last_error"] = scan.last_error;

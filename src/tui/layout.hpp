@@ -86,6 +86,9 @@ struct FeedStatus {
   double speed = 1.0;  // replay pacing
   bool ended = false;  // the recording is over (or --count reached)
   std::string error;   // the source failed: shown instead of the time
+  // Where the GPUs' owners come from processes though a scheduler's word was
+  // expected (sources::allocation_fallback_note); shown where it fits.
+  std::string note;
   // --once on a recording: its first and last tick, so that the title says which
   // moment of it is shown ("at 19:30:12, 1m30s into the recording of 4m00s").
   std::optional<double> first_t, last_t;

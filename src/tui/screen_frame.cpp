@@ -70,6 +70,12 @@ Line title_line(const Ctx& c, const FeedStatus& feed) {
       }
     }
   }
+  // A scheduler's word missing: said before the time where the line has room,
+  // never at the cost of the time.
+  if (!feed.note.empty() && feed.error.empty() &&
+      b.used() + text_width(feed.note) + text_width(status) + 4 <= c.width) {
+    status = feed.note + "  " + status;
+  }
   b.right(status + " ", Style::Title, Style::Title);
   return b.done(Style::Title, true);
 }

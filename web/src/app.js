@@ -34,6 +34,14 @@ async function refreshHealth() {
     let text = h.status;
     if (h.source.ended) text += " · replay ended";
     if (h.history.enabled && !h.history.healthy) text += " · history paused";
+    // A scheduler's word expected but not in use: the GPUs' owners come from
+    // processes (an idle pod's or job's GPU reads as nobody's), or an earlier
+    // answer is kept. An absent source (not a Slurm or Kubernetes node) is silent.
+    for (const [what, a] of [["Slurm jobs", h.source.allocation], ["pods", h.source.kube_allocation]]) {
+      if (!a) continue;
+      if (a.source === "processes" && a.fallback && !a.absent) text += ` · ${what} from processes: ${a.fallback}`;
+      else if (a.last_error) text += ` · ${what} as last answered: ${a.last_error}`;
+    }
     setStatus(text, tone);
     document.getElementById("source").textContent = h.source.description;
   } catch (err) {

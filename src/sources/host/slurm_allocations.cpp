@@ -285,6 +285,17 @@ void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan*
   }
 }
 
+std::string allocation_fallback_note(const AllocationScan& scan) {
+  const bool kube = scan.scheduler == "kubernetes";
+  if (!scan.usable && !scan.absent && !scan.fallback.empty()) {
+    return fmt::format("{} from processes: {}", kube ? "pods" : "Slurm jobs", scan.fallback);
+  }
+  if (scan.usable && !scan.last_error.empty()) {
+    return fmt::format("{} as last answered: {}", kube ? "pods" : "Slurm jobs", scan.last_error);
+  }
+  return {};
+}
+
 std::vector<AllocationDevice> allocation_devices(const TraceHeader& header) {
   std::vector<AllocationDevice> out;
   for (const auto& d : header.devices) {
@@ -321,6 +332,7 @@ AllocationScan SlurmAllocationReader::scan(double now_s) {
   const std::string& dir = options_.dir;
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir_fd < 0) {
+    out.absent = errno == ENOENT;
     out.fallback = errno == ENOENT
                        ? fmt::format(
                              "{} does not exist: no prolog has run here "

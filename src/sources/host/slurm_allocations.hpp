@@ -69,6 +69,9 @@ struct AllocationScan {
   // processes alone, and `fallback` says why.
   bool usable = false;
   std::string fallback;
+  // The source is simply not there (no prolog directory, no kubelet socket): not
+  // this kind of node, nothing to warn about; `fallback` still says it.
+  bool absent = false;
   // How Slurm's GPU indices were matched: "pci_bus_id" (Slurm's order, which is
   // the PCI bus order) or "nvml_index" (the bus ids were unknown or not distinct).
   std::string index_order;
@@ -125,6 +128,11 @@ class SlurmAllocationReader {
 // user is the cgroup's uid or the process's owner and the account unknown.
 // `held` is null, or not usable, without a prolog.
 void confirm_slurm_jobs(std::vector<ProcessSample>& procs, const AllocationScan* held);
+
+// One line for a person when the scheduler's word is not (fully) in use: the
+// owners come from processes, or an earlier answer is kept; empty when all is
+// well or the source is absent. For `top` and the dashboard's status.
+std::string allocation_fallback_note(const AllocationScan& scan);
 
 // Allocation devices from a trace header (index, uuid, x_pci_bus_id).
 std::vector<AllocationDevice> allocation_devices(const TraceHeader& header);

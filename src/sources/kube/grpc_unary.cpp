@@ -137,7 +137,7 @@ Result<int> connect_unix(const std::string& path) {
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd);
-    if (err == ENOENT) return Error{fmt::format("no socket at {}", path)};
+    if (err == ENOENT) return Error{fmt::format("{}{}", kNoSocketError, path)};
     if (err == ECONNREFUSED) return Error{fmt::format("nothing listens on {}", path)};
     return Error{fmt::format("cannot connect to {}: {}", path, std::strerror(err))};
   }

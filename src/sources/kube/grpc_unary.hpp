@@ -26,6 +26,9 @@ struct GrpcCall {
   int cancel_fd = -1;
 };
 
+// How the error of a call to a socket that does not exist begins.
+inline constexpr std::string_view kNoSocketError = "no socket at ";
+
 // The answer's message; errors name the socket, the HTTP or gRPC status, or the
 // deadline, in words for /api/v1/health.
 Result<std::string> grpc_unary_call(const GrpcCall& call);

@@ -18,7 +18,7 @@ double steady_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::shared_ptr<const AllocationScan> unusable(std::string why) {
+std::shared_ptr<AllocationScan> unusable(std::string why) {
   auto scan = std::make_shared<AllocationScan>();
   scan->scheduler = "kubernetes";
   scan->fallback = std::move(why);
@@ -138,7 +138,10 @@ std::shared_ptr<const AllocationScan> KubeAllocationReader::call_once() {
     scan->last_error = error;
     return scan;
   }
-  return unusable(std::move(error));
+  auto scan = unusable(error);
+  // No kubelet socket: not a Kubernetes node (or no mount), not a failure to warn of.
+  scan->absent = std::string_view(error).starts_with(kNoSocketError);
+  return scan;
 }
 
 void KubeAllocationReader::loop() {

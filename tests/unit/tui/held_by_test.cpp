@@ -54,6 +54,21 @@ TEST(TopHeldBy, TheGpuLineNamesItsJob) {
   EXPECT_TRUE(named);
 }
 
+// The title says where owners come from processes though a scheduler's word was
+// expected, where the line has room, and never at the cost of the time.
+TEST(TopHeldBy, TheTitleSaysWhenOwnersComeFromProcesses) {
+  const TopModel m = held_model({std::nullopt});
+  FeedStatus feed;
+  feed.note = "pods from processes: /k.sock gave no answer within 2.0 s";
+  const auto title = [&](int width) {
+    return layout_top(m, ViewState{}, feed, width, 24, {}).lines.front().text();
+  };
+  EXPECT_NE(title(160).find(feed.note), std::string::npos) << title(160);
+  const std::string narrow = title(80);
+  EXPECT_EQ(narrow.find("pods from processes"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find(":"), std::string::npos) << narrow;  // the clock is still there
+}
+
 TEST(TopHeldBy, PodsAreNamedByNamespaceAndName) {
   GpuAllocation pod;
   pod.scheduler = "kubernetes";

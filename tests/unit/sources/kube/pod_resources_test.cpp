@@ -179,6 +179,29 @@ TEST(PluginDeviceIds, MigUuidsComeFromTheTraceHeader) {
   EXPECT_EQ(match_plugin_device("MIG-bb22::1", devices), 3);
 }
 
+// What `top` and the dashboard say when the scheduler's word is not in use:
+// nothing on a node without the source, the reason where it failed, the error
+// while an earlier answer is kept.
+TEST(PodResourcesScan, FallbackNotesSayWhyOwnersComeFromProcesses) {
+  AllocationScan scan;
+  scan.scheduler = "kubernetes";
+  scan.fallback = "no socket at /var/lib/kubelet/pod-resources/kubelet.sock";
+  scan.absent = true;
+  EXPECT_EQ(allocation_fallback_note(scan), "");
+  scan.absent = false;
+  scan.fallback = "/k.sock gave no answer within 2.0 s";
+  EXPECT_EQ(allocation_fallback_note(scan),
+            "pods from processes: /k.sock gave no answer within 2.0 s");
+  scan.usable = true;
+  EXPECT_EQ(allocation_fallback_note(scan), "");
+  scan.last_error = "nothing listens on /k.sock";
+  EXPECT_EQ(allocation_fallback_note(scan), "pods as last answered: nothing listens on /k.sock");
+  AllocationScan slurm;
+  slurm.fallback = "/run/gpulens/slurm-jobs is owned by uid 1000 with mode 777: ...";
+  EXPECT_EQ(allocation_fallback_note(slurm).rfind("Slurm jobs from processes: /run/gpulens/", 0),
+            0u);
+}
+
 TEST(PodResourcesScan, OneAllocationPerGpuAndContainerAndUnknownIdsCounted) {
   PodResourcesList list;
   list.pods = 3;
