@@ -25,7 +25,9 @@ die() {
 }
 mkdir -p "$OUT" || die "cannot create $OUT"
 command -v python3 >/dev/null || die "python3 is needed to summarize (Ubuntu 24.04 has it)"
-[[ -x $PROBE ]] || die "no $PROBE: copy the release binaries into .devbin (bench/multi_gpu/pack.sh) or set GPULENS_DEVBIN"
+[[ -x $PROBE ]] || die "no $PROBE: fill .devbin from a release build (bench/multi_gpu/pack.sh build/release) or set GPULENS_DEVBIN"
+# Libraries an Ubuntu GPU machine may lack travel in .devbin/lib (bench/multi_gpu/pack.sh).
+[[ -d $B/lib ]] && export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [[ $TICKS =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "TICKS and ROUNDS must be positive integers"
 
 # A probe built before these fields refuses the flag (usage, exit 2); one that cannot
