@@ -36,6 +36,18 @@ constexpr std::array<MetricInfo, kMetricCount> kMetrics{{
     {Metric::HostCpuPct, "host_cpu_pct", "%", "host_cpu", S::Host, false},
     {Metric::EccCorrected, "x_ecc_corrected", "", "ecc_corr", S::Classic, true},
     {Metric::EccUncorrected, "x_ecc_uncorrected", "", "ecc_unc", S::Classic, true},
+    {Metric::EncUtil, "x_enc_util", "%", "enc", S::Classic, false},
+    {Metric::DecUtil, "x_dec_util", "%", "dec", S::Classic, false},
+    {Metric::RemappedRowsCorrectable, "x_remapped_rows_correctable", "", "remap_corr", S::Classic,
+     true},
+    {Metric::RemappedRowsUncorrectable, "x_remapped_rows_uncorrectable", "", "remap_unc",
+     S::Classic, true},
+    {Metric::RowRemapFailure, "x_row_remap_failure", "", "remap_fail", S::Classic, true},
+    {Metric::PcieReplays, "x_pcie_replays", "", "pcie_replay", S::Classic, true},
+    {Metric::NvlinkCrcFlitErrors, "x_nvlink_crc_flit_errors", "", "nvl_flit", S::Classic, true},
+    {Metric::NvlinkCrcDataErrors, "x_nvlink_crc_data_errors", "", "nvl_data", S::Classic, true},
+    {Metric::NvlinkReplayErrors, "x_nvlink_replay_errors", "", "nvl_replay", S::Classic, true},
+    {Metric::NvlinkRecoveryErrors, "x_nvlink_recovery_errors", "", "nvl_recov", S::Classic, true},
 }};
 
 constexpr bool table_is_in_enum_order() {

@@ -41,6 +41,18 @@ enum class Metric : std::uint8_t {
   HostCpuPct,
   EccCorrected,    // x_ecc_corrected: volatile corrected ECC errors since driver load
   EccUncorrected,  // x_ecc_uncorrected
+  // dcgm-exporter's default fields that NVML gives (issue 48); x_ keys, as the
+  // trace format names readings beyond its core set.
+  EncUtil,                    // x_enc_util: video encoder busy, %
+  DecUtil,                    // x_dec_util: video decoder busy, %
+  RemappedRowsCorrectable,    // x_remapped_rows_correctable: rows remapped for correctable errors
+  RemappedRowsUncorrectable,  // x_remapped_rows_uncorrectable
+  RowRemapFailure,            // x_row_remap_failure: 1 once a remap failed (the GPU needs service)
+  PcieReplays,                // x_pcie_replays: PCIe replay counter (read every ~30 s)
+  NvlinkCrcFlitErrors,        // x_nvlink_crc_flit_errors: summed over active links (~30 s)
+  NvlinkCrcDataErrors,        // x_nvlink_crc_data_errors
+  NvlinkReplayErrors,         // x_nvlink_replay_errors
+  NvlinkRecoveryErrors,       // x_nvlink_recovery_errors
   Count
 };
 

@@ -71,7 +71,22 @@ std::int64_t ms(double t) {
 // Cumulative counters: a minute's reading at its end is its max, so that the
 // difference between minutes is what was counted in between.
 bool is_counter(Metric m) {
-  return m == Metric::EnergyMj || m == Metric::EccCorrected || m == Metric::EccUncorrected;
+  switch (m) {
+    case Metric::EnergyMj:
+    case Metric::EccCorrected:
+    case Metric::EccUncorrected:
+    case Metric::RemappedRowsCorrectable:
+    case Metric::RemappedRowsUncorrectable:
+    case Metric::RowRemapFailure:  // a flag that stays set: the minute's max says it was
+    case Metric::PcieReplays:
+    case Metric::NvlinkCrcFlitErrors:
+    case Metric::NvlinkCrcDataErrors:
+    case Metric::NvlinkReplayErrors:
+    case Metric::NvlinkRecoveryErrors:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The host and the wanted devices into `header`; every GPU the file names into `all`.

@@ -166,6 +166,40 @@ FAKE_NVML Return nvmlDeviceGetTemperature(nvml::Device handle, int /*sensor*/, u
   return Return::Success;
 }
 
+// dcgm-exporter's default fields: an idle video engine, no remapped rows, no PCIe
+// replays (no NVLink state is exported: NVLink errors read "n/a" as on a PCIe board).
+FAKE_NVML Return nvmlDeviceGetEncoderUtilization(nvml::Device handle, unsigned* utilization,
+                                                 unsigned* period_us) {
+  if (device(handle) == nullptr || utilization == nullptr || period_us == nullptr) {
+    return Return::InvalidArgument;
+  }
+  *utilization = 0;
+  *period_us = 167000;
+  return Return::Success;
+}
+
+FAKE_NVML Return nvmlDeviceGetDecoderUtilization(nvml::Device handle, unsigned* utilization,
+                                                 unsigned* period_us) {
+  return nvmlDeviceGetEncoderUtilization(handle, utilization, period_us);
+}
+
+FAKE_NVML Return nvmlDeviceGetRemappedRows(nvml::Device handle, unsigned* correctable,
+                                           unsigned* uncorrectable, unsigned* pending,
+                                           unsigned* failed) {
+  if (device(handle) == nullptr || correctable == nullptr || uncorrectable == nullptr ||
+      pending == nullptr || failed == nullptr) {
+    return Return::InvalidArgument;
+  }
+  *correctable = *uncorrectable = *pending = *failed = 0;
+  return Return::Success;
+}
+
+FAKE_NVML Return nvmlDeviceGetPcieReplayCounter(nvml::Device handle, unsigned* value) {
+  if (device(handle) == nullptr || value == nullptr) return Return::InvalidArgument;
+  *value = 0;
+  return Return::Success;
+}
+
 // NVML's two-call protocol: a count too small for the list gets InsufficientSize
 // and the count needed.
 FAKE_NVML Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device handle, unsigned* count,

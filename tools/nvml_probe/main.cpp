@@ -5,10 +5,15 @@
 //
 //   gpulens_nvml_probe [--count N] [--interval S] [--gpus 0,1] [--no-gpm] [--no-procs]
 //                      [--energy-refresh S] [--call-costs REPS] [--memory-steps]
-//                      [--gpm-fanout ROUNDS]
+//                      [--gpm-fanout ROUNDS] [--no-dcgm-fields] [--link-errors-refresh S]
 //
 // --call-costs times each per-tick NVML call on GPU 0 directly (REPS calls each), to
 // keep the cost figures in docs/nvml-facts.md honest on new drivers.
+// --no-dcgm-fields leaves out dcgm-exporter's fields beyond the classic set (encoder,
+// decoder, remapped rows, PCIe replays, NVLink errors) and --link-errors-refresh sets
+// how often the PCIe replay and NVLink error counters are read (default 30 s; 0: every
+// tick), so that the summary's classic_ms tells what those fields cost per tick
+// (bench/dcgm_fields/run.sh).
 // --gpm-fanout takes a fresh GPM sample pair (SampleGet + MetricsGet of 15
 // metrics, 100 ms apart, as the sampler does) on every GPU, ROUNDS times in each of
 // three ways: the first GPU alone; all GPUs one after another on one thread; all
@@ -61,7 +66,8 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "gpulens_nvml_probe: %s\nusage: gpulens_nvml_probe [--count N] [--interval S] "
                "[--gpus 0,1] [--no-gpm] [--no-procs] [--energy-refresh S] [--call-costs REPS]\n"
-               "       [--memory-steps] [--gpm-fanout ROUNDS]\n",
+               "       [--memory-steps] [--gpm-fanout ROUNDS] [--no-dcgm-fields] "
+               "[--link-errors-refresh S]\n",
                why);
   return 2;
 }
@@ -76,6 +82,10 @@ bool parse(int argc, char** argv, Args& args) {
       args.interval_s = std::atof(argv[++i]);
     } else if (arg == "--energy-refresh" && has_value) {
       args.nvml.energy_refresh_s = std::atof(argv[++i]);
+    } else if (arg == "--link-errors-refresh" && has_value) {
+      args.nvml.link_errors_refresh_s = std::atof(argv[++i]);
+    } else if (arg == "--no-dcgm-fields") {
+      args.nvml.dcgm_fields = false;
     } else if (arg == "--gpus" && has_value) {
       const std::string list = argv[++i];
       std::size_t start = 0;
@@ -152,6 +162,7 @@ int call_costs(int reps) {
     return 1;
   }
   unsigned u = 0;
+  unsigned v = 0;
   unsigned long long ull = 0;
   int i = 0;
   time_nvml_call("nvmlDeviceGetUtilizationRates", api.deviceGetUtilizationRates, reps, [&] {
@@ -183,6 +194,21 @@ int call_costs(int reps) {
     return api.deviceGetTotalEccErrors(dev, sources::nvml::kMemoryErrorCorrected,
                                        sources::nvml::kEccCounterVolatile, &ull);
   });
+  time_nvml_call("nvmlDeviceGetEncoderUtilization", api.deviceGetEncoderUtilization, reps,
+                 [&] { return api.deviceGetEncoderUtilization(dev, &u, &v); });
+  time_nvml_call("nvmlDeviceGetDecoderUtilization", api.deviceGetDecoderUtilization, reps,
+                 [&] { return api.deviceGetDecoderUtilization(dev, &u, &v); });
+  time_nvml_call("nvmlDeviceGetRemappedRows", api.deviceGetRemappedRows, reps, [&] {
+    unsigned rows[4] = {};
+    return api.deviceGetRemappedRows(dev, &rows[0], &rows[1], &rows[2], &rows[3]);
+  });
+  time_nvml_call("nvmlDeviceGetPcieReplayCounter", api.deviceGetPcieReplayCounter,
+                 std::min(reps, 50), [&] { return api.deviceGetPcieReplayCounter(dev, &u); });
+  time_nvml_call("nvmlDeviceGetNvLinkErrorCounter(link 0, DL_REPLAY)",
+                 api.deviceGetNvLinkErrorCounter, reps, [&] {
+                   return api.deviceGetNvLinkErrorCounter(
+                       dev, 0, sources::nvml::kNvlinkErrorDlReplay, &ull);
+                 });
   time_nvml_call("nvmlDeviceGetTotalEnergyConsumption", api.deviceGetTotalEnergyConsumption,
                  std::min(reps, 5), [&] { return api.deviceGetTotalEnergyConsumption(dev, &ull); });
   std::vector<sources::nvml::ProcessInfo_v3> procs(256);

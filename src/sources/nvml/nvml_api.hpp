@@ -57,6 +57,14 @@ struct NvmlApi {
   R (*deviceGetPerformanceState)(Dev, int*) = nullptr;
   R (*deviceGetTotalEnergyConsumption)(Dev, unsigned long long*) = nullptr;
   R (*deviceGetTotalEccErrors)(Dev, int, int, unsigned long long*) = nullptr;
+  // The dcgm-exporter default fields (nvml_health_fields.cpp). Utilizations take
+  // (utilization %, sampling period us); remapped rows (correctable, uncorrectable,
+  // pending, failure occurred); the NVLink counter (link, nvmlNvLinkErrorCounter_t).
+  R (*deviceGetEncoderUtilization)(Dev, unsigned*, unsigned*) = nullptr;
+  R (*deviceGetDecoderUtilization)(Dev, unsigned*, unsigned*) = nullptr;
+  R (*deviceGetRemappedRows)(Dev, unsigned*, unsigned*, unsigned*, unsigned*) = nullptr;
+  R (*deviceGetPcieReplayCounter)(Dev, unsigned*) = nullptr;
+  R (*deviceGetNvLinkErrorCounter)(Dev, unsigned, unsigned, unsigned long long*) = nullptr;
 
   // Optional: processes.
   R (*deviceGetComputeRunningProcesses_v3)(Dev, unsigned*, nvml::ProcessInfo_v3*) = nullptr;

@@ -13,7 +13,7 @@ using nvml::Return;
 
 struct CallInfo {
   const char* function;  // for reasons users can search for
-  std::array<Metric, 2> metrics;
+  std::array<Metric, 4> metrics;
   std::size_t metric_count;
 };
 
@@ -30,6 +30,16 @@ constexpr std::array<CallInfo, kCallCount> kCalls{{
     {"nvmlDeviceGetTotalEnergyConsumption", {Metric::EnergyMj}, 1},
     {"nvmlDeviceGetTotalEccErrors(CORRECTED)", {Metric::EccCorrected}, 1},
     {"nvmlDeviceGetTotalEccErrors(UNCORRECTED)", {Metric::EccUncorrected}, 1},
+    {"nvmlDeviceGetEncoderUtilization", {Metric::EncUtil}, 1},
+    {"nvmlDeviceGetDecoderUtilization", {Metric::DecUtil}, 1},
+    {"nvmlDeviceGetRemappedRows",
+     {Metric::RemappedRowsCorrectable, Metric::RemappedRowsUncorrectable, Metric::RowRemapFailure},
+     3},
+    {"nvmlDeviceGetPcieReplayCounter", {Metric::PcieReplays}, 1},
+    {"nvmlDeviceGetNvLinkErrorCounter",
+     {Metric::NvlinkCrcFlitErrors, Metric::NvlinkCrcDataErrors, Metric::NvlinkReplayErrors,
+      Metric::NvlinkRecoveryErrors},
+     4},
     {"nvmlDeviceGetComputeRunningProcesses_v3", {}, 0},
     {"nvmlDeviceGetGraphicsRunningProcesses_v3", {}, 0},
     {"nvmlDeviceGetProcessUtilization", {}, 0},
@@ -37,28 +47,6 @@ constexpr std::array<CallInfo, kCallCount> kCalls{{
 
 const CallInfo& info_of(Call c) {
   return kCalls[static_cast<std::size_t>(c)];
-}
-
-void switch_off_with_reason(DeviceSlot& slot, Call c, const std::string& reason) {
-  slot.switch_off(c);
-  const CallInfo& call = info_of(c);
-  for (std::size_t i = 0; i < call.metric_count; ++i) {
-    add_unsupported(slot.info, call.metrics[i], reason);
-  }
-}
-
-// True when the reading can be used. A permanent failure switches the call off for
-// good; while probing it also says why.
-bool accept(DeviceSlot& slot, Call c, Return r) {
-  if (slot.ok(r)) return true;
-  if (permanent(r)) {
-    if (slot.probing) {
-      switch_off_with_reason(slot, c, reason_for(r, info_of(c).function));
-    } else {
-      slot.switch_off(c);
-    }
-  }
-  return false;
 }
 
 std::optional<double> field_as_double(const nvml::FieldValue& field) {
@@ -148,6 +136,30 @@ void read_ecc(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& ou
 
 }  // namespace
 
+const char* call_function(Call c) {
+  return info_of(c).function;
+}
+
+void switch_off_with_reason(DeviceSlot& slot, Call c, const std::string& reason) {
+  slot.switch_off(c);
+  const CallInfo& call = info_of(c);
+  for (std::size_t i = 0; i < call.metric_count; ++i) {
+    add_unsupported(slot.info, call.metrics[i], reason);
+  }
+}
+
+bool accept(DeviceSlot& slot, Call c, Return r) {
+  if (slot.ok(r)) return true;
+  if (permanent(r)) {
+    if (slot.probing) {
+      switch_off_with_reason(slot, c, reason_for(r, info_of(c).function));
+    } else {
+      slot.switch_off(c);
+    }
+  }
+  return false;
+}
+
 void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
   const nvml::Device dev = slot.handle;
   if (slot.use(Call::Utilization)) {
@@ -195,6 +207,7 @@ void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues
   }
   read_energy(api, slot, now, out);
   read_ecc(api, slot, now, out);
+  read_dcgm_fields(api, slot, now, out);
 }
 
 void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {
@@ -233,6 +246,8 @@ void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {
     switch_off_with_reason(slot, Call::EccCorrected, "n/a: ECC is disabled on this GPU");
     switch_off_with_reason(slot, Call::EccUncorrected, "n/a: ECC is disabled on this GPU");
   }
+
+  probe_dcgm_fields(api, slot);
 
   MetricValues scratch;
   slot.probing = true;

@@ -114,6 +114,8 @@ void NvmlCollector::open_device(unsigned index) {
   slot.info.index = static_cast<int>(index);
   slot.energy_refresh_s = options_.energy_refresh_s;
   slot.ecc_refresh_s = options_.ecc_refresh_s;
+  slot.link_errors_refresh_s = options_.link_errors_refresh_s;
+  slot.dcgm_fields = options_.dcgm_fields;
   slot.process_util_every_s = options_.process_util_every_s;
   const Return r = api_.deviceGetHandleByIndex_v2(index, &slot.handle);
   if (r != Return::Success) {

@@ -36,6 +36,16 @@ struct NvmlOptions {
   // change rarely; an uncorrectable error also raises an XID event at once. They are
   // read at most this often and the last counts repeated in between.
   double ecc_refresh_s = 10;
+  // nvmlDeviceGetPcieReplayCounter costs ~178 us of CPU per call on an H200 and
+  // nvmlDeviceGetNvLinkErrorCounter ~7.6 us per link and counter (4 counters x up to
+  // 18 links); both count rare link faults that an alert reads over minutes. They are
+  // read at most this often and the last values repeated in between (counters never
+  // go backwards between reads; docs/nvml-facts.md).
+  double link_errors_refresh_s = 30;
+  // Reads dcgm-exporter's default fields beyond the classic set (encoder/decoder
+  // utilization, remapped rows, PCIe replays, NVLink errors). Off only to measure what
+  // they cost (gpulens_nvml_probe --no-dcgm-fields, bench/dcgm_fields/run.sh).
+  bool dcgm_fields = true;
   const NvmlApi* api = nullptr;  // inject (tests); nullptr = dlopen libnvidia-ml
   NvmlClock clock;
 };

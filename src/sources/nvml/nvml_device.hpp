@@ -37,6 +37,11 @@ enum class Call : std::uint8_t {
   Energy,
   EccCorrected,
   EccUncorrected,
+  EncoderUtilization,  // nvml_dcgm_fields.cpp from here to NvlinkErrors
+  DecoderUtilization,
+  RemappedRows,
+  PcieReplays,
+  NvlinkErrors,
   ComputeProcesses,
   GraphicsProcesses,
   ProcessUtilization,
@@ -76,6 +81,17 @@ struct EccState {
   std::optional<double> corrected, uncorrected;
 };
 
+// The PCIe replay counter and the NVLink error counters, read every
+// link_errors_refresh_s (NvmlOptions) and repeated in between.
+struct LinkErrorState {
+  static constexpr std::size_t kNvlinkCounters = 4;  // nvmlNvLinkErrorCounter_t 0..3
+  std::optional<double> read_at;                     // monotonic time of the last read
+  std::optional<double> pcie_replays;
+  // Per active link (DeviceSlot::nvlinks_active), per counter: the last value read.
+  std::vector<std::array<std::optional<double>, kNvlinkCounters>> nvlink;
+  std::bitset<kNvlinkCounters> nvlink_on;  // counters the device answers
+};
+
 struct DeviceSlot {
   nvml::Device handle = nullptr;
   DeviceInfo info;
@@ -89,8 +105,12 @@ struct DeviceSlot {
   double energy_refresh_s = 300;
   double process_util_every_s = 5;
   double ecc_refresh_s = 10;
+  double link_errors_refresh_s = 30;
+  bool dcgm_fields = true;  // NvmlOptions::dcgm_fields
   EnergyState energy;
   EccState ecc;
+  LinkErrorState link_errors;
+  std::vector<unsigned> nvlinks_active;  // link numbers NVLink state said active at open
 
   bool gpm_on = false;
   GpmStream gpm;
@@ -144,6 +164,20 @@ int fp32_cores_per_sm(int major, int minor);
 // calls are switched off.
 void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now);
 void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
+// The NVML function behind a call, for reasons users can search for.
+const char* call_function(Call c);
+// Switches a call off and gives each of its metrics `reason`.
+void switch_off_with_reason(DeviceSlot& slot, Call c, const std::string& reason);
+// True when the reading can be used. A permanent failure switches the call off for
+// good; while probing it also says why.
+bool accept(DeviceSlot& slot, Call c, nvml::Return r);
+
+// nvml_dcgm_fields.cpp: dcgm-exporter's default fields that the classic set lacks
+// (encoder/decoder utilization, remapped rows, PCIe replays, NVLink errors).
+// probe_dcgm_fields turns their calls on or explains why not, before the probing
+// read; read_dcgm_fields is called by read_classic.
+void probe_dcgm_fields(const NvmlApi& api, DeviceSlot& slot);
+void read_dcgm_fields(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
 
 // nvml_gpm.cpp
 // Decides whether GPM runs on this device and takes the baseline sample; returns

@@ -70,7 +70,10 @@ std::optional<int> count_nvlinks(const NvmlApi& api, DeviceSlot& slot) {
     const Return r = api.deviceGetNvLinkState(slot.handle, link, &is_active);
     if (r == Return::NotSupported && link == 0) return 0;
     if (!slot.ok(r)) break;
-    if (is_active != 0) ++active;
+    if (is_active != 0) {
+      ++active;
+      slot.nvlinks_active.push_back(link);  // only these links' error counters are read
+    }
   }
   return active;
 }

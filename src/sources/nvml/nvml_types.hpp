@@ -102,6 +102,17 @@ inline constexpr unsigned kMigEnable = 1;
 // NVML_NVLINK_MAX_LINKS as of Hopper/Blackwell headers.
 inline constexpr unsigned kNvlinkMaxLinks = 18;
 
+// nvmlNvLinkErrorCounter_t (nvml.h: NVML_NVLINK_ERROR_DL_REPLAY = 0,
+// NVML_NVLINK_ERROR_DL_RECOVERY = 1, NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+// NVML_NVLINK_ERROR_DL_CRC_DATA = 3): the four dcgm-exporter exports per GPU.
+inline constexpr unsigned kNvlinkErrorDlReplay = 0;
+inline constexpr unsigned kNvlinkErrorDlRecovery = 1;
+inline constexpr unsigned kNvlinkErrorDlCrcFlit = 2;
+inline constexpr unsigned kNvlinkErrorDlCrcData = 3;
+
+// nvmlEnableState_t: what nvmlDeviceGetNvLinkState writes (NVML_FEATURE_ENABLED).
+inline constexpr int kFeatureEnabled = 1;
+
 // NVML_VALUE_NOT_AVAILABLE: what usedGpuMemory holds when the driver cannot tell
 // (for example for processes in another container or under MIG).
 inline constexpr std::uint64_t kValueNotAvailable = ~std::uint64_t{0};

@@ -66,6 +66,8 @@ StoredSample sample(int gpu, double t, bool busy) {
   s.values.set(Metric::PowerW, busy ? 300.0 : 100.0);
   s.values.set(Metric::EnergyMj, 5e9 + (t - kT0) * (busy ? 300000.0 : 100000.0));
   s.values.set(Metric::MemUsedMib, busy ? 40000.0 : 500.0);
+  // A counter read every 30 s and repeated in between, as PCIe replays are.
+  s.values.set(Metric::PcieReplays, std::floor((t - kT0) / 30));
   s.values.set(Metric::ClockEventReasons,
                busy ? static_cast<double>(clock_reason::kSwPowerCap) : 0.0);
   s.state = busy ? "compute_bound" : "idle";
@@ -203,6 +205,7 @@ TEST_F(HistoryTraceTest, FallsBackToMinutesWhereRawSamplesWereDropped) {
   // ...the energy counter's last reading, and the throttle reasons of a minute
   // that was throttled throughout.
   EXPECT_DOUBLE_EQ(*s[2 * 14].get(Metric::EnergyMj), 5e9 + 899 * 300000.0);
+  EXPECT_DOUBLE_EQ(*s[2 * 14].get(Metric::PcieReplays), 29);  // 899 s / 30, not the mean
   EXPECT_DOUBLE_EQ(*s[2 * 14].get(Metric::ClockEventReasons),
                    static_cast<double>(clock_reason::kSwPowerCap));
   // Then raw samples, in time order.

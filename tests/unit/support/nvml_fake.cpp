@@ -139,16 +139,15 @@ void add_static(std::map<std::string, void*>& t) {
         *current = *pending = gpu_of(d)->mig ? 1U : 0U;
         return Return::Success;
       });
-  put<&sources::NvmlApi::deviceGetNvLinkState>(t, "nvmlDeviceGetNvLinkState",
-                                               [](Dev d, unsigned link, int* active) -> Return {
-                                                 FAKE_ENTER("nvmlDeviceGetNvLinkState", d);
-                                                 if (gpu_of(d)->nvlinks_active == 0)
-                                                   return Return::NotSupported;
-                                                 if (link >= sources::nvml::kNvlinkMaxLinks)
-                                                   return Return::InvalidArgument;
-                                                 *active = link < gpu_of(d)->nvlinks_active ? 1 : 0;
-                                                 return Return::Success;
-                                               });
+  put<&sources::NvmlApi::deviceGetNvLinkState>(
+      t, "nvmlDeviceGetNvLinkState", [](Dev d, unsigned link, int* active) -> Return {
+        FAKE_ENTER("nvmlDeviceGetNvLinkState", d);
+        if (gpu_of(d)->nvlinks_active == 0) return Return::NotSupported;
+        if (link >= sources::nvml::kNvlinkMaxLinks) return Return::InvalidArgument;
+        *active =
+            link < gpu_of(d)->nvlinks_active && !gpu_of(d)->nvlinks_down.contains(link) ? 1 : 0;
+        return Return::Success;
+      });
   put<&sources::NvmlApi::deviceGetEccMode>(t, "nvmlDeviceGetEccMode",
                                            [](Dev d, int* current, int* pending) -> Return {
                                              FAKE_ENTER("nvmlDeviceGetEccMode", d);
@@ -239,6 +238,63 @@ void add_readings(std::map<std::string, void*>& t) {
       });
 }
 
+// dcgm-exporter's default fields (src/sources/nvml/nvml_dcgm_fields.cpp).
+void add_dcgm_fields(std::map<std::string, void*>& t) {
+  put<&sources::NvmlApi::deviceGetEncoderUtilization>(
+      t, "nvmlDeviceGetEncoderUtilization", [](Dev d, unsigned* util, unsigned* period) -> Return {
+        FAKE_ENTER("nvmlDeviceGetEncoderUtilization", d);
+        if (gpu_of(d)->codec_ret != Return::Success) return gpu_of(d)->codec_ret;
+        *util = gpu_of(d)->enc_util;
+        *period = 167000;
+        return Return::Success;
+      });
+  put<&sources::NvmlApi::deviceGetDecoderUtilization>(
+      t, "nvmlDeviceGetDecoderUtilization", [](Dev d, unsigned* util, unsigned* period) -> Return {
+        FAKE_ENTER("nvmlDeviceGetDecoderUtilization", d);
+        if (gpu_of(d)->codec_ret != Return::Success) return gpu_of(d)->codec_ret;
+        *util = gpu_of(d)->dec_util;
+        *period = 167000;
+        return Return::Success;
+      });
+  put<&sources::NvmlApi::deviceGetRemappedRows>(
+      t, "nvmlDeviceGetRemappedRows",
+      [](Dev d, unsigned* corr, unsigned* unc, unsigned* pending, unsigned* failed) -> Return {
+        FAKE_ENTER("nvmlDeviceGetRemappedRows", d);
+        const FakeGpu& g = *gpu_of(d);
+        if (g.remapped_ret != Return::Success) return g.remapped_ret;
+        *corr = g.remapped_correctable;
+        *unc = g.remapped_uncorrectable;
+        *pending = 0;
+        *failed = g.remap_failed;
+        return Return::Success;
+      });
+  put<&sources::NvmlApi::deviceGetPcieReplayCounter>(
+      t, "nvmlDeviceGetPcieReplayCounter", [](Dev d, unsigned* value) -> Return {
+        FAKE_ENTER("nvmlDeviceGetPcieReplayCounter", d);
+        if (gpu_of(d)->pcie_replay_ret != Return::Success) return gpu_of(d)->pcie_replay_ret;
+        *value = gpu_of(d)->pcie_replays;
+        return Return::Success;
+      });
+  put<&sources::NvmlApi::deviceGetNvLinkErrorCounter>(
+      t, "nvmlDeviceGetNvLinkErrorCounter",
+      [](Dev d, unsigned link, unsigned counter, unsigned long long* value) -> Return {
+        FAKE_ENTER("nvmlDeviceGetNvLinkErrorCounter", d);
+        const FakeGpu& g = *gpu_of(d);
+        // Counted per link as well, so that a test can tell which links were read.
+        ++fake().calls["nvmlDeviceGetNvLinkErrorCounter#" + std::to_string(index_of(&g)) + "/link" +
+                       std::to_string(link)];
+        if (g.nvlinks_active == 0) return Return::NotSupported;
+        if (link >= sources::nvml::kNvlinkMaxLinks || counter >= g.nvlink_errors.size()) {
+          return Return::InvalidArgument;
+        }
+        if (const auto it = g.nvlink_counter_ret.find(counter); it != g.nvlink_counter_ret.end()) {
+          return it->second;
+        }
+        *value = g.nvlink_errors[counter];
+        return Return::Success;
+      });
+}
+
 void add_processes(std::map<std::string, void*>& t) {
   put<&sources::NvmlApi::deviceGetComputeRunningProcesses_v3>(
       t, "nvmlDeviceGetComputeRunningProcesses_v3",
@@ -281,6 +337,7 @@ const std::map<std::string, void*>& FakeNvml::functions() {
     add_system(t);
     add_static(t);
     add_readings(t);
+    add_dcgm_fields(t);
     add_processes(t);
     fake_detail::add_events_and_mig(t);
     fake_detail::add_gpm(t);

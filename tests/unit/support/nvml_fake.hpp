@@ -6,6 +6,7 @@
 // no user pointer, so the entry points find it through `active`).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -52,7 +53,21 @@ struct FakeGpu {
   Return ecc_ret = Return::Success;  // after the ECC-mode check
   bool mig = false;
   std::vector<unsigned> mig_instances;  // GPU instance ids when mig
-  unsigned nvlinks_active = 0;          // NOT_SUPPORTED when 0
+  unsigned nvlinks_active = 0;          // links 0..n-1 exist; NOT_SUPPORTED when 0
+  std::set<unsigned> nvlinks_down;      // of those, the links NVLink state calls inactive
+  // nvmlDeviceGetEncoderUtilization / DecoderUtilization
+  unsigned enc_util = 12, dec_util = 34;
+  Return codec_ret = Return::Success;
+  // nvmlDeviceGetRemappedRows
+  unsigned remapped_correctable = 2, remapped_uncorrectable = 1, remap_failed = 0;
+  Return remapped_ret = Return::Success;
+  // nvmlDeviceGetPcieReplayCounter
+  unsigned pcie_replays = 5;
+  Return pcie_replay_ret = Return::Success;
+  // nvmlDeviceGetNvLinkErrorCounter: the same count on every link, by counter id
+  // (nvmlNvLinkErrorCounter_t 0..3); a counter listed in nvlink_counter_ret answers that.
+  std::array<unsigned long long, 4> nvlink_errors{{7, 1, 3, 2}};
+  std::map<unsigned, Return> nvlink_counter_ret;
   bool gpm_supported = true;
   Return gpm_query_ret = Return::Success;
   Return gpm_sample_ret = Return::Success;

@@ -72,6 +72,20 @@ inline agent::LiveSnapshot fixed_snapshot() {
     s.values.set(Metric::MemUsedMib, 40960);
     // GPU 1 has no HBM temperature: the series must be absent, not 0.
     if (i == 0) s.values.set(Metric::MemTempC, 61);
+    // dcgm-exporter's extra fields: GPU 0 has them all, GPU 1 (no NVLink, no row
+    // remapping) only the video engines and the PCIe replays.
+    s.values.set(Metric::EncUtil, i == 0 ? 0 : 17);
+    s.values.set(Metric::DecUtil, 3);
+    s.values.set(Metric::PcieReplays, i == 0 ? 0 : 12);
+    if (i == 0) {
+      s.values.set(Metric::RemappedRowsCorrectable, 2);
+      s.values.set(Metric::RemappedRowsUncorrectable, 1);
+      s.values.set(Metric::RowRemapFailure, 0);
+      s.values.set(Metric::NvlinkCrcFlitErrors, 4);
+      s.values.set(Metric::NvlinkCrcDataErrors, 0);
+      s.values.set(Metric::NvlinkReplayErrors, 9);
+      s.values.set(Metric::NvlinkRecoveryErrors, 1);
+    }
     ProcessSample p;
     p.pid = 4242 + static_cast<std::uint32_t>(i);
     p.name = i == 0 ? "python" : "we\"ird\\na\nme";
@@ -166,8 +180,9 @@ inline std::optional<std::pair<int, std::string>> promtool(const std::string& te
   return std::make_pair(WEXITSTATUS(status), read_file(out));
 }
 
-// dcgm-exporter's labels (UUID, modelName, Hostname) are camelCase and its energy
-// counter has no _total: kept as they are so its dashboards work. Nothing else in
+// dcgm-exporter's labels (UUID, modelName, Hostname) are camelCase, its energy,
+// PCIe replay and remapped-row counters have no _total and one is named
+// ..._REPLAY_COUNTER: kept as they are so its dashboards work. Nothing else in
 // promtool's output may be flagged.
 inline void expect_only_dcgm_naming_flagged(const std::string& promtool_output) {
   std::istringstream in(promtool_output);
@@ -176,7 +191,9 @@ inline void expect_only_dcgm_naming_flagged(const std::string& promtool_output) 
     if (line.empty()) continue;
     EXPECT_TRUE(line.starts_with("DCGM_FI_")) << line;
     EXPECT_TRUE(line.find("camelCase") != std::string::npos ||
-                line.find("\"_total\" suffix") != std::string::npos)
+                line.find("\"_total\" suffix") != std::string::npos ||
+                line.starts_with("DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not "
+                                 "include type 'counter'"))
         << line;
   }
 }
