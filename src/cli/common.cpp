@@ -7,6 +7,7 @@
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
+#include "sources/dcgm/dcgm_profiler.hpp"
 
 namespace gpulens::cli {
 
@@ -42,6 +43,15 @@ void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool off
   app.add_option("--slurm-allocations", options.slurm_allocations,
                  "Where Slurm's prolog (gpulens-prolog.sh) notes which job holds which GPU, "
                  "read when it exists and is root's ('' for none; docs/slurm.md)")
+      ->capture_default_str();
+  app.add_option("--dcgm", options.dcgm,
+                 "Where GPUs without GPM (before Hopper) get SM, tensor, DRAM and pipe activity: "
+                 "auto (a DCGM host engine on localhost:5555 when one runs), off, embedded, or "
+                 "HOST[:PORT] (docs/dcgm.md)")
+      ->check([](const std::string& text) {
+        auto parsed = sources::parse_dcgm_option(text);
+        return parsed ? std::string() : parsed.error().message;
+      })
       ->capture_default_str();
 }
 

@@ -25,6 +25,9 @@ struct SourceOptions {
   // live: the Slurm prolog's allocation entries (docs/slurm.md); empty: not read
   std::string slurm_allocations = "/run/gpulens/slurm-jobs";
   std::string marks_path;  // live: JSON-lines marks file to merge into ticks
+  // live: where GPUs without GPM get their profiling counters (docs/dcgm.md): auto,
+  // off, embedded, or a host engine's HOST[:PORT] or socket path
+  std::string dcgm = "auto";
 };
 
 // Opens a replay source when options.replay is set, else the live NVML sampler.

@@ -27,6 +27,8 @@ struct SamplerStats {
   SlurmProblemCounts slurm_problems{};  // processes whose Slurm job could not be told, by why
   // The last read of the Slurm prolog's allocations; null when not configured.
   std::shared_ptr<const AllocationScan> allocations;
+  // Where GPUs without GPM get their profiling counters (DCGM); nullopt: nowhere.
+  std::optional<ProfilerStatus> profiler;
 };
 
 class TickSource {
