@@ -3,13 +3,24 @@
 // memory whose GPUs, values and failures the test sets through the fake_dcgm_*
 // functions below, which the test looks up in this same library with dlsym.
 //
+// The real binaries load it through LD_LIBRARY_PATH (tests/e2e/dcgm_fake.py); then
+// the environment sets up the host engine:
+//
+//   GPULENS_FAKE_DCGM_GPUS   the engine's GPUs by UUID, comma-separated (DCGM id = position)
+//   GPULENS_FAKE_DCGM_RATIO  every ratio field reads this (0..1), every byte-rate field
+//                            this x 2^30 bytes/s, timestamped at the moment of the read
+//
 // On purpose this file includes nothing of gpulens: it declares DCGM's ABI again,
 // in C style, from DCGM's dcgm_structs.h/dcgm_agent.h/dcgm_fields.h, so a layout
 // error in src/sources/dcgm/dcgm_abi.hpp cannot hide in a header both share. The
 // checks below are the fake's own: a caller whose struct sizes or version words
 // disagree with these gets DCGM_ST_VER_MISMATCH, as from a real libdcgm.
+#include <sys/time.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -97,9 +108,39 @@ struct FakeEngine {
   unsigned int last_timeout_ms = 0;
 };
 
+// From the environment (the e2e test); a unit test's fake_dcgm_reset clears it.
+struct FakeFromEnvironment {
+  bool on = false;
+  double ratio = 0;
+};
+FakeFromEnvironment from_env;
+
+void setup_from_environment(FakeEngine& e) {
+  if (const char* gpus = std::getenv("GPULENS_FAKE_DCGM_GPUS"); gpus != nullptr) {
+    const std::string list(gpus);
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) e.uuids.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  if (const char* ratio = std::getenv("GPULENS_FAKE_DCGM_RATIO"); ratio != nullptr) {
+    from_env.on = true;
+    from_env.ratio = std::strtod(ratio, nullptr);
+  }
+}
+
 FakeEngine& engine() {
   static FakeEngine e;
+  static const bool set_up = (setup_from_environment(e), true);
+  (void)set_up;
   return e;
+}
+
+int64_t now_us() {
+  timeval tv{};
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
 }
 
 }  // namespace
@@ -124,6 +165,7 @@ __attribute__((visibility("default"))) void fake_dcgm_reset() {
   e.group.clear();
   e.last_address.clear();
   e.last_timeout_ms = 0;
+  from_env.on = false;
 }
 
 __attribute__((visibility("default"))) void fake_dcgm_add_gpu(const char* uuid) {
@@ -364,6 +406,17 @@ __attribute__((visibility("default"))) dcgm_return dcgmEntitiesGetLatestValues(
         continue;
       }
       v.status = kNoData;
+      if (from_env.on && fields[f] >= 1002 && fields[f] <= 1012) {
+        v.status = kOk;
+        v.ts = now_us();
+        if (fields[f] >= 1009) {
+          v.field_type = 'i';
+          v.value.i64 = static_cast<int64_t>(from_env.ratio * 1073741824.0);
+        } else {
+          v.field_type = 'd';
+          v.value.dbl = from_env.ratio;
+        }
+      }
       for (const auto& fv : e.values) {
         if (fv.gpu != entities[i].entity_id || fv.field != fields[f]) continue;
         v.status = fv.status;
