@@ -30,9 +30,9 @@ struct DcgmApi {
   R (*fieldGroupDestroy)(H, dcgm::FieldGroup) = nullptr;
   R (*watchFields)(H, dcgm::GpuGroup, dcgm::FieldGroup, long long, double, int) = nullptr;
   R (*unwatchFields)(H, dcgm::GpuGroup, dcgm::FieldGroup) = nullptr;
-  R (*entitiesGetLatestValues)
-  (H, dcgm::GroupEntityPair*, unsigned, unsigned short*, unsigned, unsigned,
-   dcgm::FieldValue_v2*) = nullptr;
+  using LatestValuesFn = R (*)(H, dcgm::GroupEntityPair*, unsigned, unsigned short*, unsigned,
+                               unsigned, dcgm::FieldValue_v2*);
+  LatestValuesFn entitiesGetLatestValues = nullptr;
   const char* (*errorString)(R) = nullptr;  // DCGM's symbol is plain `errorString`
 
   // Optional: only `--dcgm embedded` needs them.
