@@ -99,6 +99,9 @@ struct FakeEngine {
   dcgm_handle next_handle = 100;
   dcgm_handle connected = 0;
   int connects = 0;
+  int embedded_starts = 0;
+  int embedded_stops = 0;
+  int embedded_mode = 0;
   int watches = 0;
   int unwatches = 0;
   long long last_update_us = 0;
@@ -160,6 +163,7 @@ __attribute__((visibility("default"))) void fake_dcgm_reset() {
   e.values.clear();
   e.connected = 0;
   e.connects = e.watches = e.unwatches = 0;
+  e.embedded_starts = e.embedded_stops = e.embedded_mode = 0;
   e.last_update_us = 0;
   e.last_watch_field_count = 0;
   e.group.clear();
@@ -226,7 +230,8 @@ __attribute__((visibility("default"))) void fake_dcgm_set_engine_up(int up) {
 }
 
 // 0 connects, 1 watches, 2 unwatches, 3 last update period (us), 4 fields last
-// watched, 5 last connect timeout (ms), 6 1 while dcgmInit'ed.
+// watched, 5 last connect timeout (ms), 6 1 while dcgmInit'ed, 7 embedded engines
+// started, 8 stopped, 9 the last one's operation mode.
 __attribute__((visibility("default"))) long long fake_dcgm_counter(int which) {
   FakeEngine& e = engine();
   const std::lock_guard lock(e.mutex);
@@ -245,6 +250,12 @@ __attribute__((visibility("default"))) long long fake_dcgm_counter(int which) {
       return e.last_timeout_ms;
     case 6:
       return e.initialized ? 1 : 0;
+    case 7:
+      return e.embedded_starts;
+    case 8:
+      return e.embedded_stops;
+    case 9:
+      return e.embedded_mode;
     default:
       return -1;
   }
@@ -282,6 +293,30 @@ __attribute__((visibility("default"))) dcgm_return dcgmConnect_v2(const char* ad
   ++e.connects;
   e.connected = e.next_handle++;
   *handle = e.connected;
+  return kOk;
+}
+
+// dcgmStartEmbedded(dcgmOperationMode_t, dcgmHandle_t*): DCGM_OPERATION_MODE_AUTO = 1,
+// DCGM_OPERATION_MODE_MANUAL = 2.
+__attribute__((visibility("default"))) dcgm_return dcgmStartEmbedded(int mode,
+                                                                     dcgm_handle* handle) {
+  FakeEngine& e = engine();
+  const std::lock_guard lock(e.mutex);
+  if (!e.initialized) return kUninitialized;
+  if (handle == nullptr || (mode != 1 && mode != 2)) return kBadParam;
+  ++e.embedded_starts;
+  e.embedded_mode = mode;
+  e.connected = e.next_handle++;
+  *handle = e.connected;
+  return kOk;
+}
+
+__attribute__((visibility("default"))) dcgm_return dcgmStopEmbedded(dcgm_handle handle) {
+  FakeEngine& e = engine();
+  const std::lock_guard lock(e.mutex);
+  if (handle != e.connected) return kBadParam;
+  ++e.embedded_stops;
+  e.connected = 0;
   return kOk;
 }
 

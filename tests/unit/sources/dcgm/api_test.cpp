@@ -17,8 +17,17 @@ TEST(DcgmApi, LoadsEveryRequiredSymbolFromTheFakeLibrary) {
   EXPECT_EQ(api.path, dcgm_test::FakeDcgm::kPath);
   EXPECT_NE(api.entitiesGetLatestValues, nullptr);
   EXPECT_NE(api.errorString, nullptr);
-  // The fake has no embedded engine: optional, so the table still loads.
-  EXPECT_EQ(api.startEmbedded, nullptr);
+  EXPECT_NE(api.startEmbedded, nullptr);
+}
+
+TEST(DcgmApi, TheEmbeddedEngineIsOptional) {
+  dcgm_test::FakeDcgm fake;
+  auto api = load_dcgm_api([&](const char* symbol) -> void* {
+    if (std::string(symbol).find("Embedded") != std::string::npos) return nullptr;
+    return dlsym(fake.api().library.get(), symbol);
+  });
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  EXPECT_EQ(api->startEmbedded, nullptr);
 }
 
 TEST(DcgmApi, TriesDcgm4ThenDcgm3) {

@@ -64,6 +64,9 @@ class FakeDcgm {
   long long watched_fields() const { return counter_(4); }
   long long timeout_ms() const { return counter_(5); }
   bool initialized() const { return counter_(6) == 1; }
+  long long embedded_starts() const { return counter_(7); }
+  long long embedded_stops() const { return counter_(8); }
+  long long embedded_mode() const { return counter_(9); }
 
  private:
   template <typename Fn>

@@ -206,6 +206,35 @@ TEST_F(DcgmProfilerTest, SessionEndsCleanly) {
   EXPECT_FALSE(fake.initialized());
 }
 
+TEST_F(DcgmProfilerTest, EmbeddedEngineIsStartedOnlyWhenAskedAndStopped) {
+  set_all(1, 0.5, 0);
+  options.mode = DcgmOptions::Mode::Embedded;
+  {
+    DcgmProfiler p(fake.api(), targets, options);
+    EXPECT_EQ(p.status().state, "watching") << p.status().detail;
+    EXPECT_EQ(p.status().address, "embedded");
+    EXPECT_EQ(fake.embedded_starts(), 1);
+    EXPECT_EQ(fake.embedded_mode(), 1);  // DCGM_OPERATION_MODE_AUTO: it samples by itself
+    EXPECT_EQ(fake.connects(), 0);
+    EXPECT_TRUE(p.latest(0).has(Metric::SmActive));
+  }
+  EXPECT_EQ(fake.embedded_stops(), 1);
+
+  // A libdcgm without the embedded engine's functions says so.
+  DcgmApi without = fake.api();
+  without.startEmbedded = nullptr;
+  DcgmProfiler p(without, targets, options);
+  EXPECT_EQ(p.status().state, "unavailable");
+  EXPECT_NE(p.status().detail.find("cannot run an embedded host engine"), std::string::npos);
+  EXPECT_EQ(fake.embedded_starts(), 1);
+}
+
+TEST_F(DcgmProfilerTest, AutoAndAnAddressNeverStartAnEmbeddedEngine) {
+  DcgmProfiler p(fake.api(), targets, options);
+  EXPECT_EQ(fake.connects(), 1);
+  EXPECT_EQ(fake.embedded_starts(), 0);
+}
+
 TEST(DcgmOption, ParsesModesAndAddresses) {
   EXPECT_EQ(parse_dcgm_option("auto")->mode, DcgmOptions::Mode::Auto);
   EXPECT_EQ(parse_dcgm_option("auto")->address, "localhost:5555");
