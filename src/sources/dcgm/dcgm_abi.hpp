@@ -141,5 +141,15 @@ inline constexpr unsigned short kFieldPcieTxBytes = 1009;   // DCGM_FI_PROF_PCIE
 inline constexpr unsigned short kFieldPcieRxBytes = 1010;   // DCGM_FI_PROF_PCIE_RX_BYTES, :2594
 inline constexpr unsigned short kFieldNvlinkTxBytes = 1011;  // DCGM_FI_PROF_NVLINK_TX_BYTES, :2600
 inline constexpr unsigned short kFieldNvlinkRxBytes = 1012;  // DCGM_FI_PROF_NVLINK_RX_BYTES, :2606
+// fields.h:2538-2606 numbers the profiling fields from DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO
+// (1001) one by one; a typo in one id above breaks the run.
+static_assert(
+    kFieldSmActive == 1001 + 1 && kFieldSmOccupancy == kFieldSmActive + 1 &&
+    kFieldTensorActive == kFieldSmOccupancy + 1 && kFieldDramActive == kFieldTensorActive + 1 &&
+    kFieldFp64Active == kFieldDramActive + 1 && kFieldFp32Active == kFieldFp64Active + 1 &&
+    kFieldFp16Active == kFieldFp32Active + 1 && kFieldPcieTxBytes == kFieldFp16Active + 1 &&
+    kFieldPcieRxBytes == kFieldPcieTxBytes + 1 && kFieldNvlinkTxBytes == kFieldPcieRxBytes + 1 &&
+    kFieldNvlinkRxBytes == kFieldNvlinkTxBytes + 1 && kFieldNvlinkRxBytes == 1012);
+static_assert(kFieldGpuUuid == 54);  // DCGM_FI_DEV_GPU_UUID, fields.h:352
 
 }  // namespace gpulens::sources::dcgm

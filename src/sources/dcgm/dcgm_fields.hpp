@@ -4,6 +4,7 @@
 // into the unit the GPM path stores (core/metric.cpp): DCGM gives ratios 0..1 where
 // GPM gives percent, and bytes per second where GPM gives MiB/s.
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <span>
 
@@ -52,6 +53,16 @@ inline constexpr std::array kFieldMappings{
     FieldMapping{kFieldNvlinkTxBytes, Metric::NvlinkTxMibs, Conversion::BytesPerSecToMibs, false},
     FieldMapping{kFieldNvlinkRxBytes, Metric::NvlinkRxMibs, Conversion::BytesPerSecToMibs, false},
 };
+
+// The table holds each field once, in DCGM's order, and only fields of the table
+// above: what dcgmWatchFields is given is what the table says.
+consteval bool mappings_are_dcgms_profiling_fields() {
+  for (std::size_t i = 0; i < kFieldMappings.size(); ++i) {
+    if (kFieldMappings[i].field != kFieldSmActive + i) return false;
+  }
+  return kFieldMappings.size() == kFieldNvlinkRxBytes - kFieldSmActive + 1;
+}
+static_assert(mappings_are_dcgms_profiling_fields());
 
 const FieldMapping* find_mapping(unsigned short field);
 
