@@ -347,7 +347,11 @@ void DcgmProfiler::read_values() {
     const auto value = dcgm::convert_value(*mapping, v);
     if (!value) {
       ++blank;
-      if (v.status != dcgm::code(dcgm::Return::Ok)) refusal = v.status;
+      // DCGM_ST_NO_DATA is "not sampled yet" (the first round after a watch): no news.
+      if (v.status != dcgm::code(dcgm::Return::Ok) &&
+          v.status != dcgm::code(dcgm::Return::NoData)) {
+        refusal = v.status;
+      }
       continue;
     }
     const double t = static_cast<double>(v.ts) / 1e6;

@@ -25,9 +25,9 @@ namespace gpulens::sources {
 
 struct DcgmOptions {
   enum class Mode { Off, Auto, Connect, Embedded };
-  // Auto: connect to `address` where a GPU lacks GPM; Connect: the same, but the
-  // address was asked for, so failing to reach it is said louder; Embedded: start a
-  // host engine inside gpulens (needs root for profiling); Off: never load libdcgm.
+  // Auto: connect to localhost:5555 where a GPU lacks GPM; Connect: the same, to the
+  // address asked for; Embedded: start a host engine inside gpulens (DCGM profiles
+  // only as root); Off: never load libdcgm.
   Mode mode = Mode::Auto;
   std::string address = "localhost:5555";  // HOST[:PORT], or a unix socket's path (/...)
   double update_period_s = 1.0;            // DCGM's own sampling of the fields

@@ -91,6 +91,22 @@ TEST_F(DcgmProfilerTest, BlankErrorAndStaleValuesAreAbsentAndCounted) {
   const ProfilerStatus s = p.status();
   EXPECT_EQ(s.stale_values, 1u);
   EXPECT_EQ(s.blank_values, 3u + dcgm::kFieldMappings.size());
+  EXPECT_EQ(s.detail, "");  // some values are fresh: nothing to explain
+}
+
+TEST_F(DcgmProfilerTest, ARefusalOfEveryValueIsSaidButNotYetSampledIsNot) {
+  DcgmProfiler fresh(fake.api(), targets, options);
+  EXPECT_EQ(fresh.status().state, "watching");
+  EXPECT_EQ(fresh.status().detail, "");  // DCGM_ST_NO_DATA before DCGM's first update
+
+  for (const auto& m : dcgm::kFieldMappings) {
+    fake.set_double(0, m.field, 0.5, unix_s, kStInUse);
+    fake.set_double(1, m.field, 0.5, unix_s, kStInUse);
+  }
+  fresh.poll();
+  EXPECT_TRUE(fresh.latest(0).empty());
+  EXPECT_NE(fresh.status().detail.find("DCGM returns no values: DCGM_ST_IN_USE"), std::string::npos)
+      << fresh.status().detail;
 }
 
 TEST_F(DcgmProfilerTest, CachedValuesAgeOutWhenNoPollComes) {
