@@ -4,13 +4,14 @@
 #include <string>
 
 #include "exposition/api_json.hpp"
+#include "exposition/exposition.hpp"
 #include "server_support.hpp"
 
 namespace gpulens::exposition {
 namespace {
 
-// /api/v1/health says where the GPUs without GPM get their profiling counters and,
-// when it cannot read them, why (docs/dcgm.md).
+// /api/v1/health and the self-metrics say where the GPUs without GPM get their profiling counters
+// and, when it cannot read them, why (docs/dcgm.md).
 TEST(ProfilerHealth, SaysDcgmsStateAndWhy) {
   auto snap = gpulens::testing::fixed_snapshot();
   snap.source.live = true;
@@ -41,9 +42,27 @@ TEST(ProfilerHealth, SaysDcgmsStateAndWhy) {
   EXPECT_EQ(p["blank_values"], 4);
   EXPECT_EQ(p["stale_values"], 3);
 
-  // Where every GPU has GPM (or --dcgm off) there is no such object.
+  std::string text;
+  render_self_metrics(text, snap, SelfStats{});
+  EXPECT_NE(text.find("# TYPE gpulens_profiler_watching gauge\n"
+                      "gpulens_profiler_watching{source=\"dcgm\"} 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpulens_profiler_sessions_lost_total{source=\"dcgm\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(
+      text.find("gpulens_profiler_values_dropped_total{source=\"dcgm\",reason=\"blank\"} 4\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("gpulens_profiler_values_dropped_total{source=\"dcgm\",reason=\"stale\"} 3\n"),
+      std::string::npos);
+
+  // Where every GPU has GPM (or --dcgm off) there is no such object, nor series.
   snap.source.sampler = sources::SamplerStats{};
   EXPECT_FALSE(health_json(snap, std::nullopt, snap.t)["source"].contains("profiler"));
+  text.clear();
+  render_self_metrics(text, snap, SelfStats{});
+  EXPECT_EQ(text.find("gpulens_profiler_"), std::string::npos);
 }
 
 }  // namespace
