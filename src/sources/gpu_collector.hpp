@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The hardware seam: one implementation per vendor/API (today: NVML + GPM).
+// The hardware seam: one implementation per vendor/API (today: NVML + GPM, and
+// DCGM wrapped around it for the GPUs whose GPM is absent, sources/dcgm/).
 // A collector probes capabilities once at open and then fills Samples per tick.
 #include <cstdint>
 #include <optional>
