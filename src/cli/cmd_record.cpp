@@ -92,6 +92,18 @@ nlohmann::json stats_json(const sources::SamplerStats& s, std::size_t gpus, doub
   j["process_cpu_s"] = cpu_s;
   j["peak_rss_mib"] = peak_rss_mib();
   j["threads_cpu_s"] = threads_cpu_json();
+  // Where GPUs without GPM got their profiling counters (docs/dcgm.md).
+  if (s.profiler) {
+    j["profiler"] = {{"source", s.profiler->source},
+                     {"state", s.profiler->state},
+                     {"detail", s.profiler->detail},
+                     {"gpus", s.profiler->gpus},
+                     {"notes", s.profiler->notes},
+                     {"sessions", s.profiler->sessions},
+                     {"lost", s.profiler->lost},
+                     {"blank_values", s.profiler->blank_values},
+                     {"stale_values", s.profiler->stale_values}};
+  }
   return j;
 }
 

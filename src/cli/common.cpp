@@ -7,6 +7,7 @@
 #include "cli/install_paths.hpp"
 #include "cli/signals.hpp"
 #include "cli/terminal_output.hpp"
+#include "sources/dcgm/dcgm_profiler.hpp"
 
 namespace gpulens::cli {
 
@@ -50,6 +51,15 @@ void add_source_options(CLI::App& app, sampler::SourceOptions& options, bool off
   app.add_option("--pod-resources-every", options.pod_resources_every_s,
                  "Seconds between calls to the kubelet's pod-resources API")
       ->check(CLI::Range(0.5, 300.0))
+      ->capture_default_str();
+  app.add_option("--dcgm", options.dcgm,
+                 "Where GPUs without GPM (before Hopper) get SM, tensor, DRAM and pipe activity: "
+                 "auto (a DCGM host engine on localhost:5555 when one runs), off, embedded, or "
+                 "HOST[:PORT] (docs/dcgm.md)")
+      ->check([](const std::string& text) {
+        auto parsed = sources::parse_dcgm_option(text);
+        return parsed ? std::string() : parsed.error().message;
+      })
       ->capture_default_str();
 }
 

@@ -148,8 +148,15 @@ HardwareLimits hardware_limits(const DeviceInfo& device, const HardwareSettings&
         "NVLink link count or rate unknown: NVLink load judged only against the PCIe link");
   }
 
+  const bool from_dcgm = device.extra.is_object() && device.extra.contains("x_prof_source") &&
+                         device.extra["x_prof_source"] == "dcgm";
   if (const auto* why = device.unsupported_reason(Metric::SmActive)) {
     hw.gpm_missing_reason = *why;
+  } else if (from_dcgm) {
+    // DCGM stood in for GPM at the start (docs/dcgm.md): a gap is DCGM's, not the GPU's.
+    hw.gpm_missing_reason =
+        "DCGM gave SM activity at the start but not at this time: its host engine went away "
+        "or refused (gpulens serve's /api/v1/health, source.profiler, says why)";
   } else if (!hw.architecture.empty() && hw.architecture != "Hopper" &&
              hw.architecture != "Blackwell") {
     hw.gpm_missing_reason = "GPM needs Hopper or newer (this GPU is " + hw.architecture + ")";

@@ -230,6 +230,23 @@ Json allocation_health_json(const sources::AllocationScan& scan) {
   return j;
 }
 
+// Where the GPUs without GPM get their profiling counters (docs/dcgm.md): "state" is
+// watching, reconnecting or unavailable, and "detail" says why when not watching.
+Json profiler_health_json(const sources::ProfilerStatus& p) {
+  Json j;
+  j["source"] = p.source;
+  j["state"] = p.state;
+  j["detail"] = p.detail;
+  j["address"] = p.address;
+  j["gpus"] = p.gpus;
+  j["notes"] = p.notes;
+  j["sessions"] = p.sessions;
+  j["lost"] = p.lost;
+  j["blank_values"] = p.blank_values;
+  j["stale_values"] = p.stale_values;
+  return j;
+}
+
 }  // namespace
 
 std::string health_status(const agent::LiveSnapshot& snap,
@@ -272,6 +289,7 @@ Json health_json(const agent::LiveSnapshot& snap, const std::optional<store::Sto
     if (s->kube_allocations) {
       source["kube_allocation"] = allocation_health_json(*s->kube_allocations);
     }
+    if (s->profiler) source["profiler"] = profiler_health_json(*s->profiler);
   }
   source["sample_cpu_s"] = opt(snap.source.sample_cpu_s);
   j["source"] = std::move(source);

@@ -109,6 +109,28 @@ void write_sampler_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
       w.sample("gpulens_slurm_attribution_problems_total", "", "reason", std::string(reason),
                static_cast<double>(s->slurm_problems[i]));
     }
+    // Only where a GPU lacks GPM and --dcgm is not off (docs/dcgm.md): a fleet alerts
+    // on 0 here rather than on GPUs that read "busy, how well not measured".
+    if (const auto& p = s->profiler) {
+      w.family("gpulens_profiler_watching", "gauge",
+               "1 while the profiling counters of GPUs without GPM are read from their source "
+               "(DCGM), else 0; /api/v1/health says why");
+      w.sample("gpulens_profiler_watching", "", "source", p->source,
+               p->state == "watching" ? 1.0 : 0.0);
+      w.family("gpulens_profiler_sessions_lost_total", "counter",
+               "Sessions with the profiling source lost mid-run (a DCGM host engine that went "
+               "away)");
+      w.sample("gpulens_profiler_sessions_lost_total", "", "source", p->source,
+               static_cast<double>(p->lost));
+      w.family("gpulens_profiler_values_dropped_total", "counter",
+               "Profiling values the source returned but gpulens did not use, by reason (blank: "
+               "DCGM's blank sentinel or an error status; stale: too old)");
+      const std::string source = render_labels({{"source", p->source}});
+      w.sample("gpulens_profiler_values_dropped_total", source, "reason", "blank",
+               static_cast<double>(p->blank_values));
+      w.sample("gpulens_profiler_values_dropped_total", source, "reason", "stale",
+               static_cast<double>(p->stale_values));
+    }
   }
   if (snap.source.sample_cpu_s) {
     w.family("gpulens_sample_duration_seconds", "gauge",

@@ -28,6 +28,9 @@ struct SourceOptions {
   std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
   double pod_resources_every_s = 5;  // live: seconds between its calls
   std::string marks_path;            // live: JSON-lines marks file to merge into ticks
+  // live: where GPUs without GPM get their profiling counters (docs/dcgm.md): auto,
+  // off, embedded, or a host engine's HOST[:PORT] or socket path
+  std::string dcgm = "auto";
 };
 
 // Opens a replay source when options.replay is set, else the live NVML sampler.

@@ -114,8 +114,13 @@ bool Sampler::sleep_until(std::chrono::steady_clock::time_point due) {
 }
 
 std::optional<sources::SamplerStats> Sampler::stats() const {
-  std::lock_guard lock(mutex_);
-  return stats_;
+  sources::SamplerStats stats;
+  {
+    std::lock_guard lock(mutex_);
+    stats = stats_;
+  }
+  stats.profiler = collector_->profiler_status();
+  return stats;
 }
 
 void Sampler::collect_devices(Tick& tick) {

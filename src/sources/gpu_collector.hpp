@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The hardware seam: one implementation per vendor/API (today: NVML + GPM).
+// The hardware seam: one implementation per vendor/API (today: NVML + GPM, and
+// DCGM wrapped around it for the GPUs whose GPM is absent, sources/dcgm/).
 // A collector probes capabilities once at open and then fills Samples per tick.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,22 @@ struct DeviceEvent {
   std::string detail;
 };
 
+// Where the profiling counters of GPUs without GPM come from, and how that goes
+// (docs/dcgm.md): shown by /api/v1/health and `record --stats`.
+struct ProfilerStatus {
+  std::string source;              // "dcgm"
+  std::string state;               // "watching", "reconnecting", "unavailable"
+  std::string detail;              // why, in words; empty while watching everything asked
+  std::string address;             // the host engine's address, or "embedded"
+  std::vector<int> gpus;           // the GPUs (device indices) it serves
+  std::vector<std::string> notes;  // what it cannot read and why, said once each
+  std::uint64_t sessions = 0;      // sessions opened (a reconnect opens one more)
+  std::uint64_t lost = 0;          // sessions lost mid-run
+  std::uint64_t blank_values = 0;  // values DCGM returned blank or with an error status
+  std::uint64_t stale_values = 0;  // values older than the staleness bound
+  bool operator==(const ProfilerStatus&) const = default;
+};
+
 class GpuCollector {
  public:
   virtual ~GpuCollector() = default;
@@ -47,6 +65,8 @@ class GpuCollector {
   virtual void sample(std::size_t slot, Sample& out, CollectCost& cost) = 0;
   // Events (XID errors, GPUs that fell off the bus) since the last call; non-blocking.
   virtual std::vector<DeviceEvent> poll_events() = 0;
+  // Where the profiling counters of GPUs without GPM come from; nullopt: nowhere else.
+  virtual std::optional<ProfilerStatus> profiler_status() const { return std::nullopt; }
 };
 
 }  // namespace gpulens::sources

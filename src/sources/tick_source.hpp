@@ -29,6 +29,8 @@ struct SamplerStats {
   std::shared_ptr<const AllocationScan> allocations;
   // The last answer of the kubelet's pod-resources API; null when not configured.
   std::shared_ptr<const AllocationScan> kube_allocations;
+  // Where GPUs without GPM get their profiling counters (DCGM); nullopt: nowhere.
+  std::optional<ProfilerStatus> profiler;
 };
 
 class TickSource {

@@ -23,14 +23,14 @@ struct Settler {
 
 constexpr Settler kSettlers[] = {
     {"SM activity not available", "gpm",
-     "a recording with GPM (SM, tensor and DRAM activity): a Hopper or newer GPU, with "
-     "NVML's GPM not denied to the container"},
+     "a recording with SM, tensor and DRAM activity: GPM on a Hopper or newer GPU (not "
+     "denied to the container), or DCGM's profiling on an older one (docs/dcgm.md)"},
     {"without SM activity", "gpm",
-     "a recording with GPM (SM, tensor and DRAM activity): a Hopper or newer GPU, with "
-     "NVML's GPM not denied to the container"},
+     "a recording with SM, tensor and DRAM activity: GPM on a Hopper or newer GPU (not "
+     "denied to the container), or DCGM's profiling on an older one (docs/dcgm.md)"},
     {"kernels run most of the time; whether they fill the SMs", "gpm",
-     "a recording with GPM (SM, tensor and DRAM activity): a Hopper or newer GPU, with "
-     "NVML's GPM not denied to the container"},
+     "a recording with SM, tensor and DRAM activity: GPM on a Hopper or newer GPU (not "
+     "denied to the container), or DCGM's profiling on an older one (docs/dcgm.md)"},
     {"neither utilization nor SM activity", "nothing",
      "a recording of this GPU's utilization: the recorder could not read it (see its notes)"},
     {"DRAM bandwidth not measured", "dram", "GPM's DRAM activity (Hopper or newer)"},

@@ -48,6 +48,9 @@ TEST(Generations, HelpAndDocsNameEveryGenerationAndItsGpmLine) {
     EXPECT_NE(help.find(limit), std::string::npos) << limit;
     EXPECT_NE(page.find(limit), std::string::npos) << limit;
   }
+  // And that DCGM, where a host engine runs, stands in for GPM.
+  EXPECT_NE(help.find("DCGM"), std::string::npos) << help;
+  EXPECT_NE(page.find("](dcgm.md)"), std::string::npos);
 }
 
 TEST(Generations, TheBinaryHelpEndsWithThem) {

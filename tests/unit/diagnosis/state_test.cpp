@@ -252,6 +252,27 @@ TEST(States, TheSameWorkIsJudgedByTheMathPipesWhereTheyWork) {
   EXPECT_EQ(classify(no_math, {{0, 30.0, 18.0, 0.4}}).state, GpuState::SmUnderused);
 }
 
+// An A100 whose profiling counters came from DCGM (docs/dcgm.md) is told as an H100
+// is; where DCGM's readings stop, the note blames DCGM, not the GPU's generation.
+TEST(States, DcgmsReadingsOnAnAmpereGpuAndTheirGaps) {
+  DeviceInfo a100 = h100();
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  a100.architecture = "Ampere";
+  a100.extra["x_prof_source"] = "dcgm";
+  const auto compute = classify({{Metric::GpuUtil, 99},
+                                 {Metric::SmActive, 95},
+                                 {Metric::TensorActive, 92},
+                                 {Metric::DramActive, 25}},
+                                {}, a100);
+  EXPECT_EQ(compute.state, GpuState::ComputeBound);
+  const auto gap = classify({{Metric::GpuUtil, 100}, {Metric::MemUtil, 30}}, {}, a100);
+  EXPECT_EQ(gap.state, GpuState::Busy);
+  EXPECT_NE(all_notes(gap).find("DCGM gave SM activity at the start but not at this time"),
+            std::string::npos)
+      << all_notes(gap);
+  EXPECT_EQ(all_notes(gap).find("GPM needs Hopper"), std::string::npos) << all_notes(gap);
+}
+
 TEST(States, WithoutSmActivityTheEngineSaysWhatItCannotTell) {
   DeviceInfo a100 = h100();
   a100.name = "NVIDIA A100-SXM4-80GB";
