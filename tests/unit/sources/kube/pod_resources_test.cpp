@@ -95,7 +95,8 @@ TEST(ProtoWire, MalformedInputStopsTheReadWithinTheBuffer) {
     EXPECT_FALSE(r.ok()) << ::testing::PrintToString(m);
   }
   // Asking a varint field for bytes is malformed, not a read of garbage.
-  ProtoReader r(pr_varint(1 << 3) + pr_varint(5));
+  const std::string varint_field = pr_varint(1 << 3) + pr_varint(5);
+  ProtoReader r(varint_field);  // a view: the bytes must outlive the reader
   ASSERT_TRUE(r.next());
   EXPECT_EQ(r.bytes(), "");
   EXPECT_FALSE(r.ok());
