@@ -255,23 +255,32 @@ std::pair<Json, std::string> alert_events(const agent::LiveSnapshot& snap,
   return {std::move(events), "memory"};
 }
 
+// ?from (default a day before the newest sample), to, gpu and limit of the
+// routes that list events of a range; false after answering 400.
+struct ListQuery {
+  double from = 0, to = 0;
+  std::vector<int> gpus;
+  int limit = 0;
+};
+bool parse_list_query(const agent::LiveSnapshot& snap, const http::Request& req,
+                      http::Response& res, ListQuery& q) {
+  return parse_range(req, res, data_now(snap), 86400, q.from, q.to, q.gpus) &&
+         parse_limit(req, res, q.limit);
+}
+
 // The pods that held a GPU of this node by the kubelet's pod-resources API, from
 // the history: idle or not, gone or not (docs/kubernetes.md).
 void answer_kube_pods(const RouteSite& site, const http::Request& req, http::Response& res) {
-  const auto snap = site.context->snapshot();
-  double from = 0, to = 0;
-  std::vector<int> gpus;
-  if (!parse_range(req, res, data_now(*snap), 86400, from, to, gpus)) return;
-  int limit = 0;
-  if (!parse_limit(req, res, limit)) return;
+  ListQuery q;
+  if (!parse_list_query(*site.context->snapshot(), req, res, q)) return;
   if (site.history == nullptr) {
     return send_json(res, Json{{"error", "history is disabled (--no-history)"}}, 503);
   }
-  auto rows = site.history->pods(from, to, limit);
+  // The GPUs are chosen in the query, so that `limit` counts rows of them.
+  auto rows = site.history->pods(q.from, q.to, q.gpus, q.limit);
   if (!rows) return send_json(res, Json{{"error", rows.error().message}}, 503);
   Json pods = Json::array();
   for (const auto& u : *rows) {
-    if (!wanted(gpus, u.gpu)) continue;
     pods.push_back({{"namespace", u.namespace_name},
                     {"pod", u.pod},
                     {"gpu", u.gpu},
@@ -279,23 +288,20 @@ void answer_kube_pods(const RouteSite& site, const http::Request& req, http::Res
                     {"last", u.last_t},
                     {"held_s", u.last_t - u.first_t}});
   }
-  send_json(res, Json{{"from", from}, {"to", to}, {"pods", std::move(pods)}});
+  send_json(res, Json{{"from", q.from}, {"to", q.to}, {"pods", std::move(pods)}});
 }
 
 void answer_alerts(const RouteSite& site, const http::Request& req, http::Response& res) {
   const auto snap = site.context->snapshot();
-  double from = 0, to = 0;
-  std::vector<int> gpus;
-  if (!parse_range(req, res, data_now(*snap), 86400, from, to, gpus)) return;
-  int limit = 0;
-  if (!parse_limit(req, res, limit)) return;
+  ListQuery q;
+  if (!parse_list_query(*snap, req, res, q)) return;
   Json body;
   Json firing = Json::array();
   for (auto& f : firing_json(*snap)) {
-    if (wanted(gpus, f["gpu"].get<int>())) firing.push_back(std::move(f));
+    if (wanted(q.gpus, f["gpu"].get<int>())) firing.push_back(std::move(f));
   }
   body["firing"] = std::move(firing);
-  auto [events, source] = alert_events(*snap, site.history, from, to, limit, gpus);
+  auto [events, source] = alert_events(*snap, site.history, q.from, q.to, q.limit, q.gpus);
   body["events"] = std::move(events);
   body["events_source"] = source;
   send_json(res, body);

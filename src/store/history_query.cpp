@@ -289,10 +289,11 @@ Result<HistoryResult> HistoryReader::history(const HistoryQuery& q) {
   return out;
 }
 
-Result<std::vector<PodUse>> HistoryReader::pods(double from, double to, int limit) {
+Result<std::vector<PodUse>> HistoryReader::pods(double from, double to,
+                                                const std::vector<int>& gpus, int limit) {
   std::lock_guard lock(mutex_);
   if (auto s = ensure_open(); !s) return s.error();
-  return pod_uses_between(db_, from, to, static_cast<std::size_t>(std::max(limit, 0)));
+  return pod_uses_between(db_, from, to, gpus, static_cast<std::size_t>(std::max(limit, 0)));
 }
 
 Result<std::vector<StoredAlertEvent>> HistoryReader::alert_events(double from, double to,

@@ -96,8 +96,9 @@ class HistoryReader {
   Result<HistoryResult> history(const HistoryQuery& query);
   Result<TimelineResult> timeline(double from, double to, const std::vector<int>& gpus);
   Result<std::vector<StoredAlertEvent>> alert_events(double from, double to, int limit);
-  // The pods that held a GPU (kube_pods) at some time in [from, to], latest first.
-  Result<std::vector<PodUse>> pods(double from, double to, int limit);
+  // The pods that held a GPU (kube_pods) at some time in [from, to], latest first;
+  // `gpus` empty: every GPU.
+  Result<std::vector<PodUse>> pods(double from, double to, const std::vector<int>& gpus, int limit);
   Result<DataRange> range();
   const std::string& path() const { return path_; }
 

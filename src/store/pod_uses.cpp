@@ -86,11 +86,15 @@ Status expire_pod_uses(Database& db, std::int64_t limit_ms) {
 }
 
 Result<std::vector<PodUse>> pod_uses_between(Database& db, double from, double to,
-                                             std::size_t limit) {
+                                             const std::vector<int>& gpus, std::size_t limit) {
+  // GPU indices are ints: written into the statement, not bound one by one.
+  std::string only;
+  for (int g : gpus) only += fmt::format("{}{}", only.empty() ? " AND gpu IN (" : ",", g);
+  if (!only.empty()) only += ')';
   auto stmt =
-      db.prepare(fmt::format("SELECT {} FROM kube_pods WHERE last_ms >= ? AND first_ms <= ? "
+      db.prepare(fmt::format("SELECT {} FROM kube_pods WHERE last_ms >= ? AND first_ms <= ?{} "
                              "ORDER BY last_ms DESC, namespace, pod, gpu LIMIT ?",
-                             kPodColumns));
+                             kPodColumns, only));
   if (!stmt) return stmt.error();
   stmt->bind(1, to_ms(from));
   stmt->bind(2, to_ms(to));

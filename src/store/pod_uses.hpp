@@ -52,8 +52,9 @@ Status write_pod_uses(Database& db, const std::vector<PodUse>& uses);
 // Drops rows whose last tick is before `limit_ms` (retention).
 Status expire_pod_uses(Database& db, std::int64_t limit_ms);
 
-// The rows whose span meets [from, to], the latest first, at most `limit`.
+// The rows whose span meets [from, to], of `gpus` (empty: all), the latest
+// first, at most `limit`.
 Result<std::vector<PodUse>> pod_uses_between(Database& db, double from, double to,
-                                             std::size_t limit);
+                                             const std::vector<int>& gpus, std::size_t limit);
 
 }  // namespace gpulens::store

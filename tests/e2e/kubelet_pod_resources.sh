@@ -28,6 +28,9 @@ done
   fail "python3-grpcio and python3-protobuf are needed (scripts/setup.sh --tests installs them)"
 command -v protoc >/dev/null || fail "protoc is needed (Debian: protobuf-compiler; scripts/setup.sh --tests)"
 command -v curl >/dev/null || fail "curl is needed"
+# The agent asks only a socket of root's (the kubelet's) in a directory no one
+# else can write (docs/kubernetes.md, "Permissions"): the test's server must be root's.
+[[ $(id -u) -eq 0 ]] || fail "needs root: the agent trusts only root's pod-resources socket (CI runs the tests as root)"
 protoc -I "$here" --python_out="$E2E_TMP" "$here/podresources_v1.proto"
 
 sock=$E2E_TMP/kubelet.sock
@@ -145,8 +148,9 @@ t0=$(ticks)
 expect_error slow "gave no answer within 2.0 s"
 t1=$(ticks)
 # A 3-s call with a 2-s deadline happened between t0 and t1: the sampler's
-# 0.2-s ticks went on (at least 10 of them in the 2 s, with room for load).
-((t1 - t0 >= 10)) || fail "the sampler stalled while the kubelet was slow: $t0 -> $t1 ticks"
+# 0.2-s ticks went on. A stalled sampler would add none; 10 are due in the 2 s
+# alone, and a loaded machine may skip slots, so at least 3.
+((t1 - t0 >= 3)) || fail "the sampler stalled while the kubelet was slow: $t0 -> $t1 ticks"
 expect_error garbage "not a ListPodResourcesResponse"
 expect_error huge "answered more than 16777216 bytes"
 expect_error unavailable "14 (UNAVAILABLE)"

@@ -3,9 +3,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -32,6 +35,32 @@ void count(AllocationScan& scan, AllocationProblem p, std::size_t n, std::string
 }
 
 }  // namespace
+
+std::optional<std::string> untrusted_socket(const std::string& path, std::uint32_t trusted_uid) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return fmt::format("{}{}", kNoSocketError, path);
+    return fmt::format("cannot look at {}: {}", path, std::strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode))
+    return fmt::format("{} is not a socket (a link is not followed)", path);
+  if (st.st_uid != trusted_uid) {
+    return fmt::format("{} is owned by uid {}: only a socket of uid {} names pods", path, st.st_uid,
+                       trusted_uid);
+  }
+  // Whoever can write the directory can put another socket in its place.
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  struct stat ds {};
+  if (::stat(dir.c_str(), &ds) != 0 || ds.st_uid != trusted_uid ||
+      (ds.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return fmt::format("{} is not a directory of uid {} that no one else can write", dir,
+                       trusted_uid);
+  }
+  return std::nullopt;
+}
 
 AllocationScan scan_from_answer(const PodResourcesList& list,
                                 const std::vector<AllocationDevice>& devices) {
@@ -73,6 +102,12 @@ KubeAllocationReader::KubeAllocationReader(KubeAllocationOptions options,
       devices_(std::move(devices)),
       caller_(std::move(caller)),
       current_(unusable("the kubelet's pod-resources API was not asked yet")) {
+  if (!caller_) {
+    caller_ = [uid = options_.trusted_uid](const GrpcCall& call) -> Result<std::string> {
+      if (auto why = untrusted_socket(call.socket_path, uid)) return Error{std::move(*why)};
+      return grpc_unary_call(call);
+    };
+  }
   if (::pipe2(cancel_, O_CLOEXEC | O_NONBLOCK) != 0) {
     current_ = unusable("cannot create a pipe for the pod-resources thread");
     return;

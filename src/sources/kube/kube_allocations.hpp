@@ -8,9 +8,11 @@
 // `keep_s` is still used (and the error said); after that the GPUs' owners come
 // from processes alone, with the reason in /api/v1/health.
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,10 +35,20 @@ struct KubeAllocationOptions {
   // How long an answer stays in use while the kubelet does not answer: a
   // restarting kubelet (seconds) keeps the pods; one gone for good does not.
   double keep_s = 30;
+  // Only a socket of this uid, in a directory no one else can write, names pods:
+  // anyone else's would let them charge GPUs to pods of their choosing. Tests
+  // run as themselves; the agent trusts root, the kubelet's user.
+  std::uint32_t trusted_uid = 0;
 };
 
-// The call itself, replaceable in tests; by default grpc_unary_call.
+// The call itself, replaceable in tests; by default untrusted_socket's check,
+// then grpc_unary_call.
 using GrpcCaller = std::function<Result<std::string>(const GrpcCall&)>;
+
+// Why the socket at `path` names no owners (not a socket, a link, another
+// uid's, in a directory others can write); nullopt when it may be asked. An
+// absent socket reads as kNoSocketError, as the call would say.
+std::optional<std::string> untrusted_socket(const std::string& path, std::uint32_t trusted_uid);
 
 // The scan one answer gives: GPUs by NVML index, the pods holding each.
 AllocationScan scan_from_answer(const PodResourcesList& list,
@@ -45,7 +57,7 @@ AllocationScan scan_from_answer(const PodResourcesList& list,
 class KubeAllocationReader {
  public:
   KubeAllocationReader(KubeAllocationOptions options, std::vector<AllocationDevice> devices,
-                       GrpcCaller caller = grpc_unary_call);
+                       GrpcCaller caller = {});
   ~KubeAllocationReader();
   KubeAllocationReader(const KubeAllocationReader&) = delete;
   KubeAllocationReader& operator=(const KubeAllocationReader&) = delete;

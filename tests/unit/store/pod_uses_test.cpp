@@ -77,19 +77,24 @@ TEST_F(PodStoreTest, SpansGrowAcrossBatchesAndTheLatestComeFirst) {
                                {"dev", "a", 0, kPodT0 + 5, kPodT0 + 20},
                                {std::string(300, 'x'), "too-long", 0, kPodT0, kPodT0}})
                   .ok());
-  auto rows = pod_uses_between(store.db(), kPodT0, kPodT0 + 3600, 10);
+  auto rows = pod_uses_between(store.db(), kPodT0, kPodT0 + 3600, {}, 10);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);  // not the name no Kubernetes object can have
   EXPECT_EQ((*rows)[0], (PodUse{"ml", "nb-0", 1, kPodT0, kPodT0 + 600}));
   EXPECT_EQ((*rows)[1].pod, "a");
   // A range that meets only the longer span; a limit of one.
-  auto later = pod_uses_between(store.db(), kPodT0 + 100, kPodT0 + 200, 10);
+  auto later = pod_uses_between(store.db(), kPodT0 + 100, kPodT0 + 200, {}, 10);
   ASSERT_TRUE(later.ok());
   ASSERT_EQ(later->size(), 1u);
   EXPECT_EQ((*later)[0].pod, "nb-0");
-  auto one = pod_uses_between(store.db(), kPodT0, kPodT0 + 3600, 1);
+  auto one = pod_uses_between(store.db(), kPodT0, kPodT0 + 3600, {}, 1);
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->size(), 1u);
+  // The GPU is chosen before the limit: GPU 0's one row, though GPU 1's is later.
+  auto gpu0 = pod_uses_between(store.db(), kPodT0, kPodT0 + 3600, {0}, 1);
+  ASSERT_TRUE(gpu0.ok());
+  ASSERT_EQ(gpu0->size(), 1u);
+  EXPECT_EQ((*gpu0)[0].pod, "a");
 }
 
 TEST_F(PodStoreTest, PodsAreKeptAsLongAsTheRollups) {
@@ -106,7 +111,7 @@ TEST_F(PodStoreTest, PodsAreKeptAsLongAsTheRollups) {
                   .ok());
   ASSERT_TRUE(store.write({s}, {}).ok());
   ASSERT_TRUE(store.enforce_limits().ok());
-  auto rows = pod_uses_between(store.db(), 0, kPodT0 + 1e6, 10);
+  auto rows = pod_uses_between(store.db(), 0, kPodT0 + 1e6, {}, 10);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].pod, "kept");
@@ -148,17 +153,17 @@ TEST(PodStoreWriter, KeepsPodsWhileTheFileCannotBeOpened) {
   PodUses first;
   first.add({"ml", "nb-0", 0, kPodT0, kPodT0 + 1});
   writer.push({s}, {}, {}, first);
-  ASSERT_TRUE(gpulens::testing::wait_for([&] { return !writer.status().error.empty(); }));
+  ASSERT_TRUE(gpulens::testing::wait_for([&] { return !writer.status().error.empty(); }, 20));
   PodUses second;
   second.add({"ml", "nb-0", 0, kPodT0 + 2, kPodT0 + 5});
   s.t = kPodT0 + 5;
   writer.push({s}, {}, {}, second);
   std::filesystem::remove(blocker);
-  ASSERT_TRUE(gpulens::testing::wait_for([&] { return writer.status().samples_written == 2; }));
+  ASSERT_TRUE(gpulens::testing::wait_for([&] { return writer.status().samples_written == 2; }, 20));
   writer.stop();
   auto store = HistoryStore::open(o);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  auto rows = pod_uses_between(store->db(), 0, kPodT0 + 10, 10);
+  auto rows = pod_uses_between(store->db(), 0, kPodT0 + 10, {}, 10);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0], (PodUse{"ml", "nb-0", 0, kPodT0, kPodT0 + 5}));

@@ -5,8 +5,10 @@
 // answering is tests/e2e/kubelet_pod_resources.sh.
 #include "sources/kube/grpc_unary.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -164,6 +166,7 @@ TEST(KubeAllocationReader, ItsOwnerIsNeverHeldUpByAHungKubelet) {
   const FakeKubelet hung(true, [](int fd) { drain(fd, milliseconds(10000)); });
   KubeAllocationOptions options;
   options.socket = hung.path();
+  options.trusted_uid = ::getuid();
   options.deadline_s = 30;
   const auto start = std::chrono::steady_clock::now();
   {
@@ -175,6 +178,44 @@ TEST(KubeAllocationReader, ItsOwnerIsNeverHeldUpByAHungKubelet) {
     std::this_thread::sleep_for(milliseconds(100));
   }  // the destructor cancels the call in flight
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000));
+}
+
+// Only a socket of the trusted uid, in a directory no one else can write, is
+// asked: another user's socket would let them charge GPUs to pods of their
+// choosing. Each refusal says why, and the socket hears nothing.
+TEST(KubeAllocationReader, OnlyATrustedSocketIsAsked) {
+  std::atomic<int> connections{0};
+  const FakeKubelet kubelet(true, [&](int) { ++connections; });
+  const std::string& path = kubelet.path();
+  const std::string dir = path.substr(0, path.rfind('/'));
+  const std::uint32_t me = ::getuid();
+  EXPECT_EQ(untrusted_socket(path, me), std::nullopt);
+  EXPECT_EQ(
+      untrusted_socket(path, me + 1).value_or(""),
+      fmt::format("{} is owned by uid {}: only a socket of uid {} names pods", path, me, me + 1));
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  EXPECT_EQ(
+      untrusted_socket(path, me).value_or(""),
+      dir + " is not a directory of uid " + std::to_string(me) + " that no one else can write");
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  const std::string link = dir + "/link.sock";
+  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
+  EXPECT_EQ(untrusted_socket(link, me).value_or(""),
+            link + " is not a socket (a link is not followed)");
+  EXPECT_EQ(untrusted_socket(dir + "/absent.sock", me).value_or(""),
+            "no socket at " + dir + "/absent.sock");
+
+  KubeAllocationOptions options;
+  options.socket = path;
+  options.trusted_uid = me + 1;
+  options.period_s = 0.05;
+  KubeAllocationReader reader(options, {});
+  ASSERT_TRUE(gpulens::testing::wait_for([&] { return reader.calls() >= 1; }, 20));
+  EXPECT_FALSE(reader.read()->usable);
+  EXPECT_NE(reader.read()->fallback.find("is owned by uid"), std::string::npos);
+  EXPECT_FALSE(reader.read()->absent);
+  EXPECT_EQ(connections.load(), 0);
+  ::unlink(link.c_str());
 }
 
 // A kubelet that answered once and then fails: its answer stays for keep_s with
