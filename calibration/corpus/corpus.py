@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "contrib"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import gpulens_marks as gm  # noqa: E402
 import advice  # noqa: E402  (calibration/corpus/advice.py)
+import evidence  # noqa: E402  (calibration/corpus/evidence.py)
 
 SCALE = 1.0
 
@@ -656,9 +657,11 @@ WORKLOADS = {
     "holdout_hang": holdout_hang,
     "holdout_blips": holdout_blips,
 }
-# The advice set (issue 28) lives in its own module; each takes this module.
-WORKLOADS.update({name: (lambda f: lambda: f(sys.modules[__name__]))(f)
-                  for name, f in advice.WORKLOADS.items()})
+# The advice set (issue 28) and the evidence set (issue 46) live in their own
+# modules; each workload there takes this module.
+for _set in (advice, evidence):
+    WORKLOADS.update({name: (lambda f: lambda: f(sys.modules[__name__]))(f)
+                      for name, f in _set.WORKLOADS.items()})
 
 
 def main(argv):
