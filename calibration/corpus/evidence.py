@@ -353,3 +353,23 @@ WORKLOADS = {
     "item_every_op": item_every_op,
     "loader_wait": loader_wait,
 }
+
+
+def fused_add_bf16(c):
+    """One vectorised bf16 element-wise kernel (torch.add with alpha) at the DRAM limit."""
+    import torch
+
+    n = 1 << 30
+    x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    z = torch.empty_like(x)
+    torch.add(x, y, alpha=2.0, out=z)
+    torch.cuda.synchronize()
+    with c.gm.phase("add_bf16", elements=n, dtype="bf16", bytes_per_launch=6 * n):
+        t0 = time.perf_counter()
+        k = c.run_for(c.seconds(20), lambda: torch.add(x, y, alpha=2.0, out=z), sync_every=10)
+        dt = time.perf_counter() - t0
+    c.log(f"add_bf16: {k * 6 * n / dt / 1e9:.0f} GB/s")
+
+
+WORKLOADS["fused_add_bf16"] = fused_add_bf16
