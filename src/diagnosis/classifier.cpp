@@ -121,6 +121,11 @@ class Classifier {
       f.copies_host_limited = !f.pcie_saturated && f.copying && f.process_cpu_pct &&
                               *f.process_cpu_pct >= th_.host_copy_cpu_pct_min;
     }
+    const auto host_cpu = w_.get(Metric::HostCpuPct);
+    if (host_cpu && hw_.host_cpu_count && *hw_.host_cpu_count > 0 && w_.procs.cpu_pct) {
+      f.other_cpu_cores = std::max(
+          0.0, *host_cpu / 100.0 * *hw_.host_cpu_count - *w_.procs.cpu_pct / 100.0);
+    }
     f.math_idle = f.float_pipes && *f.float_pipes < th_.math_idle_max;
     f.int_work = f.int_share && *f.int_share >= th_.int_work_share_min;
   }
@@ -148,6 +153,10 @@ class Classifier {
       decide_idle(util);
       return;
     }
+    if (util < th_.host_work_util_max && !copying && f.process_at_full_core) {
+      decide_host_work(util);
+      return;
+    }
     if (!f.sm_active) {
       decide_without_sm_activity(util);
       return;
@@ -171,16 +180,55 @@ class Classifier {
     add(ev("gpu_util", util, "<", th_.idle_util_max, "%"));
     if (f.sm_active) add(ev("sm_active", f.sm_active, "<", th_.idle_util_max, "%"));
     if (f.process_at_full_core) {
-      // Not unused: its process is at work on the CPU and the GPU waits for it.
-      add(ev("process_cpu_pct", f.process_cpu_pct, ">=", th_.host_busy_cpu_pct_min, "%",
-             fmt::format("{} (pid {}) busy on the CPU while no kernel runs: the GPU waits for it",
-                         w_.procs.top_cpu_name, w_.procs.top_cpu_pid)));
-      out_.facts.waits_on_process = true;
-      set(GpuState::HostBound,
-          std::min(0.7, margin(*f.process_cpu_pct, th_.host_busy_cpu_pct_min, 10.0)));
+      wait_for_process("busy on the CPU while no kernel runs");
       return;
     }
+    if (waits_on_other_processes()) return;
     decide_idle_memory(margin(util, th_.idle_util_max, th_.idle_util_max));
+  }
+
+  // Kernels run a little (under host_work_util_max) while a process of the GPU
+  // keeps a core busy: too little GPU time for that core to be spinning in
+  // synchronisations, so the process works on the CPU and the GPU waits for it.
+  void decide_host_work(double util) {
+    add(ev("gpu_util", util, "<", th_.host_work_util_max, "%",
+           "too little kernel time for a core to spin in synchronisations"));
+    wait_for_process(fmt::format("busy on the CPU while kernels run under {:g} % of the time",
+                                 th_.host_work_util_max));
+  }
+
+  // Not unused: its process is at work on the CPU and the GPU waits for it.
+  void wait_for_process(std::string_view what) {
+    const StateFacts& f = out_.facts;
+    add(ev("process_cpu_pct", f.process_cpu_pct, ">=", th_.host_busy_cpu_pct_min, "%",
+           fmt::format("{} (pid {}) {}: the GPU waits for it", w_.procs.top_cpu_name,
+                       w_.procs.top_cpu_pid, what)));
+    out_.facts.waits_on_process = true;
+    set(GpuState::HostBound,
+        std::min(0.7, margin(*f.process_cpu_pct, th_.host_busy_cpu_pct_min, 10.0)));
+  }
+
+  // A GPU that runs a short step now and then (kernels in some samples, under
+  // 1 % of the time) while its process waits and other processes keep cores
+  // busy: it waits on them. A job's DataLoader workers have no CUDA context, so
+  // only the host's total shows them; a GPU left idle shows no steps at all.
+  bool waits_on_other_processes() {
+    const StateFacts& f = out_.facts;
+    if (!f.other_cpu_cores || *f.other_cpu_cores < th_.other_cpu_cores_min) return false;
+    if (!f.kernel_sample_share || *f.kernel_sample_share < th_.stepping_kernel_share_min)
+      return false;
+    add(ev("kernel_sample_share", f.kernel_sample_share, ">=", th_.stepping_kernel_share_min,
+           "ratio", "the GPU still runs steps now and then: not left idle"));
+    add(ev("other_cpu_cores", f.other_cpu_cores, ">=", th_.other_cpu_cores_min, "cores",
+           "host cores busy beyond this GPU's processes (DataLoader workers, other host work)"));
+    if (f.process_cpu_pct) {
+      add(ev("process_cpu_pct", f.process_cpu_pct, "<", th_.host_busy_cpu_pct_min, "%",
+             fmt::format("{} (pid {}) mostly waits", w_.procs.top_cpu_name, w_.procs.top_cpu_pid)));
+    }
+    out_.facts.waits_on_other_processes = true;
+    set(GpuState::HostBound,
+        std::min(0.6, margin(*f.other_cpu_cores, th_.other_cpu_cores_min, 2.0)));
+    return true;
   }
 
   // Kernels showed in only a few of the window's samples and almost no SM

@@ -47,6 +47,13 @@ struct StateFacts {
   bool memory_stall = false;
   // No kernel runs while a process of the GPU keeps a CPU core busy.
   bool waits_on_process = false;
+  // Cores busy on the host beyond this GPU's processes (host_cpu_pct x cores -
+  // the processes' CPU); absent without the host's CPU, its core count or the
+  // processes' CPU.
+  std::optional<double> other_cpu_cores;
+  // The GPU runs a short step now and then while its process waits and other
+  // processes keep cores busy: it waits on them (DataLoader workers, most often).
+  bool waits_on_other_processes = false;
   // Every tensor/FP pipe under math_idle_max (false when they were not read).
   bool math_idle = false;
   // The integer pipe works (int_share >= int_work_share_min).

@@ -103,8 +103,10 @@ DiagnosisEngine::Slot& DiagnosisEngine::slot(int gpu) {
     if (d.index == gpu) device = d;
   }
   groups_dirty_ = true;
-  return *slots_.emplace(gpu, std::make_unique<Slot>(device, config_, memory_settings_))
-              .first->second;
+  Slot& made =
+      *slots_.emplace(gpu, std::make_unique<Slot>(device, config_, memory_settings_)).first->second;
+  made.hw.host_cpu_count = fix_.cpu_count;
+  return made;
 }
 
 const DiagnosisEngine::Slot* DiagnosisEngine::find(int gpu) const {

@@ -35,6 +35,8 @@ struct HardwareLimits {
   std::optional<double> max_sm_clock_mhz;
   std::optional<double> mem_total_mib;
   std::string architecture;  // from the header, or guessed from the name
+  // The host's cores (the recording's header): host_cpu_pct read as cores.
+  std::optional<int> host_cpu_count;
   // Why SM activity (GPM) may be missing on this device, for "cannot tell" notes.
   std::string gpm_missing_reason;
   std::vector<std::string> notes;  // what is unknown and therefore not judged

@@ -86,7 +86,25 @@ struct Thresholds {
   double memory_stall_dram_share_min = 0.05;
   // A process at or above this CPU (%, 100 = one core) while its GPU runs no
   // kernel: the GPU waits for that process (tokenizing, compiling, preprocessing).
-  double host_busy_cpu_pct_min = 90.0;
+  double host_busy_cpu_pct_min = 75.0;
+  // Kernel time (%) below which a process at a full core is doing CPU work, not
+  // waiting on synchronisations. A loop that synchronises after each step waits
+  // exactly as long as the GPU works, and a round trip costs the host ~10-20 us,
+  // so even microsecond kernels keep kernel time well above this (28 % in the
+  // corpus's .item()-after-every-op loop); 5 % means the host spends at least 19
+  // times the GPU's time between launches: compiling, tokenizing, preprocessing.
+  double host_work_util_max = 5.0;
+  // Cores busy on the host beyond the GPU's own processes at which a GPU that
+  // runs short steps now and then, while its process waits, waits on them (a
+  // job's DataLoader workers run in processes of their own, without a CUDA
+  // context, so only the host's total shows them). Two cores is two workers at
+  // full speed, well above the sampler, the shell and the kernel's own threads
+  // (~0.1 core on the recordings' hosts).
+  double other_cpu_cores_min = 2.0;
+  // Share of the window's samples with a kernel resident for a nearly idle GPU
+  // to count as running steps (not left idle): a training step every few hundred
+  // ms shows in one 100 ms sample of ten or more; a GPU left open shows none.
+  double stepping_kernel_share_min = 0.05;
   // Device-to-host traffic (MiB/s) that is sustained copying, not driver
   // chatter (a few MiB/s idle, under 60 MiB/s beside the recordings' jobs): with
   // SMs idle and a process at a full core it is copy time at any link share.

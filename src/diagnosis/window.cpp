@@ -55,6 +55,7 @@ ProcessSummary summarize_processes(const Sample& sample) {
         p.top_mem_pid = proc.pid;
       }
     }
+    if (proc.cpu_pct) p.cpu_pct = p.cpu_pct.value_or(0.0) + *proc.cpu_pct;
     if (proc.cpu_pct && (!p.top_cpu_pct || *proc.cpu_pct > *p.top_cpu_pct)) {
       p.top_cpu_pct = proc.cpu_pct;
       p.top_cpu_name = proc.name;

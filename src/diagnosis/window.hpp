@@ -33,6 +33,7 @@ struct ProcessSummary {
   std::string top_cpu_name;  // the process using the most host CPU
   std::uint32_t top_cpu_pid = 0;
   std::optional<double> top_cpu_pct;  // 100 = one full core
+  std::optional<double> cpu_pct;      // summed over the processes that report it
 };
 
 struct WindowStats {
