@@ -13,6 +13,8 @@
 # then the suite's kernel recordings (tests/fixtures/kernels) reported again.
 # Each job prints its own CUDA-event busy share; table.py sets it against the
 # view's windows, the counters' job-wide figure and what the headline said.
+# $OUT ends with table.txt, steps.txt, probe.txt and kernels-windows.tgz (the
+# reports NAME.json/.txt, the jobs' output NAME.log/.err, the recordings).
 # About 4 minutes. STAGES picks jobs (default: all of the above and fixtures).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels-windows}
@@ -78,7 +80,13 @@ if want fixtures; then
 fi
 step table
 python3 bench/kernels_windows/table.py "$OUT" "${names[@]}" | tee "$OUT/table.txt"
-# The recordings, compressed (the text and JSON reports stay beside them).
-tar -C "$OUT" -czf "$OUT/recordings.tgz" $(cd "$OUT" && ls *.trace.jsonl 2>/dev/null) 2>/dev/null &&
-  rm -f "$OUT"/*.trace.jsonl
 step done
+# The device tool brings back at most 8 files: everything but the table, the
+# steps and the probe goes in one archive (reports, logs, recordings).
+(
+  cd "$OUT" || exit
+  files=$(ls | grep -vxE 'table\.txt|steps\.txt|probe\.txt|kernels-windows\.tgz')
+  # shellcheck disable=SC2086
+  [ -n "$files" ] && tar -czf kernels-windows.tgz $files && rm -f $files
+)
+ls -la "$OUT"
