@@ -137,6 +137,13 @@ std::string reconcile_clause(const SpanCheck& job, bool steps) {
                      share_text(job.coverage), whole, so);
 }
 
+bool any_flagged(const std::vector<Reconciliation>& all) {
+  for (const auto& r : all) {
+    if (r.job.flagged()) return true;
+  }
+  return false;
+}
+
 std::string job_sentence(const Reconciliation& r) {
   const SpanCheck& j = r.job;
   return fmt::format(

@@ -64,6 +64,15 @@ std::string job_sentence(const Reconciliation& r);
 // "phase `eval` (10 s): busy 98 % of its trace windows, ..." likewise.
 std::string phase_sentence(const SpanCheck& phase);
 
+// Whether any device's windows do not stand for its job. NVTX ranges are
+// recorded only while a window is open, so the counters cannot say which range
+// ran outside them: the reports then say the table is the windows' alone
+// (kNvtxWindowsOnly).
+bool any_flagged(const std::vector<Reconciliation>& all);
+inline constexpr const char* kNvtxWindowsOnly =
+    "ranges are measured inside the trace windows only, which do not stand for the whole job "
+    "(above)";
+
 // Phases a report lists per device; the rest are counted.
 inline constexpr std::size_t kReportedPhases = 20;
 

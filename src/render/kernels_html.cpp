@@ -187,6 +187,9 @@ std::string kernels_to_html(const kernels::KernelView& v) {
                          kernel_time_text(n.unranged_idle_s), kernel_time_text(n.window_idle_s),
                          n.window_clipped ? " (from the oldest range instance kept)" : "");
     }
+    if (kernels::any_flagged(v.reconciliation)) {
+      out += "<p>NVTX " + escape(kernels::kNvtxWindowsOnly) + ".</p>";
+    }
   }
   if (!v.notes.empty()) {
     out += "<ul class=\"note\">";

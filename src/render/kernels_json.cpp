@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "kernels/reconcile.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens::render {
@@ -151,6 +152,9 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
     j["nvtx"]["instances_dropped"] = v.nvtx->instances_dropped;
     j["nvtx"]["names_folded"] = v.nvtx->names_folded;
     j["nvtx"]["unmatched"] = v.nvtx->unmatched;
+    // Ranges are recorded only inside the windows; true when those do not stand
+    // for the job (kernels/reconcile.hpp).
+    j["nvtx"]["windows_only"] = kernels::any_flagged(v.reconciliation);
   }
   j["dropped_records"] = v.dropped;
   return j;

@@ -87,13 +87,6 @@ void reconcile_lines(std::string& out, const std::vector<kernels::Reconciliation
   }
 }
 
-bool any_flagged(const std::vector<kernels::Reconciliation>& all) {
-  for (const auto& r : all) {
-    if (r.job.flagged()) return true;
-  }
-  return false;
-}
-
 std::string kernels_body(const kernels::KernelView& v) {
   std::string out = "Where the GPU time went (gpulens run --kernels)\n";
   if (!v.available) {
@@ -143,12 +136,8 @@ std::string kernels_body(const kernels::KernelView& v) {
   }
   if (!v.collective_ranks.empty()) collective_rank_lines(out, v.collective_ranks);
   if (v.nvtx) nvtx_lines(out, *v.nvtx);
-  if (v.nvtx && any_flagged(v.reconciliation)) {
-    // Ranges are recorded only while a window is open; the counters cannot tell
-    // which range ran outside them.
-    out +=
-        "    ranges are measured inside the trace windows only, which do not stand for the "
-        "whole job (above)\n";
+  if (v.nvtx && kernels::any_flagged(v.reconciliation)) {
+    out += std::string("    ") + kernels::kNvtxWindowsOnly + "\n";
   }
   out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
                      kernel_time_text(v.sync_s));

@@ -14,6 +14,7 @@
 #include "inject/schedule.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/analysis.hpp"
+#include "kernels/reconcile.hpp"
 #include "kernels/trace_windows.hpp"
 #include "render/kernels_output.hpp"
 
@@ -277,9 +278,10 @@ TEST(KernelsWindowsAnalysis, NvtxRangesAreMeasuredOnlyInsideTheWindows) {
 TEST(KernelsWindowsAnalysis, WindowsTheCountersContradictAreSaidInTheHeadlineAndEveryForm) {
   // The starved job's windows read 17 % busy, but the counters of the recording
   // saw kernels running 80 % of each second from 0 to 12 s: the windows do not
-  // stand for the job, and the view says so beside the job-wide figure.
+  // stand for the job, and the view says so beside the job-wide figure (and
+  // that its NVTX ranges are the windows' alone).
   Trace trace;
-  testing::add_lines(trace, starved_sampled_record(trace, false));
+  testing::add_lines(trace, starved_sampled_record(trace, true));
   DeviceInfo gpu;
   gpu.index = 0;
   trace.header.devices.push_back(gpu);
@@ -308,10 +310,12 @@ TEST(KernelsWindowsAnalysis, WindowsTheCountersContradictAreSaidInTheHeadlineAnd
   const std::string text = render::kernels_to_text(*v);
   EXPECT_NE(text.find("phase `early` (2.00 s): no trace window fell in it"), std::string::npos)
       << text;
+  EXPECT_NE(text.find(kNvtxWindowsOnly), std::string::npos) << text;
   const auto j = render::kernels_to_json(*v);
   EXPECT_EQ(j["windows_vs_counters"][0]["job"]["shares_differ"], true);
   EXPECT_EQ(j["windows_vs_counters"][0]["phases"][0]["name"], "early");
   EXPECT_TRUE(j["windows_vs_counters"][0]["phases"][0]["windows_busy_share"].is_null());
+  EXPECT_EQ(j["nvtx"]["windows_only"], true);
   EXPECT_NE(render::kernels_to_html(*v).find("<p><b>GPU 0: the trace windows"), std::string::npos);
 }
 
