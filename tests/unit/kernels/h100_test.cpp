@@ -67,9 +67,9 @@ TEST(KernelsH100, AStarvedTrainingRunWaitsOnTheHostInLongGaps) {
   EXPECT_NE(v.headline.find("gaps of > 10 ms: the host"), std::string::npos) << v.headline;
 }
 
-// Traced in the default windows (2 s every 20 s), 2026-11-26 (bench/kernels/
-// device_run.sh, stage sampled; labels written before the run in
-// bench/kernels/expected-windows.md): examples/train_gpt.py --seconds 60 --nvtx,
+// Traced in the fixed windows (2 s every 20 s from 10 s in, the default then),
+// 2026-11-26 (bench/kernels/device_run.sh, stage sampled; labels written before
+// the run in bench/kernels/expected-windows.md): examples/train_gpt.py --seconds 60 --nvtx,
 // fed and starved. The windows hold a small part of each job and must tell the
 // story a whole-job trace tells.
 TEST(KernelsWindowsH100, AFedJobReadsBusyFromItsWindows) {
