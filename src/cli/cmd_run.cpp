@@ -440,8 +440,9 @@ void add_kernels_options(CLI::App& cmd, RunArgs& args) {
       ->capture_default_str()
       ->needs(kernels);
   cmd.add_option("--kernels-every", args.kernels_every_s,
-                 "One traced window every this many seconds, the first at half of it after the "
-                 "job starts; 0 traces the whole job")
+                 "One traced window every this many seconds once the job is under way (the "
+                 "first at its first CUDA start, the next ones closer together); 0 traces the "
+                 "whole job")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str()
       ->needs(kernels);

@@ -130,14 +130,13 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
     s.env.emplace_back("NVTX_INJECTION64_PATH", lib);
   }
   if (windows) {
-    // On the job's clock, which starts now: every process traces the same windows.
-    inject::TraceSchedule schedule;
-    schedule.epoch_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    schedule.window_s = windows->window_s;
-    schedule.every_s = windows->every_s;
-    schedule.first_s = windows->every_s / 2;
+    // On the job's clock, which starts now, and spread from its first CUDA start
+    // (inject/schedule.hpp): every process traces the same windows.
+    const inject::TraceSchedule schedule =
+        inject::spread_schedule(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count(),
+                                windows->window_s, windows->every_s);
     s.env.emplace_back("GPULENS_KERNELS_SCHEDULE", inject::format_schedule(schedule));
   }
   if (auto cupti = find_toolkit_cupti(); !cupti.empty()) {
@@ -300,6 +299,8 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
       // unlinkat never follows a link: a planted one goes, not what it names.
       ::unlinkat(dir_fd, f.filename().c_str(), 0);
     }
+    // The job's first CUDA start, which its processes shared (inject/schedule.hpp).
+    if (dir_fd >= 0) ::unlinkat(dir_fd, inject::kOriginFile, 0);
     remove_if_same(setup.records_dir, dir_fd);
     if (copier.records == 0) {
       copier.write(

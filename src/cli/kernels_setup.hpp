@@ -25,8 +25,8 @@ struct KernelsSetup {
   std::string status;       // the record status that goes with `unavailable`
 };
 
-// Tracing in windows: `window_s` seconds every `every_s`, the first at half a period
-// after the job starts (src/inject/schedule.hpp).
+// Tracing in windows: `window_s` seconds every `every_s`, the first at the job's
+// first CUDA start and the next ones closer together at first (src/inject/schedule.hpp).
 struct KernelsWindows {
   double window_s = 2;
   double every_s = 20;

@@ -321,7 +321,7 @@ kernels::ProcessRecord process_record(const State& s) {
   p.base_unix_ns = s.base_unix_ns;
   if (s.schedule) {
     p.sampling = kernels::ProcessRecord::Sampling{s.schedule->first_s, s.schedule->window_s,
-                                                  s.schedule->every_s};
+                                                  s.schedule->every_s, s.schedule->ramp_s};
   }
   p.schedule_error = s.schedule_error;
   if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr)
@@ -446,6 +446,35 @@ bool resolve(void* handle, const char* name, F& fn) {
   return fn != nullptr;
 }
 
+// The job's first CUDA start, shared by its processes through the records
+// directory: the first process to start CUDA puts its time there (a file linked
+// into place whole, so no process reads a half-written one); the others read it.
+// `now` when the directory cannot say (the process's own start then anchors it).
+std::int64_t job_origin_ns(const std::string& dir, std::int64_t now) {
+  const std::string path = dir + "/" + kOriginFile;
+  const std::string mine = path + "." + std::to_string(::getpid());
+  const std::string text = std::to_string(now);
+  if (const int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    const bool whole = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    const bool linked = whole && ::link(mine.c_str(), path.c_str()) == 0;
+    ::unlink(mine.c_str());
+    if (linked) return now;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return now;
+  char buf[32] = {};
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return now;
+  char* end = nullptr;
+  errno = 0;
+  const long long origin = std::strtoll(buf, &end, 10);
+  // Written by a process of this job, so not after this one's start.
+  if (errno != 0 || end == buf || origin <= 0 || origin > now) return now;
+  return origin;
+}
+
 int initialize() {
   State& s = state();
   const char* dir = std::getenv("GPULENS_KERNELS_DIR");
@@ -476,6 +505,8 @@ int initialize() {
                          "' is not EPOCH_NS:FIRST_S:WINDOW_S:EVERY_S; the whole job was traced";
     } else if (s.schedule->whole_job()) {
       s.schedule.reset();
+    } else if (s.schedule->spread()) {
+      s.schedule->origin_unix_ns = to_file ? job_origin_ns(s.out_dir, unix_now_ns()) : 0;
     }
   }
   s.base_unix_ns = unix_now_ns();
@@ -517,7 +548,10 @@ int initialize() {
   }
   s.active = true;
   if (s.schedule) {
-    start_window_thread();  // CUPTI is first touched when the first window opens
+    // CUPTI is first touched when the first window opens: here, inside cuInit, when
+    // it is open already (as a whole-job trace attaches), else on the window thread.
+    open_window_if_due(s);
+    start_window_thread();
   } else if (!trace_whole_job(s)) {
     s.active = false;
   }

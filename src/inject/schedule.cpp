@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inject/schedule.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -21,13 +22,69 @@ bool parse_number(std::string_view text, T& out) {
   return ec == std::errc() && p == end;
 }
 
+// Spread: the moment the first window opens.
+std::int64_t anchor_ns(const TraceSchedule& s) {
+  const std::int64_t earliest = s.epoch_unix_ns + to_ns(s.first_s);
+  return std::max(earliest, s.origin_unix_ns);
+}
+
+// Spread: the window of the slot [start, start + length), or of the steady slot
+// `steady` (0, 1, ... after the ramp; -1 for a ramp slot, whose window opens
+// with it). A steady slot's window lies at frac((steady + 1) / phi) of the room
+// the slot leaves: no two periods alike, so a job that alternates in step with
+// the period is seen in each of its phases.
+Window slot_window(std::int64_t start, std::int64_t length, std::int64_t window,
+                   std::int64_t steady) {
+  if (steady < 0) return {start, start + window};
+  constexpr double kInversePhi = 0.6180339887498949;
+  const double turn = static_cast<double>(steady + 1) * kInversePhi;
+  const double room = static_cast<double>(length - window);
+  const auto offset = static_cast<std::int64_t>((turn - std::floor(turn)) * room);
+  return {start + offset, start + offset + window};
+}
+
+Window spread_window_at_or_after(const TraceSchedule& s, std::int64_t now) {
+  const std::int64_t window = to_ns(s.window_s);
+  const std::int64_t period = to_ns(s.every_s);
+  std::int64_t start = anchor_ns(s);
+  // The ramp: slots growing by kSlotGrowth from ramp_s until one would reach the
+  // period; the first slot, whose window opens at the anchor, always.
+  for (double length_s = s.ramp_s; length_s < s.every_s || start == anchor_ns(s);
+       length_s *= kSlotGrowth) {
+    const std::int64_t length = to_ns(std::min(length_s, s.every_s));
+    const Window w = slot_window(start, length, window, -1);
+    if (now < w.end_ns) return w;
+    start += length;
+  }
+  // Then one slot per period.
+  const std::int64_t j = now < start ? 0 : (now - start) / period;
+  const Window w = slot_window(start + j * period, period, window, j);
+  if (now < w.end_ns) return w;
+  return slot_window(start + (j + 1) * period, period, window, j + 1);
+}
+
 }  // namespace
+
+TraceSchedule spread_schedule(std::int64_t epoch_unix_ns, double window_s, double every_s) {
+  TraceSchedule s;
+  s.epoch_unix_ns = epoch_unix_ns;
+  s.first_s = 0;
+  s.window_s = window_s;
+  s.every_s = every_s;
+  s.ramp_s = std::min(2 * window_s, every_s);
+  return s;
+}
 
 std::string format_schedule(const TraceSchedule& s) {
   // No fmt here: the injection library links nothing it does not need.
-  char text[128];
-  std::snprintf(text, sizeof text, "%" PRId64 ":%.9g:%.9g:%.9g", s.epoch_unix_ns, s.first_s,
-                s.window_s, s.every_s);
+  char text[160];
+  if (s.spread()) {
+    std::snprintf(text, sizeof text, "%" PRId64 ":%.9g:%.9g:%.9g:%.9g", s.epoch_unix_ns, s.first_s,
+                  s.window_s, s.every_s, s.ramp_s);
+  } else {
+    std::snprintf(text, sizeof text, "%" PRId64 ":%.9g:%.9g:%.9g", s.epoch_unix_ns, s.first_s,
+                  s.window_s, s.every_s);
+  }
   return text;
 }
 
@@ -40,20 +97,25 @@ std::optional<TraceSchedule> parse_schedule(std::string_view text) {
     at = colon + 1;
   }
   TraceSchedule s;
-  if (parts.size() != 4 || !parse_number(parts[0], s.epoch_unix_ns) ||
+  if ((parts.size() != 4 && parts.size() != 5) || !parse_number(parts[0], s.epoch_unix_ns) ||
       !parse_number(parts[1], s.first_s) || !parse_number(parts[2], s.window_s) ||
-      !parse_number(parts[3], s.every_s)) {
+      !parse_number(parts[3], s.every_s) ||
+      (parts.size() == 5 && !parse_number(parts[4], s.ramp_s))) {
     return std::nullopt;
   }
   if (!std::isfinite(s.first_s) || !std::isfinite(s.window_s) || !std::isfinite(s.every_s) ||
-      s.first_s < 0 || s.every_s < 0 || s.window_s <= 0) {
+      !std::isfinite(s.ramp_s) || s.first_s < 0 || s.every_s < 0 || s.window_s <= 0 ||
+      s.ramp_s < 0) {
     return std::nullopt;
   }
   if (!s.whole_job() && s.window_s >= s.every_s) return std::nullopt;
+  // A slot must hold its window; "0" in the fifth field is the fixed layout.
+  if (s.spread() && s.ramp_s <= s.window_s) return std::nullopt;
   return s;
 }
 
 Window window_at_or_after(const TraceSchedule& s, std::int64_t now_unix_ns) {
+  if (s.spread() && !s.whole_job()) return spread_window_at_or_after(s, now_unix_ns);
   const std::int64_t first = s.epoch_unix_ns + to_ns(s.first_s);
   const std::int64_t length = to_ns(s.window_s);
   if (s.whole_job()) return {first, INT64_MAX};

@@ -119,7 +119,8 @@ void window_loop() {
     {
       std::lock_guard lock(s.toggle);
       if (s.stopping) return;
-      if (!open_window(s)) {
+      // Open already when cuInit opened the first window (open_window_if_due).
+      if (!s.tracing && !open_window(s)) {
         s.stopping = true;
         s.active = false;
         return;
@@ -173,6 +174,17 @@ bool trace_whole_job(State& s) {
   }
   s.stopping = true;
   return false;
+}
+
+void open_window_if_due(State& s) {
+  const std::int64_t now = unix_now_ns();
+  const Window w = window_at_or_after(*s.schedule, now);
+  if (now < w.start_ns) return;
+  std::lock_guard lock(s.toggle);
+  if (!s.stopping && !open_window(s)) {
+    s.stopping = true;
+    s.active = false;
+  }
 }
 
 void start_window_thread() {

@@ -20,6 +20,11 @@ namespace gpulens::inject {
 // status says why).
 bool trace_whole_job(State& s);
 
+// In windows: opens the window that holds this moment, if one does (the first
+// window of a spread schedule opens at the job's first CUDA start); called from
+// cuInit, before the window thread starts.
+void open_window_if_due(State& s);
+
 // In windows: starts the thread that opens and closes them.
 void start_window_thread();
 

@@ -11,12 +11,14 @@
 #include <tuple>
 
 #include "core/intervals.hpp"
+#include "core/phase.hpp"
 #include "core/text_units.hpp"
 #include "kernels/collectives.hpp"
 #include "kernels/device_steps.hpp"
 #include "kernels/kernel_findings.hpp"
 #include "kernels/kernel_record.hpp"
 #include "kernels/occupancy.hpp"
+#include "kernels/reconcile.hpp"
 #include "kernels/record_gatherer.hpp"
 #include "kernels/trace_windows.hpp"
 
@@ -296,6 +298,42 @@ void split_ranks(const Gathered& g, KernelView& view) {
                   : ""));
 }
 
+// The recording's GPU whose counters stand beside the view's `device` (a CUDA
+// ordinal): the one of that index, else the only one recorded. A job that
+// renumbered its GPUs (CUDA_VISIBLE_DEVICES) on a host of several is compared
+// with the GPU of the ordinal's index.
+std::optional<int> counter_gpu(const Trace& trace, std::uint32_t device) {
+  if (trace.header.device(static_cast<int>(device)) != nullptr) return static_cast<int>(device);
+  if (trace.header.devices.size() == 1) return trace.header.devices.front().index;
+  return std::nullopt;
+}
+
+// Traced in windows: each device's windows against the counters of its GPU,
+// over the job and its phases (reconcile.hpp).
+void add_reconciliation(const Gathered& g, const Attribution& attribution, const Trace& trace,
+                        double origin_s, KernelView& view) {
+  if (attribution.traced.empty() || trace.samples.empty()) return;
+  std::vector<NamedSpan> phases;
+  for (const auto& p : find_phases(trace.marks, trace.samples.back().t)) {
+    phases.push_back({p.name, p.start - origin_s, p.end - origin_s});
+  }
+  for (const auto& [dev, windows] : attribution.traced) {
+    const auto gpu = counter_gpu(trace, dev);
+    const auto busy = g.busy.find(dev);
+    if (!gpu || busy == g.busy.end()) continue;
+    const auto ticks = counter_ticks(trace.samples, *gpu, trace.header.interval_s, origin_s);
+    auto r = reconcile({.ticks = &ticks,
+                        .windows = &windows,
+                        .busy = &busy->second,
+                        .hidden = hidden_of(g, dev),
+                        .phases = &phases});
+    if (!r) continue;
+    r->device = dev;
+    r->gpu = *gpu;
+    view.reconciliation.push_back(std::move(*r));
+  }
+}
+
 }  // namespace
 
 void GapHistogram::add(double gap_s) {
@@ -332,6 +370,13 @@ IdleStats idle_over(const Intervals& busy, double from, double to, const HiddenI
 
 std::string sampling_sentence(const Sampling& s) {
   if (!s.sampled) return {};
+  if (s.ramp_s > 0) {
+    return fmt::format(
+        "Traced in {} window{} of {:g} s from the job's first CUDA work, closer together at its "
+        "start, then one in every {:g} s ({} in all, as the GPU ran them): counts and times are "
+        "those of the windows; --kernels-every 0 traces the whole job",
+        s.windows, s.windows == 1 ? "" : "s", s.window_s, s.every_s, kernel_time_text(s.traced_s));
+  }
   return fmt::format(
       "Traced in {} window{} of {:g} s, one every {:g} s ({} in all, as the GPU ran them): counts "
       "and times are those of the windows; --kernels-every 0 traces the whole job",
@@ -371,8 +416,9 @@ std::optional<KernelView> analyze_kernels(RecordGatherer&& gatherer, const Trace
   // NVTX ranges (nvtx_ranges.cpp): where in the program the GPU sat idle.
   view.nvtx = g.nvtx.finish(g.busy, attribution.windows,
                             attribution.traced.empty() ? nullptr : &attribution.traced);
-  split_ranks(g, view);                   // collectives: waiting vs moving, per rank
-  view.headline = kernel_headline(view);  // findings (kernel_findings.cpp)
+  split_ranks(g, view);  // collectives: waiting vs moving, per rank
+  add_reconciliation(g, attribution, trace, origin_s, view);  // windows against counters
+  view.headline = kernel_headline(view);                      // findings (kernel_findings.cpp)
   view.findings = kernel_findings(view);
   return view;
 }

@@ -100,8 +100,38 @@ struct Finding {
 struct Sampling {
   bool sampled = false;
   double window_s = 0, every_s = 0, first_s = 0;  // the schedule asked for
-  std::size_t windows = 0;                        // traced windows (the device with most)
-  double traced_s = 0;                            // their total length as the GPU saw them
+  double ramp_s = 0;        // spread from the first CUDA start (inject/schedule.hpp); 0: fixed
+  std::size_t windows = 0;  // traced windows (the device with most)
+  double traced_s = 0;      // their total length as the GPU saw them
+};
+
+// A sampled view against the recording's counters (reconcile.hpp). It is said
+// not to stand for the job when the windows hold less than this share of the
+// job's kernel-active time, or their busy share is further than this from the
+// counters' (as shares: 0.10 is 10 points); docs/kernels.md.
+inline constexpr double kMinCoverage = 0.5;
+inline constexpr double kMaxShareGap = 0.10;
+
+// The span the figures are over: the job (from the first tick with kernels
+// running to the last tick), or one phase of it.
+struct SpanCheck {
+  std::string name;  // "" for the job
+  double from = 0, to = 0;
+  double counters_share = 0;            // counters: kernel-active share over the span
+  double counters_active_s = 0;         // counters: kernel-active seconds over it
+  double windows_s = 0;                 // traced time inside the span
+  std::optional<double> windows_share;  // busy share of that traced time; none: no window in it
+  double coverage = 0;  // counters' kernel-active time inside the windows / over the span
+  bool low_coverage() const { return coverage < kMinCoverage; }
+  bool shares_differ() const;
+  bool flagged() const { return low_coverage() || shares_differ(); }
+};
+
+struct Reconciliation {
+  std::uint32_t device = 0;  // the kernel view's device
+  int gpu = 0;               // the recording's GPU whose counters it is compared with
+  SpanCheck job;
+  std::vector<SpanCheck> phases;  // those the windows or the counters saw anything of
 };
 
 struct KernelView {
@@ -127,6 +157,9 @@ struct KernelView {
   // 4242)") collective time split into waiting for a peer and moving data, where
   // the other ranks' timelines show it (collective_split.hpp); empty otherwise.
   std::vector<RankSplit> collective_ranks;
+  // Traced in windows, with the recording's counters beside them: per device, the
+  // windows against the counters over the job and its phases (reconcile.hpp).
+  std::vector<Reconciliation> reconciliation;
 };
 
 struct AnalysisOptions {

@@ -183,6 +183,7 @@ std::vector<std::string> encode_process(std::int64_t pid, const ProcessRecord& p
     f[key::sampling] = {{key::first_s, p.sampling->first_s},
                         {key::window_s, p.sampling->window_s},
                         {key::every_s, p.sampling->every_s}};
+    if (p.sampling->ramp_s > 0) f[key::sampling][key::ramp_s] = p.sampling->ramp_s;
   }
   if (!p.schedule_error.empty()) f[key::schedule_error] = cut(p.schedule_error);
   if (!p.kinds.empty()) f[key::kinds] = cut(p.kinds);

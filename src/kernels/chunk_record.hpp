@@ -76,6 +76,7 @@ inline constexpr const char* sampling = "sampling";
 inline constexpr const char* first_s = "first_s";
 inline constexpr const char* window_s = "window_s";
 inline constexpr const char* every_s = "every_s";
+inline constexpr const char* ramp_s = "ramp_s";
 inline constexpr const char* schedule_error = "schedule_error";
 inline constexpr const char* kinds = "kinds";
 // names
@@ -135,6 +136,7 @@ struct ProcessRecord {
   std::int64_t base_unix_ns = 0;            // ... and CLOCK_REALTIME then
   struct Sampling {
     double first_s = 0, window_s = 0, every_s = 0;
+    double ramp_s = 0;  // the spread layout's first slot (inject/schedule.hpp); 0: fixed
   };
   std::optional<Sampling> sampling;  // traced in windows
   std::string schedule_error;

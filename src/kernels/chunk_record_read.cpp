@@ -180,6 +180,7 @@ ProcessRecord read_process(Checked& c, const json& line) {
     sm.first_s = c.number(*s, key::sampling, key::first_s, 0);
     sm.window_s = c.number(*s, key::sampling, key::window_s, 0);
     sm.every_s = c.number(*s, key::sampling, key::every_s, 0);
+    sm.ramp_s = c.number(*s, key::sampling, key::ramp_s, 0);
     p.sampling = sm;
   }
   p.schedule_error = c.text(line, "", key::schedule_error, "");

@@ -11,6 +11,7 @@
 
 #include "core/text_units.hpp"
 #include "kernels/collectives.hpp"
+#include "kernels/reconcile.hpp"
 
 namespace gpulens::kernels {
 namespace {
@@ -186,6 +187,11 @@ std::string kernel_headline(const KernelView& view) {
   std::string headline =
       fmt::format("The GPU was busy {} of {}", share_text(1 - w.idle_share), over);
   if (view.sampling.sampled && d.steps) headline += " inside the trace windows";
+  // Windows that hold little of the job, or read otherwise than its counters:
+  // the job-wide figure goes beside theirs (reconcile.hpp).
+  for (const auto& r : view.reconciliation) {
+    if (r.device == d.device) headline += reconcile_clause(r.job, d.steps.has_value());
+  }
   if (w.idle_share > 0.005) {
     headline += fmt::format("; the idle {} lies mostly in gaps of {}: {}", share_text(w.idle_share),
                             kGapLabels[top_bucket], kWhy[top_bucket]);

@@ -366,6 +366,7 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
     partial_.sampling.window_s = p.start.sampling->window_s;
     partial_.sampling.every_s = p.start.sampling->every_s;
     partial_.sampling.first_s = p.start.sampling->first_s;
+    partial_.sampling.ramp_s = p.start.sampling->ramp_s;
     if (p.windows.empty()) ++g_.processes_untraced;
     for (const auto dev : p.own_devices) {
       auto& spans = g_.opened[dev];

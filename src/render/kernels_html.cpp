@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/text_units.hpp"
+#include "kernels/reconcile.hpp"
 #include "render/html_svg.hpp"
 #include "render/kernels_output.hpp"
 
@@ -76,6 +77,18 @@ std::string kernels_to_html(const kernels::KernelView& v) {
       v.launches, kernel_time_text(v.kernel_s), v.kernel_names, v.syncs,
       kernel_time_text(v.sync_s));
   if (v.sampling.sampled) out += "<p>" + escape(kernels::sampling_sentence(v.sampling)) + ".</p>";
+  // Windows against the counters (kernels/reconcile.hpp): in bold when they do
+  // not stand for the job.
+  for (const auto& r : v.reconciliation) {
+    const std::string line = escape(kernels::job_sentence(r)) + ".";
+    out += r.job.flagged() ? "<p><b>" + line + "</b></p>" : "<p>" + line + "</p>";
+    if (r.phases.empty()) continue;
+    out += "<ul>";
+    for (std::size_t i = 0; i < r.phases.size() && i < kernels::kReportedPhases; ++i) {
+      out += "<li>" + escape(kernels::phase_sentence(r.phases[i])) + ".</li>";
+    }
+    out += "</ul>";
+  }
   if (!v.findings.empty()) {
     out += "<ol class=\"fixes\">";
     for (const auto& f : v.findings) {
@@ -173,6 +186,9 @@ std::string kernels_to_html(const kernels::KernelView& v) {
       out += fmt::format("<p>Window idle inside no range: {} of {}{}.</p>",
                          kernel_time_text(n.unranged_idle_s), kernel_time_text(n.window_idle_s),
                          n.window_clipped ? " (from the oldest range instance kept)" : "");
+    }
+    if (kernels::any_flagged(v.reconciliation)) {
+      out += "<p>NVTX " + escape(kernels::kNvtxWindowsOnly) + ".</p>";
     }
   }
   if (!v.notes.empty()) {

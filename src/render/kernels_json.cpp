@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "kernels/reconcile.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens::render {
@@ -17,6 +18,22 @@ nlohmann::ordered_json idle_json(const kernels::IdleStats& st) {
           {"gaps", gaps}};
 }
 
+// One span's windows against the counters (kernels/reconcile.hpp).
+nlohmann::ordered_json span_check_json(const kernels::SpanCheck& c) {
+  nlohmann::ordered_json j;
+  if (!c.name.empty()) j["name"] = c.name;
+  j["span_s"] = c.to - c.from;
+  j["windows_s"] = c.windows_s;
+  j["windows_busy_share"] =
+      c.windows_share ? nlohmann::ordered_json(*c.windows_share) : nlohmann::ordered_json();
+  j["counters_active_share"] = c.counters_share;
+  j["counters_active_s"] = c.counters_active_s;
+  j["coverage"] = c.coverage;
+  j["low_coverage"] = c.low_coverage();
+  j["shares_differ"] = c.shares_differ();
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
@@ -33,6 +50,17 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
                      {"first_s", v.sampling.first_s},
                      {"windows", v.sampling.windows},
                      {"traced_s", v.sampling.traced_s}};
+  }
+  if (!v.reconciliation.empty()) {
+    auto& rec = j["windows_vs_counters"] = nlohmann::ordered_json::array();
+    for (const auto& r : v.reconciliation) {
+      auto phases = nlohmann::ordered_json::array();
+      for (const auto& p : r.phases) phases.push_back(span_check_json(p));
+      rec.push_back({{"device", r.device},
+                     {"gpu", r.gpu},
+                     {"job", span_check_json(r.job)},
+                     {"phases", std::move(phases)}});
+    }
   }
   j["launches"] = v.launches;
   j["kernel_s"] = v.kernel_s;
@@ -124,6 +152,9 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
     j["nvtx"]["instances_dropped"] = v.nvtx->instances_dropped;
     j["nvtx"]["names_folded"] = v.nvtx->names_folded;
     j["nvtx"]["unmatched"] = v.nvtx->unmatched;
+    // Ranges are recorded only inside the windows; true when those do not stand
+    // for the job (kernels/reconcile.hpp).
+    j["nvtx"]["windows_only"] = kernels::any_flagged(v.reconciliation);
   }
   j["dropped_records"] = v.dropped;
   return j;

@@ -3,6 +3,7 @@
 
 #include "core/text_safety.hpp"
 #include "core/text_units.hpp"
+#include "kernels/reconcile.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens::render {
@@ -72,6 +73,20 @@ void collective_rank_lines(std::string& out, const std::vector<kernels::RankSpli
   }
 }
 
+// Windows against the counters (kernels/reconcile.hpp): per GPU over the job,
+// then its phases.
+void reconcile_lines(std::string& out, const std::vector<kernels::Reconciliation>& all) {
+  for (const auto& r : all) {
+    out += "  " + kernels::job_sentence(r) + "\n";
+    for (std::size_t i = 0; i < r.phases.size() && i < kernels::kReportedPhases; ++i) {
+      out += "    " + terminal_safe(kernels::phase_sentence(r.phases[i])) + "\n";
+    }
+    if (r.phases.size() > kernels::kReportedPhases) {
+      out += fmt::format("    and {} more phases\n", r.phases.size() - kernels::kReportedPhases);
+    }
+  }
+}
+
 std::string kernels_body(const kernels::KernelView& v) {
   std::string out = "Where the GPU time went (gpulens run --kernels)\n";
   if (!v.available) {
@@ -81,6 +96,7 @@ std::string kernels_body(const kernels::KernelView& v) {
   }
   out += "  " + v.headline + "\n";
   if (v.sampling.sampled) out += "  " + kernels::sampling_sentence(v.sampling) + ".\n";
+  reconcile_lines(out, v.reconciliation);
   out += fmt::format("  {} kernel launches, {} of kernel time, {} kernels by name\n", v.launches,
                      kernel_time_text(v.kernel_s), v.kernel_names);
   for (const auto& d : v.devices) {
@@ -120,6 +136,9 @@ std::string kernels_body(const kernels::KernelView& v) {
   }
   if (!v.collective_ranks.empty()) collective_rank_lines(out, v.collective_ranks);
   if (v.nvtx) nvtx_lines(out, *v.nvtx);
+  if (v.nvtx && kernels::any_flagged(v.reconciliation)) {
+    out += std::string("    ") + kernels::kNvtxWindowsOnly + "\n";
+  }
   out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
                      kernel_time_text(v.sync_s));
   if (!v.findings.empty()) {

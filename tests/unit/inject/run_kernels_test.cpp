@@ -197,8 +197,9 @@ std::map<std::pair<std::string, int>, int> fake_cupti_calls(const std::string& l
   return calls;
 }
 
-// Windows of 0.2 s every 0.5 s, the first 0.25 s after the job starts; the job
-// lives 1.3 s. Returns the process's record; `log` gets the stand-in's calls.
+// Windows of 0.2 s every 0.5 s, spread from the job's first CUDA start
+// (inject/schedule.hpp); the job lives 1.3 s. Returns the process's record; `log` gets the
+// stand-in's calls.
 ProcessLines run_windowed_fake_job(const std::string& name, const std::string& log) {
   const std::string trace = temp_path(name + ".jsonl");
   const auto r = run_gpulens(
@@ -222,9 +223,11 @@ TEST(KernelsRun, CuptiRecordsOnlyInsideTheWindowsAndTheRecordListsThem) {
   const auto& rec = p.process;
   EXPECT_DOUBLE_EQ(rec["sampling"]["window_s"].get<double>(), 0.2);
   EXPECT_DOUBLE_EQ(rec["sampling"]["every_s"].get<double>(), 0.5);
-  EXPECT_DOUBLE_EQ(rec["sampling"]["first_s"].get<double>(), 0.25);
-  // Windows at 0.25, 0.75 and 1.25 s of the job's clock; the last one is cut by
-  // the exit, or missed if the process started late on a loaded machine.
+  EXPECT_DOUBLE_EQ(rec["sampling"]["first_s"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(rec["sampling"]["ramp_s"].get<double>(), 0.4);
+  // Windows at 0, 0.585 and 0.971 s after cuInit: the first slot (0.4 s) opens
+  // at it, then one per 0.5-s slot at 0.618 and 0.236 of the 0.3 s each leaves.
+  // The last one may be cut by the exit, or missed on a loaded machine.
   // Each window went out as its own chunk as it closed.
   nlohmann::json w = nlohmann::json::array();
   for (const auto& c : p.chunks) {
@@ -235,11 +238,12 @@ TEST(KernelsRun, CuptiRecordsOnlyInsideTheWindowsAndTheRecordListsThem) {
   auto seconds = [](const nlohmann::json& a, const nlohmann::json& b) {
     return static_cast<double>(b.get<std::int64_t>() - a.get<std::int64_t>()) / 1e9;
   };
+  const double spacing[] = {0.585, 0.386};
   for (std::size_t i = 0; i + 1 < w.size(); ++i) {
     EXPECT_NEAR(seconds(w[i][0], w[i][1]), 0.2, 0.08) << rec.dump();
-    EXPECT_NEAR(seconds(w[i][0], w[i + 1][0]), 0.5, 0.08) << rec.dump();
+    EXPECT_NEAR(seconds(w[i][0], w[i + 1][0]), spacing[i], 0.08) << rec.dump();
   }
-  // Nothing of CUPTI before the first window; then attached once (our buffers
+  // Nothing of CUPTI before the first window (opened in cuInit); then attached once (our buffers
   // registered, device properties (8) on) and, per window, kernels (10), copies
   // (1) and NVTX markers (12) switched on and off again.
   auto calls = fake_cupti_calls(log);

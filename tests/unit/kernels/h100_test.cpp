@@ -67,9 +67,9 @@ TEST(KernelsH100, AStarvedTrainingRunWaitsOnTheHostInLongGaps) {
   EXPECT_NE(v.headline.find("gaps of > 10 ms: the host"), std::string::npos) << v.headline;
 }
 
-// Traced in the default windows (2 s every 20 s), 2026-11-26 (bench/kernels/
-// device_run.sh, stage sampled; labels written before the run in
-// bench/kernels/expected-windows.md): examples/train_gpt.py --seconds 60 --nvtx,
+// Traced in the fixed windows (2 s every 20 s from 10 s in, the default then),
+// 2026-11-26 (bench/kernels/device_run.sh, stage sampled; labels written before
+// the run in bench/kernels/expected-windows.md): examples/train_gpt.py --seconds 60 --nvtx,
 // fed and starved. The windows hold a small part of each job and must tell the
 // story a whole-job trace tells.
 TEST(KernelsWindowsH100, AFedJobReadsBusyFromItsWindows) {
@@ -85,6 +85,14 @@ TEST(KernelsWindowsH100, AFedJobReadsBusyFromItsWindows) {
   EXPECT_FALSE(has(v, "host_bound"));
   ASSERT_FALSE(v.top.empty());
   EXPECT_EQ(v.top[0].sms_used, 132u) << v.top[0].short_name;
+  // The four windows hold a tenth of the job's kernel time, but read as its
+  // counters do (88 % over the job): the headline says both.
+  ASSERT_EQ(v.reconciliation.size(), 1u);
+  const auto& job = v.reconciliation[0].job;
+  EXPECT_TRUE(job.low_coverage());
+  EXPECT_FALSE(job.shares_differ());
+  EXPECT_NEAR(job.counters_share, 0.88, 0.03);
+  EXPECT_NE(v.headline.find("near the windows' figure"), std::string::npos) << v.headline;
 }
 
 TEST(KernelsWindowsH100, AStarvedJobReadsHostBoundInsideItsDataRange) {
@@ -106,6 +114,10 @@ TEST(KernelsWindowsH100, AStarvedJobReadsHostBoundInsideItsDataRange) {
   ASSERT_GT(v.nvtx->window_idle_s, 0);
   EXPECT_GT(data->attributed_idle_s / v.nvtx->window_idle_s, 0.9);
   EXPECT_NE(v.headline.find("inside the NVTX range `data`"), std::string::npos) << v.headline;
+  // Starved throughout: the windows (15 % busy) read as the counters over the job.
+  ASSERT_EQ(v.reconciliation.size(), 1u);
+  EXPECT_FALSE(v.reconciliation[0].job.shares_differ());
+  EXPECT_NEAR(v.reconciliation[0].job.counters_share, 0.15, 0.03);
 }
 
 }  // namespace

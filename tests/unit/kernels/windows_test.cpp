@@ -4,13 +4,17 @@
 // the analysis asked over the windows alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
 #include "inject/schedule.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/analysis.hpp"
+#include "kernels/reconcile.hpp"
 #include "kernels/trace_windows.hpp"
 #include "render/kernels_output.hpp"
 
@@ -38,7 +42,7 @@ TEST(KernelsSchedule, RoundTripsThroughTheEnvironmentsForm) {
 }
 
 TEST(KernelsSchedule, RefusesWhatCannotBeAScheduleInsteadOfGuessing) {
-  for (const char* bad : {"", "1:2:3", "1:2:3:4:5", "x:1:1:5", "1:1:0:5", "1:1:5:5", "1:1:6:5",
+  for (const char* bad : {"", "1:2:3", "1:2:3:4:5:6", "x:1:1:5", "1:1:0:5", "1:1:5:5", "1:1:6:5",
                           "1:-1:1:5", "1:1:1:-5", "1:1:1:nan", "1:1:1:5 "}) {
     EXPECT_FALSE(parse_schedule(bad).has_value()) << bad;
   }
@@ -57,6 +61,78 @@ TEST(KernelsSchedule, WindowsFollowTheJobsClock) {
   w = window_at_or_after(s, 175 * kS);
   EXPECT_EQ(w.start_ns, 190 * kS);
   EXPECT_EQ(w.end_ns, 192 * kS);
+}
+
+TEST(KernelsSchedule, TheSpreadFormRoundTripsAndTheFourFieldFormStaysFixed) {
+  const TraceSchedule s = inject::spread_schedule(7 * kS, 2, 20);
+  EXPECT_DOUBLE_EQ(s.ramp_s, 4);
+  EXPECT_DOUBLE_EQ(s.first_s, 0);
+  const auto back = parse_schedule(inject::format_schedule(s));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_TRUE(back->spread());
+  EXPECT_DOUBLE_EQ(back->ramp_s, 4);
+  EXPECT_FALSE(parse_schedule("1:10:2:20")->spread());
+  EXPECT_FALSE(parse_schedule("1:10:2:20:0")->spread());  // 0: the fixed layout
+  for (const char* bad : {"1:0:2:20:2", "1:0:2:20:-4", "1:0:2:20:x", "1:0:2:20:4:1"}) {
+    EXPECT_FALSE(parse_schedule(bad).has_value()) << bad;  // a slot must hold its window
+  }
+  // A short period: the first slot is the period.
+  EXPECT_DOUBLE_EQ(inject::spread_schedule(0, 2, 3).ramp_s, 3);
+}
+
+// The starts (seconds after the anchor) of the windows of `s` up to `until_s`.
+std::vector<double> spread_starts(const TraceSchedule& s, double until_s) {
+  std::vector<double> starts;
+  const std::int64_t anchor = std::max(s.epoch_unix_ns, s.origin_unix_ns);
+  for (std::int64_t now = anchor;;) {
+    const auto w = window_at_or_after(s, now);
+    if (w.start_ns >= anchor + static_cast<std::int64_t>(until_s * 1e9)) break;
+    starts.push_back(static_cast<double>(w.start_ns - anchor) / 1e9);
+    now = w.end_ns;
+  }
+  return starts;
+}
+
+TEST(KernelsSchedule, ASpreadScheduleOpensAtTheFirstCudaStartAndTracesAShortJobInProportion) {
+  TraceSchedule s = inject::spread_schedule(100 * kS, 2, 20);
+  s.origin_unix_ns = 103 * kS;  // the job's first process started CUDA 3 s in
+  // The first window opens at once, then at the starts of slots of 4, 6, 9 and
+  // 13.5 s: a 30-s job gets four windows spread over it, not one by chance.
+  const auto starts = spread_starts(s, 30);
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_DOUBLE_EQ(starts[0], 0);
+  EXPECT_DOUBLE_EQ(starts[1], 4);
+  EXPECT_DOUBLE_EQ(starts[2], 10);
+  EXPECT_DOUBLE_EQ(starts[3], 19);
+  // A process that starts CUDA later joins the same windows.
+  EXPECT_EQ(window_at_or_after(s, 105 * kS).start_ns, 107 * kS);
+  EXPECT_EQ(window_at_or_after(s, 108 * kS).start_ns, 107 * kS);  // inside it
+  EXPECT_EQ(window_at_or_after(s, 109 * kS).start_ns, 113 * kS);
+}
+
+TEST(KernelsSchedule, ASpreadScheduleSettlesToOneWindowPerPeriodWithoutAliasing) {
+  TraceSchedule s = inject::spread_schedule(0, 2, 20);
+  const auto starts = spread_starts(s, 3600);
+  // The ramp ends at 32.5 s; then one window in each 20-s slot: the traced share
+  // tends to 10 %, with the ramp's windows on top.
+  std::size_t steady = 0;
+  std::vector<double> phase;  // where in its slot each steady window lies
+  for (double t : starts) {
+    if (t < 32.5) continue;
+    const double slot = std::floor((t - 32.5) / 20);
+    EXPECT_EQ(slot, static_cast<double>(steady)) << t;     // one per slot
+    EXPECT_LE(t + 2, 32.5 + (slot + 1) * 20 + 1e-9) << t;  // whole inside it
+    phase.push_back((t - 32.5) - slot * 20);
+    ++steady;
+  }
+  EXPECT_EQ(starts.size() - steady, 4u);
+  EXPECT_EQ(steady, 178u);  // (3600 - 32.5) / 20
+  // A job alternating two 10-s phases (a 20-s cycle) is seen in both halves of
+  // the period about equally: the positions are spread, not one.
+  std::size_t first_half = 0;
+  for (double p : phase) first_half += (p + 1 < 10) ? 1 : 0;
+  EXPECT_GT(first_half, steady * 4 / 10);
+  EXPECT_LT(first_half, steady * 6 / 10);
 }
 
 TEST(KernelsSchedule, TheNodesWindowsAreOnTheWallClockForEveryProcess) {
@@ -197,6 +273,50 @@ TEST(KernelsWindowsAnalysis, NvtxRangesAreMeasuredOnlyInsideTheWindows) {
   // The idle of the marked steps inside the windows lies in `data`.
   EXPECT_GT(v->nvtx->window_idle_s, 0);
   EXPECT_NEAR(data.attributed_idle_s / v->nvtx->window_idle_s, 1.0, 1e-6);
+}
+
+TEST(KernelsWindowsAnalysis, WindowsTheCountersContradictAreSaidInTheHeadlineAndEveryForm) {
+  // The starved job's windows read 17 % busy, but the counters of the recording
+  // saw kernels running 80 % of each second from 0 to 12 s: the windows do not
+  // stand for the job, and the view says so beside the job-wide figure (and
+  // that its NVTX ranges are the windows' alone).
+  Trace trace;
+  testing::add_lines(trace, starved_sampled_record(trace, true));
+  DeviceInfo gpu;
+  gpu.index = 0;
+  trace.header.devices.push_back(gpu);
+  trace.header.interval_s = 1.0;
+  const double base = static_cast<double>(testing::kBaseUnixNs) / 1e9;
+  for (int i = 1; i <= 12; ++i) {
+    gpulens::Sample s;
+    s.t = base + i;
+    s.values.set(Metric::GpuUtil, 80.0);
+    trace.samples.push_back(s);
+  }
+  trace.marks.push_back({base + 0, "early:start", json::object()});
+  trace.marks.push_back({base + 2, "early:end", json::object()});
+  const auto v = analyze_kernels(trace);
+  ASSERT_TRUE(v && v->available);
+  ASSERT_EQ(v->reconciliation.size(), 1u);
+  const auto& r = v->reconciliation[0];
+  EXPECT_NEAR(r.job.counters_share, 0.8, 1e-9);
+  EXPECT_TRUE(r.job.shares_differ());
+  EXPECT_NE(v->headline.find("over the whole job the counters saw kernels running 80 % of the "
+                             "time, so the windows' figures do not stand for the whole job"),
+            std::string::npos)
+      << v->headline;
+  ASSERT_EQ(r.phases.size(), 1u);
+  EXPECT_FALSE(r.phases[0].windows_share.has_value());  // no window in 0 .. 2 s
+  const std::string text = render::kernels_to_text(*v);
+  EXPECT_NE(text.find("phase `early` (2.00 s): no trace window fell in it"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(kNvtxWindowsOnly), std::string::npos) << text;
+  const auto j = render::kernels_to_json(*v);
+  EXPECT_EQ(j["windows_vs_counters"][0]["job"]["shares_differ"], true);
+  EXPECT_EQ(j["windows_vs_counters"][0]["phases"][0]["name"], "early");
+  EXPECT_TRUE(j["windows_vs_counters"][0]["phases"][0]["windows_busy_share"].is_null());
+  EXPECT_EQ(j["nvtx"]["windows_only"], true);
+  EXPECT_NE(render::kernels_to_html(*v).find("<p><b>GPU 0: the trace windows"), std::string::npos);
 }
 
 TEST(KernelsWindowsAnalysis, AJobThatEndedBeforeItsFirstWindowIsToldHowToTraceIt) {
