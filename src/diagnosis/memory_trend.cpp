@@ -96,6 +96,9 @@ MemoryTrend analyze_fast_memory_trend(const std::deque<MemoryPoint>& recent,
                                       const MemoryTrendSettings& s) {
   MemoryTrendSettings fast = s;
   fast.min_span_s = s.fast_min_span_s;
+  // A leak of a few GiB a step is a staircase: at 0.1 s readings, half the
+  // seconds may be flat. The fit, the single-step share and "still rising" hold it.
+  fast.min_rising_share = s.min_rising_share / 2;
   MemoryTrend tr = analyze_memory_trend(recent, total_mib, fast);
   tr.fast = true;
   if (!tr.growing) return tr;
@@ -134,7 +137,7 @@ bool MemoryTrendTracker::add_peak(std::deque<MemoryPoint>& points, std::optional
 bool MemoryTrendTracker::add(double t, double mib) {
   const bool closed =
       add_peak(points_, bucket_start_, settings_.bucket_s, settings_.lookback_s, t, mib);
-  add_peak(recent_, recent_start_, settings_.fast_min_span_s / 12, settings_.min_span_s, t, mib);
+  add_peak(recent_, recent_start_, settings_.fast_min_span_s / 3, settings_.min_span_s, t, mib);
   rising_ = false;
   if (recent_.size() >= 3 && settings_.fast_min_span_s > 0) {
     const double newest = recent_.back().mib;

@@ -26,8 +26,9 @@ struct MemoryTrendSettings {
   double max_prior_peak_share = 0.5;
   double min_growth_mib = 256;       // rise over the fitted span worth a word
   double max_time_to_oom_s = 86400;  // beyond this forecast it is not urgent
-  // The fast path, over the peak of each fast_min_span_s/12 of the last min_span_s:
-  // the same tests from the rise's onset, once it has lasted fast_min_span_s, while
+  // The fast path, over the peak of each fast_min_span_s/3 of the last min_span_s:
+  // the same tests from the rise's onset (half the rising share: a staircase of a
+  // few GiB a step is flat between steps), once it has lasted fast_min_span_s, while
   // memory is still rising, and when at its rate the device fills within
   // fast_horizon_factor times as long as it has been rising. A step's rise that
   // falls back (a saw-tooth) fails the tests as the slow path's does.
