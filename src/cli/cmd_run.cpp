@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `gpulens run -- CMD ARGS...`: runs a job untouched (stdin, stdout, stderr and
-// its exit status pass straight through), records the GPUs while it runs, and
-// when it ends prints the verdict on stderr and writes the report.
+// `gpulens run -- CMD ARGS...`: runs a job untouched (stdin, stdout and its exit
+// status pass straight through; stderr is relayed unchanged and read for an
+// out-of-memory message), records the GPUs while it runs, and when it ends
+// prints the verdict on stderr and writes the report.
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "core/signal_thread.hpp"
 #include "jobs/child_process.hpp"
 #include "jobs/job_recorder.hpp"
+#include "jobs/oom_message.hpp"
 #include "jobs/step_matcher.hpp"
 #include "kernels/analysis.hpp"
 #include "render/kernels_output.hpp"
@@ -44,6 +46,7 @@ struct RunArgs {
   double live_every_s = 5;
   bool quiet = false;
   bool kernels = false;
+  bool no_stderr_scan = false;
   double kernels_window_s = 2;
   double kernels_every_s = 20;
   double kill_after_s = 10;
@@ -283,11 +286,13 @@ KernelsSetup job_kernels(const RunArgs& a, const RunFiles& files) {
   return kernels;
 }
 
-// The job's command and environment; with --step-regex its stdout is read for steps.
+// The job's command and environment; with --step-regex its stdout is read for
+// steps; unless --no-stderr-scan its stderr is read for an out-of-memory message.
 jobs::ChildOptions child_options(const RunArgs& a, const RunFiles& files,
                                  const KernelsSetup& kernels,
                                  std::shared_ptr<jobs::StepMatcher> matcher,
-                                 std::shared_ptr<jobs::MarkInbox> inbox) {
+                                 std::shared_ptr<jobs::MarkInbox> inbox,
+                                 std::shared_ptr<jobs::OomScanner> scanner) {
   jobs::ChildOptions co;
   co.argv = a.command;
   co.env = {{"GPULENS_MARKS", files.marks}};
@@ -297,6 +302,7 @@ jobs::ChildOptions child_options(const RunArgs& a, const RunFiles& files,
       if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
     };
   }
+  if (scanner) co.on_stderr = [scanner](std::string_view bytes) { scanner->feed(bytes); };
   return co;
 }
 
@@ -311,8 +317,10 @@ void say_recording(const RunArgs& a, std::size_t gpus, bool live,
 // After the job: the recording closed, the kernel records merged into it, the verdict.
 void conclude(const RunArgs& a, const verdict::VerdictOptions& options, jobs::JobRecorder& recorder,
               const jobs::ChildExit& exit, const std::string& not_measured,
-              const KernelsSetup& kernels, const RunFiles& files) {
-  auto job = recorder.finish(exit, a.source.gpus, not_measured);
+              const KernelsSetup& kernels, const RunFiles& files, const jobs::OomScanner* scanner) {
+  StderrScan scan = scanner ? scanner->found() : StderrScan{};
+  scan.state = scanner ? exit.stderr_state : "off";
+  auto job = recorder.finish(exit, a.source.gpus, not_measured, scan);
   if (!job) eprint("gpulens: recording: {}\n", job.error().message);
   if (a.kernels) {
     if (auto problem = merge_kernel_records(kernels, files.trace); !problem.empty()) {
@@ -371,8 +379,9 @@ int run_job(RunArgs& a) {
   int exec_errno = 0;
   const double started = unix_now();
   SignalRelay::instance().starting();
-  auto child =
-      jobs::ChildProcess::spawn(child_options(a, files, kernels, *matcher, ro.inbox), &exec_errno);
+  auto scanner = a.no_stderr_scan ? nullptr : std::make_shared<jobs::OomScanner>();
+  auto child = jobs::ChildProcess::spawn(
+      child_options(a, files, kernels, *matcher, ro.inbox, scanner), &exec_errno);
   if (!child) {
     eprint("gpulens run: {}\n", child.error().message);
     recorder->reset();  // stops sampling before the directory goes
@@ -386,7 +395,7 @@ int run_job(RunArgs& a) {
 
   const jobs::ChildExit exit = child->wait();
   SignalRelay::instance().job_done();
-  conclude(a, *options, **recorder, exit, not_measured, kernels, files);
+  conclude(a, *options, **recorder, exit, not_measured, kernels, files, scanner.get());
 
   std::error_code ec;
   std::filesystem::remove(files.marks, ec);
@@ -396,7 +405,9 @@ int run_job(RunArgs& a) {
 
 constexpr const char* kRunDescription =
     "Run a job and say how well it used the GPUs: gpulens run [OPTIONS] -- CMD ARGS...\n"
-    "The job keeps its stdin, stdout and stderr; its exit status becomes gpulens'. When it "
+    "The job keeps its stdin, stdout and stderr; its exit status becomes gpulens'. Its stderr\n"
+    "is relayed (through a pseudo-terminal when it is a terminal) and read for an out-of-\n"
+    "memory message (CUDA, PyTorch, JAX, TensorFlow, CuPy; --no-stderr-scan: not). When it "
     "ends,\n"
     "the verdict (utilization funnel, states, alerts, fixes, cost, MFU) goes to stderr.\n"
     "The job may append JSON lines like {\"mark\": \"step\", \"flops\": 6.1e12} to the file\n"
@@ -501,6 +512,9 @@ void register_run(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but the job's own output");
+  cmd->add_flag("--no-stderr-scan", args->no_stderr_scan,
+                "Leave the job's stderr as it is (inherited, not relayed) and do not read it for "
+                "an out-of-memory message: how the job died then rests on the counters alone");
   add_job_command(cmd, *args);
   cmd->callback([args, &run, cmd] {
     complete_run_args(cmd, *args);

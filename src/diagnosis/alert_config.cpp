@@ -57,7 +57,13 @@ const std::vector<RuleSpec>& builtin_rule_specs() {
         {"max_prior_peak_share", 0.5,
          "level before the onset over the growth since (above: an earlier tooth)"},
         {"min_growth_mib", 256, "rise (MiB) over the span worth an alert"},
-        {"max_time_to_oom_h", 24, "forecast (h) beyond which it is not urgent"}},
+        {"max_time_to_oom_h", 24, "forecast (h) beyond which it is not urgent"},
+        {"fast_min_span_s", 3,
+         "fast path: a rise judged on the readings of the last min_span_s once it has lasted "
+         "this long (s); 0: no fast path"},
+        {"fast_horizon_factor", 2,
+         "fast path: fires when the device fills within this many times as long as memory "
+         "has been rising"}},
        "device memory rising steadily, with a time-to-out-of-memory forecast"},
       {"idle_holding_memory",
        Severity::Warning,

@@ -211,9 +211,15 @@ class MemoryGrowth final : public AlertRule {
   AlertText describe(const RuleInput& in) const override {
     const MemoryTrend& m = *in.memory;
     AlertText text;
-    text.message = fmt::format(
-        "GPU {} device memory is rising steadily: {:.0f} MiB/min over the last {}, now {}", in.gpu,
-        m.slope_mib_s * 60, duration_text(m.span_s), gib_text(m.current_mib));
+    text.message =
+        m.fast ? fmt::format(
+                     "GPU {} device memory is rising fast: {:.1f} GiB/s over the last {}, "
+                     "now {}",
+                     in.gpu, m.slope_mib_s / 1024, duration_text(m.span_s), gib_text(m.current_mib))
+               : fmt::format(
+                     "GPU {} device memory is rising steadily: {:.0f} MiB/min over the last {}, "
+                     "now {}",
+                     in.gpu, m.slope_mib_s * 60, duration_text(m.span_s), gib_text(m.current_mib));
     if (m.time_to_oom_s) {
       text.message += fmt::format("; out of memory in about {}.", duration_text(*m.time_to_oom_s));
     } else {
@@ -228,7 +234,16 @@ class MemoryGrowth final : public AlertRule {
            "ratio"),
         ev("prior_peak_share", m.prior_peak_share, "<=", settings_.param("max_prior_peak_share"),
            "ratio")};
-    if (m.time_to_oom_s) text.evidence.push_back(ev("time_to_oom", *m.time_to_oom_s, {}, {}, "s"));
+    if (m.fast) {
+      text.evidence.push_back(
+          ev("rise_span", m.span_s, ">=", settings_.param("fast_min_span_s"), "s"));
+      if (m.time_to_oom_s) {
+        text.evidence.push_back(ev("time_to_oom", *m.time_to_oom_s,
+                                   "<=", settings_.param("fast_horizon_factor") * m.span_s, "s"));
+      }
+    } else if (m.time_to_oom_s) {
+      text.evidence.push_back(ev("time_to_oom", *m.time_to_oom_s, {}, {}, "s"));
+    }
     text.fixes = state_fixes(in, settings_.id);
     return text;
   }

@@ -43,6 +43,8 @@ MemoryTrendSettings memory_settings_from(const RuleSettings& r) {
   s.max_prior_peak_share = r.param("max_prior_peak_share");
   s.min_growth_mib = r.param("min_growth_mib");
   s.max_time_to_oom_s = r.param("max_time_to_oom_h") * 3600;
+  s.fast_min_span_s = r.param("fast_min_span_s");
+  s.fast_horizon_factor = r.param("fast_horizon_factor");
   return s;
 }
 

@@ -91,26 +91,67 @@ MemoryTrend analyze_memory_trend(const std::deque<MemoryPoint>& points,
   return tr;
 }
 
-bool MemoryTrendTracker::add(double t, double mib) {
-  if (!points_.empty() && t < points_.back().t) points_.clear();  // time went back: restart
+MemoryTrend analyze_fast_memory_trend(const std::deque<MemoryPoint>& recent,
+                                      std::optional<double> total_mib,
+                                      const MemoryTrendSettings& s) {
+  MemoryTrendSettings fast = s;
+  fast.min_span_s = s.fast_min_span_s;
+  // A leak of a few GiB a step is a staircase: at 0.1 s readings, half the
+  // seconds may be flat. The fit, the single-step share and "still rising" hold it.
+  fast.min_rising_share = s.min_rising_share / 2;
+  MemoryTrend tr = analyze_memory_trend(recent, total_mib, fast);
+  tr.fast = true;
+  if (!tr.growing) return tr;
+  tr.growing = false;
+  if (!total_mib || !tr.time_to_oom_s) {
+    tr.why_not = "device memory size unknown: no fast forecast";
+  } else if (recent.size() < 2 || recent.back().mib <= recent[recent.size() - 2].mib) {
+    tr.why_not = "memory stopped rising";
+  } else if (*tr.time_to_oom_s > s.fast_horizon_factor * tr.span_s) {
+    tr.why_not = "at this rate the device does not fill soon";
+  } else {
+    tr.growing = true;
+  }
+  return tr;
+}
+
+bool MemoryTrendTracker::add_peak(std::deque<MemoryPoint>& points, std::optional<double>& start,
+                                  double bucket_s, double lookback_s, double t, double mib) {
+  if (!points.empty() && t < points.back().t) points.clear();  // time went back: restart
   bool closed = false;
-  if (!bucket_start_ || t - *bucket_start_ >= settings_.bucket_s || points_.empty()) {
-    closed = !points_.empty();
-    bucket_start_ = t;
-    points_.push_back({t, mib});
+  if (!start || t - *start >= bucket_s || points.empty()) {
+    closed = !points.empty();
+    start = t;
+    points.push_back({t, mib});
   } else {
     // The bucket keeps its peak: the peaks are what runs out of memory.
-    points_.back().mib = std::max(points_.back().mib, mib);
-    points_.back().t = t;
+    points.back().mib = std::max(points.back().mib, mib);
+    points.back().t = t;
   }
-  while (points_.size() > 2 && points_.back().t - points_.front().t > settings_.lookback_s) {
-    points_.pop_front();
+  while (points.size() > 2 && points.back().t - points.front().t > lookback_s) {
+    points.pop_front();
   }
   return closed;
 }
 
+bool MemoryTrendTracker::add(double t, double mib) {
+  const bool closed =
+      add_peak(points_, bucket_start_, settings_.bucket_s, settings_.lookback_s, t, mib);
+  add_peak(recent_, recent_start_, settings_.fast_min_span_s / 3, settings_.min_span_s, t, mib);
+  rising_ = false;
+  if (recent_.size() >= 3 && settings_.fast_min_span_s > 0) {
+    const double newest = recent_.back().mib;
+    rising_ = newest > recent_[recent_.size() - 2].mib;
+    for (const auto& p : recent_) rising_ = rising_ && p.mib <= newest;
+  }
+  return closed || rising_;
+}
+
 MemoryTrend MemoryTrendTracker::analyze(std::optional<double> total_mib) const {
-  return analyze_memory_trend(points_, total_mib, settings_);
+  MemoryTrend slow = analyze_memory_trend(points_, total_mib, settings_);
+  if (slow.growing || !rising_) return slow;
+  MemoryTrend fast = analyze_fast_memory_trend(recent_, total_mib, settings_);
+  return fast.growing ? fast : slow;
 }
 
 }  // namespace gpulens::diagnosis

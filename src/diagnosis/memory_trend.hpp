@@ -4,7 +4,9 @@
 // line over minutes from the growth's onset, accepted only when the rise is
 // spread over it (not one step, as when a model is loaded), never gives back
 // much, and memory did not stand as high before (not the saw-tooth of a loop
-// that frees what it allocates).
+// that frees what it allocates). A rise too quick for minutes of history (8 GiB
+// a second fills an H200 in 18 s) is judged on the readings themselves over
+// the last minute, by the same tests, and only when it fills the device soon.
 #include <deque>
 #include <optional>
 #include <string>
@@ -24,6 +26,14 @@ struct MemoryTrendSettings {
   double max_prior_peak_share = 0.5;
   double min_growth_mib = 256;       // rise over the fitted span worth a word
   double max_time_to_oom_s = 86400;  // beyond this forecast it is not urgent
+  // The fast path, over the peak of each fast_min_span_s/3 of the last min_span_s:
+  // the same tests from the rise's onset (half the rising share: a staircase of a
+  // few GiB a step is flat between steps), once it has lasted fast_min_span_s, while
+  // memory is still rising, and when at its rate the device fills within
+  // fast_horizon_factor times as long as it has been rising. A step's rise that
+  // falls back (a saw-tooth) fails the tests as the slow path's does.
+  double fast_min_span_s = 3;
+  double fast_horizon_factor = 2;
 };
 
 struct MemoryTrend {
@@ -38,6 +48,7 @@ struct MemoryTrend {
   double growth_mib = 0;   // fitted rise over the span
   double current_mib = 0;  // the newest point
   std::optional<double> time_to_oom_s;
+  bool fast = false;    // judged by the fast path
   std::string why_not;  // the first test that failed, for evidence
 };
 
@@ -49,21 +60,37 @@ struct MemoryPoint {
 MemoryTrend analyze_memory_trend(const std::deque<MemoryPoint>& points,
                                  std::optional<double> total_mib,
                                  const MemoryTrendSettings& settings);
+// The fast path over `recent` (see MemoryTrendSettings): never growing without
+// the device's total, since its test is how soon the device fills.
+MemoryTrend analyze_fast_memory_trend(const std::deque<MemoryPoint>& recent,
+                                      std::optional<double> total_mib,
+                                      const MemoryTrendSettings& settings);
 
-// Keeps one peak per bucket over the lookback.
+// Keeps one peak per bucket over the lookback, and for the fast path one peak per
+// fast bucket over the last min_span_s.
 class MemoryTrendTracker {
  public:
   explicit MemoryTrendTracker(MemoryTrendSettings settings = {}) : settings_(settings) {}
-  // Returns true when a bucket closed (a new point is ready to analyze).
+  // Returns true when the trend may have changed: a bucket closed, or memory
+  // reached a new high of the last min_span_s (the fast path's cue).
   bool add(double t, double mib);
-  void reset() { points_.clear(); }
+  void reset() {
+    points_.clear();
+    recent_.clear();
+  }
+  // The slow path's verdict, or the fast path's when only it sees growth.
   MemoryTrend analyze(std::optional<double> total_mib) const;
   const std::deque<MemoryPoint>& points() const { return points_; }
 
  private:
+  static bool add_peak(std::deque<MemoryPoint>& points, std::optional<double>& start,
+                       double bucket_s, double lookback_s, double t, double mib);
   MemoryTrendSettings settings_;
   std::deque<MemoryPoint> points_;
   std::optional<double> bucket_start_;
+  std::deque<MemoryPoint> recent_;
+  std::optional<double> recent_start_;
+  bool rising_ = false;  // the newest reading is the highest of recent_, above the one before
 };
 
 }  // namespace gpulens::diagnosis

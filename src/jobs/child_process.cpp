@@ -14,6 +14,8 @@
 #include <mutex>
 #include <thread>
 
+#include "jobs/stderr_relay.hpp"
+
 extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace gpulens::jobs {
@@ -141,11 +143,25 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     return Error{std::string("cannot create a pipe: ") + std::strerror(errno)};
   }
+  // The job's stderr through a pseudo-terminal or a pipe; inherited when neither
+  // can be had (the job runs all the same, and its state says so).
+  std::shared_ptr<StderrRelay> relay;
+  const bool relay_wanted = static_cast<bool>(options.on_stderr);
+  if (relay_wanted) {
+    std::string why;
+    relay = StderrRelay::open(std::move(options.on_stderr), why);
+  }
+  const bool relay_failed = relay_wanted && relay == nullptr;
+  const int stderr_fd = relay ? relay->child_end() : -1;
   // The terminal we hand to the job, as a shell's job control does: only when
   // gpulens itself is the terminal's foreground job.
   const int tty = foreground_terminal();
   const pid_t pid = ::fork();
-  if (pid < 0) return Error{std::string("cannot fork: ") + std::strerror(errno)};
+  if (pid < 0) {
+    const int err = errno;
+    if (relay) relay->abandon();
+    return Error{std::string("cannot fork: ") + std::strerror(err)};
+  }
   if (pid == 0) {
     // Its own process group, so that a signal for the job reaches every process
     // of it (`bash -c 'sleep 30; ...'`: the sleep too), and the terminal's
@@ -164,6 +180,7 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
     sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     if (out_pipe[1] >= 0) ::dup2(out_pipe[1], STDOUT_FILENO);
+    if (stderr_fd >= 0) ::dup2(stderr_fd, STDERR_FILENO);
     ::execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     [[maybe_unused]] const auto w = ::write(err_pipe[1], &err, sizeof err);
@@ -187,6 +204,7 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (out_pipe[0] >= 0) ::close(out_pipe[0]);
+    if (relay) relay->abandon();
     take_back_terminal(tty);
     if (exec_errno != nullptr) *exec_errno = err;
     return Error{"cannot run '" + options.argv[0] + "': " + std::strerror(err)};
@@ -194,6 +212,11 @@ Result<ChildProcess> ChildProcess::spawn(ChildOptions options, int* exec_errno) 
   ChildProcess child;
   child.pid_ = pid;
   child.tty_ = tty;
+  child.relay_failed_ = relay_failed;
+  if (relay) {
+    relay->start(relay);
+    child.relay_ = std::move(relay);
+  }
   if (out_pipe[0] >= 0) {
     auto pump = std::make_shared<Pump>();
     pump->fd = out_pipe[0];
@@ -215,9 +238,15 @@ ChildExit ChildProcess::wait(double drain_s) {
   take_back_terminal(tty_);
   if (WIFEXITED(status)) exit.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+  // Both streams drain at once, within one deadline.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(drain_s));
+  if (relay_) exit.stderr_state = relay_->finish(deadline);
+  if (relay_failed_) exit.stderr_state = "not_captured";
   if (pump_) {
     std::unique_lock lock(pump_->mutex);
-    pump_->cv.wait_for(lock, std::chrono::duration<double>(drain_s), [&] { return pump_->done; });
+    pump_->cv.wait_until(lock, deadline, [&] { return pump_->done; });
   }
   return exit;
 }
@@ -230,13 +259,17 @@ ChildProcess::ChildProcess(ChildProcess&& o) noexcept
     : pid_(std::exchange(o.pid_, -1)),
       tty_(std::exchange(o.tty_, -1)),
       reaped_(o.reaped_),
-      pump_(std::move(o.pump_)) {}
+      pump_(std::move(o.pump_)),
+      relay_(std::move(o.relay_)),
+      relay_failed_(o.relay_failed_) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
   pid_ = std::exchange(o.pid_, -1);
   tty_ = std::exchange(o.tty_, -1);
   reaped_ = o.reaped_;
   pump_ = std::move(o.pump_);
+  relay_ = std::move(o.relay_);
+  relay_failed_ = o.relay_failed_;
   return *this;
 }
 

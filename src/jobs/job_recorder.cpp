@@ -179,7 +179,8 @@ void JobRecorder::begin(JobStart job) {
 }
 
 Result<JobRecord> JobRecorder::finish(const ChildExit& exit, const std::vector<int>& gpus,
-                                      const std::string& not_measured) {
+                                      const std::string& not_measured,
+                                      const StderrScan& stderr_scan) {
   Impl& s = *impl_;
   if (s.source && !(s.replay && s.options.drain_replay)) s.source->stop();
   if (s.thread.joinable()) s.thread.join();
@@ -194,6 +195,7 @@ Result<JobRecord> JobRecorder::finish(const ChildExit& exit, const std::vector<i
   job.exit_code = exit.code;
   job.signal = exit.signal;
   job.not_measured = not_measured;
+  job.stderr_scan = stderr_scan;
   if (!gpus.empty()) {
     job.gpus = gpus;
     job.gpus_basis = "--gpus";

@@ -74,9 +74,10 @@ class JobRecorder {
   JobRecorder& operator=(const JobRecorder&) = delete;
 
   // The job ended: stop sampling, write what is left and the job_end mark, close
-  // the trace. `gpus` non-empty: the user chose them (--gpus).
+  // the trace. `gpus` non-empty: the user chose them (--gpus). `stderr_scan`:
+  // what was read on the job's stderr, kept in the job_end mark.
   Result<JobRecord> finish(const ChildExit& exit, const std::vector<int>& gpus,
-                           const std::string& not_measured);
+                           const std::string& not_measured, const StderrScan& stderr_scan = {});
 
  private:
   struct Impl;

@@ -48,6 +48,19 @@ ojson job_json(const verdict::Verdict& v) {
   end["memory_peak_mib"] = out.memory_peak_mib ? ojson(*out.memory_peak_mib) : ojson(nullptr);
   end["memory_total_mib"] = out.memory_total_mib ? ojson(*out.memory_total_mib) : ojson(nullptr);
   end["lookback_s"] = verdict::kOomLookbackS;
+  end["memory_at_ceiling"] = out.memory_at_ceiling;
+  end["out_of_memory_basis"] = out.out_of_memory_basis();
+  // What the job said on stderr (`gpulens run`); null fields where it said nothing.
+  const StderrScan& scan = out.stderr_scan;
+  const auto mib = [](const std::optional<double>& x) {
+    return json_number(x, decimals::kReading);
+  };
+  end["stderr"] = {{"scan", text_or_null(scan.state)},
+                   {"oom_message", text_or_null(scan.oom_message)},
+                   {"oom_source", text_or_null(scan.oom_source)},
+                   {"oom_tried_mib", mib(scan.oom_tried_mib)},
+                   {"oom_free_mib", mib(scan.oom_free_mib)},
+                   {"oom_capacity_mib", mib(scan.oom_capacity_mib)}};
   o["outcome"] = std::move(end);
   return o;
 }

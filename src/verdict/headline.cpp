@@ -32,14 +32,62 @@ std::string on_gpu(const Verdict& v, int gpu) {
   return v.devices.size() > 1 ? fmt::format(" of GPU {}", gpu) : std::string();
 }
 
+// Why the job's stderr cannot speak to how it died, in words.
+std::string unread_stderr(const StderrScan& scan) {
+  if (scan.state == "off") return "it was not read (--no-stderr-scan)";
+  if (scan.state == "not_captured") return "it could not be captured";
+  if (scan.state == "incomplete") return "it was not read to the job's end";
+  return "the recording does not say what it held";
+}
+
+// The job's line, up to the end of a sentence near kQuoteMax bytes: PyTorch's
+// goes on about fragmentation and a link for 300 more (the report's JSON keeps it).
+constexpr std::size_t kQuoteMax = 200;
+std::string quote(std::string_view line) {
+  if (line.size() <= kQuoteMax) return std::string(line);
+  const auto cut = line.rfind(". ", kQuoteMax);
+  if (cut != std::string_view::npos && cut > kQuoteMax / 3) {
+    return std::string(line.substr(0, cut + 1)) + " ...";
+  }
+  std::size_t at = kQuoteMax;  // on a character boundary
+  while (at > 0 && (static_cast<unsigned char>(line[at]) & 0xC0) == 0x80) --at;
+  return std::string(line.substr(0, at)) + "...";
+}
+
+// "“torch.OutOfMemoryError: ...” (4.0 GiB asked for, 3.2 GiB free)".
+std::string said_text(const StderrScan& scan) {
+  std::string text = fmt::format("“{}”", quote(scan.oom_message));
+  if (scan.oom_tried_mib && scan.oom_free_mib) {
+    text += fmt::format(" ({} GiB asked for, {} GiB free)", gib(*scan.oom_tried_mib),
+                        gib(*scan.oom_free_mib));
+  } else if (scan.oom_tried_mib) {
+    text += fmt::format(" ({} GiB asked for)", gib(*scan.oom_tried_mib));
+  }
+  return text;
+}
+
 std::optional<HeadlineItem> death(const Verdict& v) {
   const JobOutcome& o = v.outcome;
   if (!o.died()) return std::nullopt;
   const std::string after = duration_text(job_seconds(v));
   const std::string how = o.signal ? "killed by " + signal_name(*o.signal)
                                    : fmt::format("exit code {}", o.exit_code.value_or(0));
+  const bool figures = o.memory_peak_mib && o.memory_total_mib;
+  const std::string memory =
+      figures ? fmt::format("device memory{} stood at {} of {} GiB in its last seconds",
+                            on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib),
+                            gib(*o.memory_total_mib))
+              : std::string();
   HeadlineItem item;
   item.gpu = o.gpu;
+  if (o.said_out_of_memory()) {
+    // The job's own words first; the counters say how full the device was.
+    item.kind = "out_of_memory";
+    item.text = fmt::format("The job died out of memory after {} ({}): it said {}.", after, how,
+                            said_text(o.stderr_scan));
+    if (figures) item.text += fmt::format(" The counters: {}.", memory);
+    return item;
+  }
   if (o.out_of_memory) {
     item.kind = "out_of_memory";
     item.text = fmt::format(
@@ -47,6 +95,11 @@ std::optional<HeadlineItem> death(const Verdict& v) {
         "of {} GiB.",
         after, how, on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib),
         gib(*o.memory_total_mib));
+    item.text += o.stderr_scan.read()
+                     ? " This rests on the counters alone: its stderr held no out-of-memory "
+                       "message in a form gpulens knows."
+                     : " This rests on the counters alone: on its stderr, " +
+                           unread_stderr(o.stderr_scan) + ".";
     return item;
   }
   item.kind = "died";
@@ -54,11 +107,19 @@ std::optional<HeadlineItem> death(const Verdict& v) {
                   ? fmt::format("The job was killed by {} after {}.", signal_name(*o.signal), after)
                   : fmt::format("The job failed with exit code {} after {}.",
                                 o.exit_code.value_or(0), after);
-  if (o.memory_peak_mib && o.memory_total_mib) {
+  if (o.stderr_scan.read()) {
+    // Both witnesses agree: neither the job nor the counters say out of memory.
+    item.text += figures ? fmt::format(
+                               " Its stderr held no out-of-memory message, and {}: not "
+                               "out of memory.",
+                               memory)
+                         : " Its stderr held no out-of-memory message.";
+  } else if (figures) {
     item.text += fmt::format(
-        " Device memory{} stood at {} of {} GiB in its last seconds: not out "
-        "of memory.",
-        on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib), gib(*o.memory_total_mib));
+        " Device memory{} stood at {} of {} GiB in its last seconds, short of the ceiling; "
+        "this rests on the counters alone: on its stderr, {}.",
+        on_gpu(v, o.gpu.value_or(0)), gib(*o.memory_peak_mib), gib(*o.memory_total_mib),
+        unread_stderr(o.stderr_scan));
   }
   return item;
 }

@@ -35,6 +35,11 @@ std::string signal_name(int signal) {
   return it != kNames.end() ? it->second : fmt::format("signal {}", signal);
 }
 
+std::string_view JobOutcome::out_of_memory_basis() const {
+  if (said_out_of_memory()) return memory_at_ceiling ? "stderr_and_counters" : "stderr";
+  return memory_at_ceiling ? "counters" : "none";
+}
+
 JobOutcome job_outcome(const Trace& trace, const JobRecord& job, const std::vector<int>& gpus) {
   JobOutcome o;
   if (!job.present || (!job.exit_code && !job.signal)) return o;
@@ -42,6 +47,7 @@ JobOutcome job_outcome(const Trace& trace, const JobRecord& job, const std::vect
   o.signal = job.signal;
   o.end = job.signal ? JobEnd::Killed : *job.exit_code == 0 ? JobEnd::Exited : JobEnd::Failed;
   o.end_t = job.end;
+  o.stderr_scan = job.stderr_scan;
   if (!o.died()) return o;
 
   // The fullest memory of each GPU in the last seconds before the end.
@@ -72,8 +78,9 @@ JobOutcome job_outcome(const Trace& trace, const JobRecord& job, const std::vect
   }
   if (o.memory_peak_mib && o.memory_total_mib) {
     const double margin = std::max(kOomMarginShare * *o.memory_total_mib, kOomMarginMib);
-    o.out_of_memory = *o.memory_peak_mib >= *o.memory_total_mib - margin;
+    o.memory_at_ceiling = *o.memory_peak_mib >= *o.memory_total_mib - margin;
   }
+  o.out_of_memory = o.memory_at_ceiling || o.said_out_of_memory();
   return o;
 }
 

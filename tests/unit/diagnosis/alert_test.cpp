@@ -228,6 +228,29 @@ TEST(Alerts, MemoryGrowthFiresOnASteadyRampWithAForecast) {
   EXPECT_NE(events[0].message.find("1200 MiB/min"), std::string::npos) << events[0].message;
 }
 
+TEST(Alerts, MemoryGrowthForecastsAFastLeakBeforeTheDeviceFills) {
+  // 8 GiB a second from 10 GiB on an 80 GB H100: full in under 9 s.
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  const auto leak = memory([](double t) { return t < 30 ? 10240 : 10240 + 8192 * (t - 30); });
+  const double death = 30 + (81559 - 3072 - 10240) / 8192.0;  // a 3 GiB request fails
+  const auto events = only(feed_alerts(engine, 0, death, leak), "memory_growth");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_LE(events[0].t, death - 5);
+  EXPECT_NE(events[0].message.find("rising fast: 8.0 GiB/s"), std::string::npos)
+      << events[0].message;
+  EXPECT_NE(events[0].message.find("out of memory in about"), std::string::npos)
+      << events[0].message;
+}
+
+TEST(Alerts, MemoryGrowthIgnoresAStepsTwentyGibRiseAndFall) {
+  DiagnosisEngine engine(gpus_header(), DiagnosisConfig::defaults());
+  EXPECT_TRUE(only(feed_alerts(engine, 0, 600, memory([](double t) {
+                                 return 20480 + 20480 * std::fmod(t, 2.0) / 2.0;
+                               })),
+                   "memory_growth")
+                  .empty());
+}
+
 TEST(Alerts, MemoryGrowthIgnoresASawToothAndAOneTimeAllocation) {
   DiagnosisEngine saw(gpus_header(), DiagnosisConfig::defaults());
   EXPECT_TRUE(only(feed_alerts(saw, 0, 600, memory([](double t) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <memory>
 #include <mutex>
 
 #include "core/job_marks.hpp"
@@ -84,6 +85,43 @@ TEST(RunChild, StdoutLinesReachTheCallbackInOrder) {
   EXPECT_EQ(exit.status(), 0);
   std::lock_guard lock(m);
   EXPECT_EQ(lines, (std::vector<std::string>{"a", "bb", "no newline"}));
+}
+
+// Through the stderr relay (a pipe here: the test's stderr is not a terminal
+// under ctest, and is pointed at /dev/null): the same statuses, every byte seen.
+TEST(RunChild, TheStderrRelayChangesNoStatusAndSeesEveryByte) {
+  const int saved = dup(STDERR_FILENO);
+  FILE* null = std::fopen("/dev/null", "w");
+  dup2(fileno(null), STDERR_FILENO);
+  const auto relayed = [](std::vector<std::string> argv, std::string& seen) {
+    auto got = std::make_shared<std::string>();
+    auto m = std::make_shared<std::mutex>();
+    ChildOptions o;
+    o.argv = std::move(argv);
+    o.on_stderr = [got, m](std::string_view bytes) {
+      std::lock_guard lock(*m);
+      got->append(bytes);
+    };
+    auto child = ChildProcess::spawn(std::move(o));
+    if (!child) throw std::runtime_error(child.error().message);
+    const ChildExit exit = child->wait();
+    std::lock_guard lock(*m);
+    seen = *got;
+    return exit;
+  };
+  std::string seen, seen_killed;
+  const auto failed = relayed({"sh", "-c", "printf 'a\\000b\\n' >&2; exit 3"}, seen);
+  const auto killed = relayed({"sh", "-c", "echo bye >&2; kill -KILL $$"}, seen_killed);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::fclose(null);
+  EXPECT_EQ(failed.code, 3);
+  EXPECT_EQ(failed.stderr_state, "read");
+  EXPECT_EQ(seen, std::string("a\0b\n", 4));
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_EQ(killed.status(), 128 + SIGKILL);
+  EXPECT_EQ(seen_killed, "bye\n");
+  EXPECT_EQ(run({"true"}).stderr_state, "");  // not asked for: inherited
 }
 
 TEST(RunProcessTree, DescendantsFollowParentLinks) {

@@ -30,8 +30,15 @@ Trace one_gpu_trace(const std::string& model) {
   return t;
 }
 
+StderrScan stderr_scanned(std::string state) {
+  StderrScan s;
+  s.state = std::move(state);
+  return s;
+}
+
+// `scan`: what `gpulens run` read on the job's stderr (by default: read, nothing said).
 Trace job_trace(int seconds, double last_mem_mib, std::optional<int> exit_code,
-                std::optional<int> signal) {
+                std::optional<int> signal, StderrScan scan = stderr_scanned("read")) {
   Trace t = one_gpu_trace("NVIDIA H100 80GB HBM3");
   const double t0 = 1000;
   t.marks.push_back(job_start_mark(t0, "python3 leak.py", 42));
@@ -56,6 +63,7 @@ Trace job_trace(int seconds, double last_mem_mib, std::optional<int> exit_code,
   job.gpus_basis = "processes";
   job.start = t0;
   job.end = t0 + seconds + 0.5;
+  job.stderr_scan = std::move(scan);
   t.marks.push_back(job_end_mark(*job.end, job));
   return t;
 }
@@ -92,6 +100,119 @@ TEST(VerdictOutcome, MemoryBelowTheCeilingIsAFailureButNotOutOfMemory) {
   EXPECT_EQ(v.headline.front().kind, "died");
   EXPECT_NE(v.headline.front().text.find("failed with exit code 1"), std::string::npos);
   EXPECT_NE(v.headline.front().text.find("not out of memory"), std::string::npos);
+}
+
+StderrScan pytorch_oom() {
+  StderrScan s;
+  s.state = "read";
+  s.oom_source = "pytorch";
+  s.oom_message =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "
+      "capacity of 79.10 GiB of which 3.19 GiB is free. Including non-PyTorch memory, this "
+      "process has 75.90 GiB memory in use. Of the allocated memory 70.21 GiB is allocated by "
+      "PyTorch, and 2.35 GiB is reserved by PyTorch but unallocated. If reserved but "
+      "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+  s.oom_tried_mib = 4096;
+  s.oom_free_mib = 3266.56;
+  return s;
+}
+
+// The case of issue 46: a 4 GiB request failed with 3.2 GiB free, memory short
+// of the ceiling by more than the counters' margin. The job's words settle it.
+TEST(VerdictOutcome, TheJobSayingOutOfMemoryIsOutOfMemoryShortOfTheCeiling) {
+  const auto t = job_trace(60, kTotalMib - 3500, 1, std::nullopt, pytorch_oom());
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_TRUE(v.outcome.out_of_memory);
+  EXPECT_FALSE(v.outcome.memory_at_ceiling);
+  EXPECT_EQ(v.outcome.out_of_memory_basis(), "stderr");
+  ASSERT_FALSE(v.headline.empty());
+  const std::string& text = v.headline.front().text;
+  EXPECT_EQ(v.headline.front().kind, "out_of_memory");
+  EXPECT_NE(text.find("(exit code 1): it said “torch.OutOfMemoryError: CUDA out of memory. "
+                      "Tried to allocate 4.00 GiB."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(4.0 GiB asked for, 3.2 GiB free)"), std::string::npos) << text;
+  EXPECT_NE(text.find("stood at 76.2 of 79.6 GiB"), std::string::npos) << text;
+  EXPECT_EQ(text.find("expandable_segments"), std::string::npos) << "quoted in full: " << text;
+  EXPECT_EQ(text.find("not out of memory"), std::string::npos) << text;
+  ASSERT_FALSE(v.ranked_fixes.empty());
+  EXPECT_EQ(v.ranked_fixes.front().tier, FixTier::OutOfMemory);
+  const auto j = render::verdict_to_json(v);
+  const auto& out = j["job"]["outcome"];
+  EXPECT_EQ(out["out_of_memory"], true);
+  EXPECT_EQ(out["memory_at_ceiling"], false);
+  EXPECT_EQ(out["out_of_memory_basis"], "stderr");
+  EXPECT_EQ(out["stderr"]["scan"], "read");
+  EXPECT_EQ(out["stderr"]["oom_source"], "pytorch");
+  EXPECT_EQ(out["stderr"]["oom_tried_mib"], 4096);
+  EXPECT_NE(out["stderr"]["oom_message"].get<std::string>().find("expandable_segments"),
+            std::string::npos);
+}
+
+TEST(VerdictOutcome, BothWitnessesAgreeingSayStderrAndCounters) {
+  const auto t = job_trace(60, kTotalMib - 100, 1, std::nullopt, pytorch_oom());
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_EQ(v.outcome.out_of_memory_basis(), "stderr_and_counters");
+  EXPECT_NE(v.headline.front().text.find("it said “torch.OutOfMemoryError"), std::string::npos);
+}
+
+TEST(VerdictOutcome, AtTheCeilingWithoutAMessageItKnowsRestsOnTheCounters) {
+  // A message in words gpulens does not know: the counters alone, and said so.
+  const auto t = job_trace(60, kTotalMib - 100, 1, std::nullopt);
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_TRUE(v.outcome.out_of_memory);
+  EXPECT_EQ(v.outcome.out_of_memory_basis(), "counters");
+  EXPECT_NE(v.headline.front().text.find("rests on the counters alone: its stderr held no "
+                                         "out-of-memory message in a form gpulens knows"),
+            std::string::npos)
+      << v.headline.front().text;
+}
+
+TEST(VerdictOutcome, NotOutOfMemoryOnlyWhenTheStderrWasReadToo) {
+  for (const std::string state : {"", "off", "not_captured", "incomplete"}) {
+    const auto t = job_trace(60, 40000, 1, std::nullopt, stderr_scanned(state));
+    const Verdict v = build_verdict(t, VerdictOptions{});
+    EXPECT_FALSE(v.outcome.out_of_memory) << state;
+    const std::string& text = v.headline.front().text;
+    EXPECT_EQ(v.headline.front().kind, "died") << state;
+    EXPECT_EQ(text.find("not out of memory"), std::string::npos) << text;
+    EXPECT_NE(text.find("short of the ceiling; this rests on the counters alone: on its stderr, "),
+              std::string::npos)
+        << text;
+  }
+  const auto off =
+      build_verdict(job_trace(60, 40000, 1, std::nullopt, stderr_scanned("off")), VerdictOptions{});
+  EXPECT_NE(off.headline.front().text.find("(--no-stderr-scan)"), std::string::npos);
+  // Unread and at the ceiling: out of memory by the counters, and it says why alone.
+  const auto unread = build_verdict(job_trace(60, kTotalMib - 100, 1, std::nullopt, StderrScan{}),
+                                    VerdictOptions{});
+  EXPECT_TRUE(unread.outcome.out_of_memory);
+  EXPECT_NE(unread.headline.front().text.find(
+                "rests on the counters alone: on its stderr, the recording does not say"),
+            std::string::npos)
+      << unread.headline.front().text;
+}
+
+TEST(VerdictOutcome, AJobThatCaughtItsOutOfMemoryAndExitedCleanlyDidNotDie) {
+  const auto t = job_trace(60, 40000, 0, std::nullopt, pytorch_oom());
+  const Verdict v = build_verdict(t, VerdictOptions{});
+  EXPECT_FALSE(v.outcome.died());
+  EXPECT_FALSE(v.outcome.out_of_memory);
+}
+
+TEST(VerdictOutcome, TheJobsWordsSurviveTheRecordingAndAreMadeSafeOnTheWayIn) {
+  StderrScan s = pytorch_oom();
+  s.oom_message = "CUDA error: out of memory\x1b]0;x\x07" + std::string(2000, 'y');
+  s.oom_free_mib = -1;
+  const auto t = job_trace(60, 40000, 1, std::nullopt, s);
+  const JobRecord job = job_from_marks(t.marks);
+  EXPECT_EQ(job.stderr_scan.state, "read");
+  EXPECT_EQ(job.stderr_scan.oom_source, "pytorch");
+  EXPECT_EQ(job.stderr_scan.oom_message.find('\x1b'), std::string::npos);
+  EXPECT_LE(job.stderr_scan.oom_message.size(), kOomMessageMax + 3);
+  EXPECT_EQ(job.stderr_scan.oom_tried_mib, 4096);
+  EXPECT_FALSE(job.stderr_scan.oom_free_mib);  // a negative size is no size
 }
 
 TEST(VerdictOutcome, ACleanExitAtTheCeilingIsNotADeath) {
