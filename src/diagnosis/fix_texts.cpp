@@ -3,13 +3,37 @@
 // examples and the rules that choose them.
 #include "diagnosis/fix_texts.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "diagnosis/fix_evidence_text.hpp"
 #include "diagnosis/fix_format.hpp"
+#include "diagnosis/fix_premises.hpp"
 #include "diagnosis/fixes.hpp"
 
 namespace gpulens::diagnosis::fix_text {
 
+using fix_words::fusion_clause;
+using fix_words::kernels_clause;
+using fix_words::precision_clause;
 using fmt_fix::pct;
 using fmt_fix::process_label;
+
+namespace {
+
+std::string busy_process(const FixInput& in) {
+  const auto& procs = in.window.procs;
+  return process_label(procs.top_cpu_name, procs.top_cpu_pid);
+}
+
+std::string link_rate(const FixInput& in) {
+  const StateFacts& f = in.facts();
+  return fmt::format(
+      "{}{}", fmt_fix::gbytes_s(f.pcie_mibs.value_or(0)),
+      f.pcie_share ? fmt::format(" ({} of the link)", share_text(*f.pcie_share)) : std::string());
+}
+
+}  // namespace
 
 std::string release_idle_gpu(const FixInput&) {
   return "Nothing runs: if this GPU is not needed, release it or schedule work on it.";
@@ -50,10 +74,23 @@ std::string free_cached_memory(const FixInput&) {
 // what it does. What is left is doing less work per result.
 std::string math_on_tensor_cores(const FixInput& in) {
   return fmt::format(
-      "The SMs are busy and the tensor pipes work ({}): the math already runs on tensor "
-      "cores. Gains now come from less work per step: fused kernels (torch.compile, "
-      "FlashAttention), fewer recomputations, a larger batch per launch.",
-      pct(in.facts().tensor_active));
+             "The SMs are busy and the tensor pipes work ({}): the math already runs on tensor "
+             "cores. Gains now come from less work per step: fused kernels (torch.compile, "
+             "FlashAttention), fewer recomputations, a larger batch per launch.",
+             pct(tensor_pipes(in.window).floating)) +
+         kernels_clause(in);
+}
+
+// An int8 GEMM: narrower floats would widen it. No float type is named, so
+// that the verdict's precision filter (verdict::advises_precision) keeps it.
+std::string math_on_integer_tensor(const FixInput& in) {
+  return fmt::format(
+             "The SMs are busy and the integer tensor pipes work (IMMA {}): the math already "
+             "runs on integer tensor cores (int8), narrower than any floating-point type would "
+             "make it. Gains now come from less work per step: dequantisation and activations "
+             "fused into the GEMM, fewer passes, a larger batch per launch.",
+             pct(tensor_pipes(in.window).integer)) +
+         kernels_clause(in);
 }
 
 // Integer math: tensor cores and narrower floats have nothing to take over.
@@ -79,13 +116,33 @@ std::string warps_wait(const FixInput& in) {
       f.int_active ? fmt::format(", integer pipe {}", pct(f.int_active)) : std::string());
 }
 
+// The FP32 pipe works and no tensor pipe does: FP32 math on CUDA cores, which
+// bf16/fp16 or TF32 moves to the tensor cores.
 std::string use_tensor_cores(const FixInput& in) {
   const StateFacts& f = in.facts();
   return fmt::format(
-      "Tensor pipes are mostly idle ({}) while the FP pipes work ({}): the math runs on "
-      "CUDA cores. Use bf16/fp16 autocast or TF32 (torch.backends.cuda.matmul.allow_tf32 "
-      "= True) so the tensor cores do it.",
-      pct(f.tensor_active), pct(f.float_pipes));
+             "Tensor pipes are mostly idle ({}) while the FP pipes work ({}): the math runs on "
+             "CUDA cores. Use bf16/fp16 autocast or TF32 (torch.backends.cuda.matmul.allow_tf32 "
+             "= True) so the tensor cores do it.",
+             pct(f.tensor_active), pct(f.float_pipes)) +
+         kernels_clause(in);
+}
+
+// FP16 or FP64 math on CUDA cores: nothing for autocast to narrow, but matrix
+// products can still move to the tensor cores.
+std::string other_float_on_cores(const FixInput& in) {
+  const auto fp16 = in.window.get(Metric::Fp16Active).value_or(0);
+  const auto fp64 = in.window.get(Metric::Fp64Active).value_or(0);
+  const bool half = fp16 >= fp64;
+  return fmt::format(
+             "Tensor pipes are mostly idle ({}) while the {} pipe works ({}): the math runs on "
+             "CUDA cores in {}, not in FP32. Matrix products in it can move to the tensor cores "
+             "({}); fused kernels (torch.compile) cut the rest.",
+             pct(in.facts().tensor_active), half ? "FP16" : "FP64", pct(half ? fp16 : fp64),
+             half ? "half precision" : "double precision",
+             half ? "half-precision GEMMs through cuBLAS or torch.matmul"
+                  : "Hopper's FP64 tensor cores, through cuBLAS's double-precision routines") +
+         kernels_clause(in);
 }
 
 std::string then_fuse(const FixInput&) {
@@ -116,9 +173,20 @@ std::string controller_busy(const FixInput& in) {
       pct(in.facts().mem_util));
 }
 
-std::string move_fewer_bytes(const FixInput&) {
-  return "Move fewer bytes: mixed precision halves them; fused kernels (FlashAttention, "
-         "torch.compile, fused optimizers) keep data in registers and shared memory.";
+// DRAM is the limit: only fewer bytes help. Which bytes the evidence leaves
+// open: a narrower type where the data is not narrow already, fusion where
+// element-wise kernels follow one another (docs/diagnosis.md).
+std::string move_fewer_bytes(const FixInput& in) {
+  const double share = in.facts().dram_share.value_or(0);
+  std::string out =
+      share >= kDramAtPeakShare
+          ? fmt::format(
+                "DRAM already runs at its practical peak ({} of it): only fewer bytes help.",
+                share_text(share))
+          // Short of the line reads short of it: 0.895 is 89 %, not 90 %.
+          : fmt::format("DRAM runs at {} of its practical peak: fewer bytes are the lever.",
+                        points_text(std::min(std::round(share * 100), kDramAtPeakShare * 100 - 1)));
+  return out + precision_clause(in) + fusion_clause(in) + kernels_clause(in);
 }
 
 std::string larger_batches_for_weights(const FixInput&) {
@@ -147,9 +215,42 @@ std::string keep_data_on_gpu(const FixInput&) {
   return "Keep data on the GPU between steps; copy once, not every iteration.";
 }
 
-std::string use_pinned_memory(const FixInput&) {
-  return "Use pinned host memory (DataLoader pin_memory=True, "
-         "tensor.pin_memory()) with non_blocking=True copies.";
+// At the rate pinned copies reach, pinning is done: fewer or overlapped copies.
+std::string copies_at_link_rate(const FixInput& in) {
+  const std::string pinned = fix_words::pinned_rate(in);
+  return fmt::format(
+      "Copies run at {}{}: not the pageable rate, so pinning is done, and only fewer or "
+      "overlapped copies help. Keep data on the GPU between steps (copy once, not every "
+      "iteration) and overlap the copies that remain with compute on a separate CUDA stream.",
+      link_rate(in),
+      pinned.empty() ? std::string() : ", against about " + pinned + " for pinned copies");
+}
+
+std::string small_pinned_copies(const FixInput& in) {
+  return fmt::format(
+      "The kernel view's copies all come from pinned memory, yet they run at {}: many small "
+      "copies, each paying its setup. Batch them into fewer, larger copies, or keep the data "
+      "on the GPU.",
+      link_rate(in));
+}
+
+// Below half the pinned rate: pageable memory is one cause of several; the
+// kernel view, where there is one, says which memory the copies came from.
+std::string use_pinned_memory(const FixInput& in) {
+  const std::string pinned = fix_words::pinned_rate(in);
+  const std::string reach =
+      pinned.empty() ? std::string() : "; pinned copies reach about " + pinned + " on this link";
+  if (copies_known_pageable(in)) {
+    return fmt::format(
+        "The kernel view saw copies from pageable host memory, at {}: pin the host buffers "
+        "(DataLoader pin_memory=True, tensor.pin_memory()) and copy with non_blocking=True{}.",
+        link_rate(in), reach);
+  }
+  return fmt::format(
+      "Copies run at {}{}: if the host buffers are pageable, use pinned host memory (DataLoader "
+      "pin_memory=True, tensor.pin_memory()) with non_blocking=True copies; `gpulens run "
+      "--kernels` says which memory they came from.",
+      link_rate(in), pinned.empty() ? std::string() : ", under half of what pinned copies reach");
 }
 
 std::string batch_transfers(const FixInput&) {
@@ -180,6 +281,28 @@ std::string process_at_full_core(const FixInput& in) {
       "`gpulens run --kernels` counts the synchronisations and tells them apart.",
       process_label(procs.top_cpu_name, procs.top_cpu_pid),
       points_text(in.facts().process_cpu_pct.value_or(0)));
+}
+
+// The kernel view counts the synchronisations: the core spins in CUDA's wait.
+std::string synchronises_every_step(const FixInput& in) {
+  return fmt::format(
+      "{} keeps a CPU core busy ({}) while the GPU waits, and it synchronises: the kernel view "
+      "counts {}. Each is a .item(), .cpu(), a printed loss or torch.cuda.synchronize() that "
+      "waits for the GPU to drain: read values every N steps, keep running metrics on the GPU "
+      "(accumulate a tensor, not a Python float) and log asynchronously.",
+      busy_process(in), points_text(in.facts().process_cpu_pct.value_or(0)),
+      fix_words::sync_figures(in));
+}
+
+// The kernel view counts few synchronisations: the core does the work itself.
+std::string does_the_work(const FixInput& in) {
+  return fmt::format(
+      "{} keeps a CPU core busy ({}) while the GPU waits, with few synchronisations (the kernel "
+      "view counts {}): it does the work itself (Python preprocessing in the loop, a DataLoader "
+      "with num_workers=0). Move that work into DataLoader workers (num_workers > 0) or onto "
+      "the GPU.",
+      busy_process(in), points_text(in.facts().process_cpu_pct.value_or(0)),
+      fix_words::sync_figures(in));
 }
 
 std::string sync_or_preprocess(const FixInput&) {
@@ -228,6 +351,26 @@ std::string launch_or_sync(const FixInput& in) {
       "tells them apart.",
       process_label(procs.top_cpu_name, procs.top_cpu_pid),
       points_text(in.facts().process_cpu_pct.value_or(0)));
+}
+
+std::string sync_after_every_op(const FixInput& in) {
+  return fmt::format(
+      "{} keeps a CPU core busy ({}) feeding kernels of a few microseconds, and it synchronises "
+      "after them: the kernel view counts {}. Each kernel waits for the host's round trip: take "
+      ".item(), .cpu() and torch.cuda.synchronize() out of the loop and read values every N "
+      "steps.",
+      busy_process(in), points_text(in.facts().process_cpu_pct.value_or(0)),
+      fix_words::sync_figures(in));
+}
+
+std::string launch_overhead(const FixInput& in) {
+  return fmt::format(
+      "{} keeps a CPU core busy ({}) feeding kernels of a few microseconds, with few "
+      "synchronisations (the kernel view counts {}): each launch costs the host more than the "
+      "kernel runs. Launch fewer, bigger kernels: fusion, torch.compile, CUDA Graphs or larger "
+      "batches.",
+      busy_process(in), points_text(in.facts().process_cpu_pct.value_or(0)),
+      fix_words::sync_figures(in));
 }
 
 std::string more_work_per_launch(const FixInput&) {

@@ -35,9 +35,11 @@ std::string process_holds_memory(const FixInput& in);
 std::string free_cached_memory(const FixInput& in);
 
 std::string math_on_tensor_cores(const FixInput& in);
+std::string math_on_integer_tensor(const FixInput& in);
 std::string integer_work(const FixInput& in);
 std::string warps_wait(const FixInput& in);
 std::string use_tensor_cores(const FixInput& in);
+std::string other_float_on_cores(const FixInput& in);
 std::string then_fuse(const FixInput& in);
 std::string pipes_not_measured(const FixInput& in);
 
@@ -51,18 +53,24 @@ std::string send_fewer_bytes(const FixInput& in);
 std::string check_topology(const FixInput& in);
 
 std::string staged_copies(const FixInput& in);
+std::string copies_at_link_rate(const FixInput& in);
+std::string small_pinned_copies(const FixInput& in);
 std::string keep_data_on_gpu(const FixInput& in);
 std::string use_pinned_memory(const FixInput& in);
 std::string batch_transfers(const FixInput& in);
 
 std::string gpu_waits_for_process(const FixInput& in);
 std::string process_at_full_core(const FixInput& in);
+std::string synchronises_every_step(const FixInput& in);
+std::string does_the_work(const FixInput& in);
 std::string sync_or_preprocess(const FixInput& in);
 std::string process_waits_on_input(const FixInput& in);
 std::string host_wait_unknown(const FixInput& in);
 std::string pin_and_prefetch(const FixInput& in);
 
 std::string launch_or_sync(const FixInput& in);
+std::string sync_after_every_op(const FixInput& in);
+std::string launch_overhead(const FixInput& in);
 std::string more_work_per_launch(const FixInput& in);
 std::string cut_launch_overhead(const FixInput& in);
 std::string fuse_elementwise(const FixInput& in);

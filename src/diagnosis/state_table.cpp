@@ -28,10 +28,12 @@ constexpr FixRow kIdleHoldingMemory[] = {
 
 constexpr FixRow kComputeBound[] = {
     {compute_math_is<ComputeMath::OnTensorCores>, t::math_on_tensor_cores},
+    {compute_math_is<ComputeMath::OnIntegerTensor>, t::math_on_integer_tensor},
     {compute_math_is<ComputeMath::Integer>, t::integer_work},
     {compute_math_is<ComputeMath::WarpsWait>, t::warps_wait},
-    {compute_math_is<ComputeMath::FloatOnCudaCores>, t::use_tensor_cores},
-    {compute_math_is<ComputeMath::FloatOnCudaCores>, t::then_fuse},
+    {compute_math_is<ComputeMath::Fp32OnCudaCores>, t::use_tensor_cores},
+    {compute_math_is<ComputeMath::Fp32OnCudaCores>, t::then_fuse},
+    {compute_math_is<ComputeMath::OtherFloatOnCores>, t::other_float_on_cores},
     {compute_math_is<ComputeMath::NotMeasured>, t::pipes_not_measured},
 };
 
@@ -49,16 +51,17 @@ constexpr FixRow kInterconnectBound[] = {
 };
 
 constexpr FixRow kPcieBound[] = {
-    {copies_host_limited, t::staged_copies},
-    {always, t::keep_data_on_gpu},
-    {copies_not_host_limited, t::use_pinned_memory},
-    {always, t::batch_transfers},
+    {copies_staged_pageable, t::staged_copies},    {copies_at_link_rate, t::copies_at_link_rate},
+    {small_pinned_copies, t::small_pinned_copies}, {copies_below_link_rate, t::keep_data_on_gpu},
+    {pinning_may_help, t::use_pinned_memory},      {copies_below_link_rate, t::batch_transfers},
 };
 
 constexpr FixRow kHostBound[] = {
     {host_wait_is<HostWait::StagedCopies>, t::staged_copies},
     {host_wait_is<HostWait::StagedCopies>, t::keep_data_on_gpu},
     {host_wait_is<HostWait::WaitsOnProcess>, t::gpu_waits_for_process},
+    {host_wait_is<HostWait::Synchronises>, t::synchronises_every_step},
+    {host_wait_is<HostWait::DoesTheWork>, t::does_the_work},
     {host_wait_is<HostWait::ProcessAtFullCore>, t::process_at_full_core},
     {host_wait_is<HostWait::ProcessAtFullCore>, t::sync_or_preprocess},
     {host_wait_is<HostWait::ProcessWaits>, t::process_waits_on_input},
@@ -67,7 +70,9 @@ constexpr FixRow kHostBound[] = {
 };
 
 constexpr FixRow kLaunchBound[] = {
-    {process_at_full_core, t::launch_or_sync},
+    {launch_loop_is<LaunchLoop::Synchronises>, t::sync_after_every_op},
+    {launch_loop_is<LaunchLoop::OnlyLaunches>, t::launch_overhead},
+    {launch_loop_is<LaunchLoop::EitherAtFullCore>, t::launch_or_sync},
     {always, t::more_work_per_launch},
     {always, t::cut_launch_overhead},
     {always, t::fuse_elementwise},
