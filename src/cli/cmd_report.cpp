@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "cli/command.hpp"
+#include "cli/kernel_evidence.hpp"
 #include "cli/report_setup.hpp"
 #include "cli/signals.hpp"
 #include "cli/slurm_job_parts.hpp"
@@ -201,11 +202,9 @@ int run_report(const ReportArgs& args) {
     return kExitUsage;
   }
   options->edges_apart = !history;
-  // A recording of `run --kernels`: its collectives inform the verdict's fixes.
-  if (kernel_view) {
-    options->collectives = collective_evidence(*kernel_view);
-    options->kernel_view = kernel_view->available;
-  }
+  // A recording of `run --kernels`: its collectives, kernels and synchronisations inform
+  // the verdict's fixes.
+  if (kernel_view) apply_kernel_view(*options, *kernel_view);
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, kernel_view, *format);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/command.hpp"
+#include "cli/kernel_evidence.hpp"
 #include "cli/kernels_setup.hpp"
 #include "cli/report_setup.hpp"
 #include "cli/terminal_output.hpp"
@@ -199,13 +200,11 @@ void report(const RunArgs& a, const verdict::VerdictOptions& options,
   }
   const Trace* trace = &recording->trace;
   for (const auto& w : trace->warnings) say(a, "warning: " + w);
-  // The kernel view (run --kernels) first: its collectives inform the verdict's fixes.
+  // The kernel view (run --kernels) first: its collectives, kernels and synchronisations
+  // inform the verdict's fixes.
   const auto& view = recording->kernels;
   verdict::VerdictOptions with_kernels = options;
-  if (view) {
-    with_kernels.collectives = collective_evidence(*view);
-    with_kernels.kernel_view = view->available;
-  }
+  if (view) apply_kernel_view(with_kernels, *view);
   const verdict::Verdict verdict = verdict::build_verdict(*trace, with_kernels);
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);

@@ -12,6 +12,7 @@
 #include "diagnosis/alert_config.hpp"
 #include "diagnosis/hardware.hpp"
 #include "diagnosis/job_groups.hpp"
+#include "diagnosis/kernel_evidence.hpp"
 #include "diagnosis/thresholds.hpp"
 #include "diagnosis/window.hpp"
 
@@ -28,6 +29,9 @@ struct DiagnosisConfig {
   HardwareSettings hardware;
   std::vector<RuleSettings> rules;  // every built-in rule, in table order
   std::vector<CustomRule> custom_rules;
+  // Not from TOML: the kernel view of the recording (`run --kernels`), handed in
+  // by the command that has it; the fixes name what it saw.
+  std::optional<KernelEvidence> kernels;
 
   // Defaults for everything, with every built-in rule enabled.
   static DiagnosisConfig defaults();

@@ -87,6 +87,7 @@ DiagnosisEngine::DiagnosisEngine(const TraceHeader& header, DiagnosisConfig conf
   fix_.price_per_gpu_hour = config_.price_per_gpu_hour;
   fix_.currency = config_.currency;
   fix_.cpu_count = header.cpu_count;
+  fix_.kernels = config_.kernels;
   memory_settings_ = memory_settings_from(config_.rule("memory_growth"));
   rules_ = make_alert_rules(config_);
   for (const auto& d : devices_) slot(d.index);

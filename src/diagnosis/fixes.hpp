@@ -9,23 +9,11 @@
 #include <vector>
 
 #include "diagnosis/classifier.hpp"
+#include "diagnosis/fix_context.hpp"
 #include "diagnosis/hardware.hpp"
 #include "diagnosis/window.hpp"
 
 namespace gpulens::diagnosis {
-
-struct FixContext {
-  std::optional<double> price_per_gpu_hour;
-  std::string currency = "$";
-  std::optional<int> cpu_count;  // host cores, to read host_cpu_pct as cores
-  // Inside `gpulens run` (a job_start mark was seen): the processes on the GPU
-  // are the user's own job, not an abandoned process to end.
-  bool in_job = false;
-};
-
-// Tensor pipes at or above this (%) are busy: the job already runs its math on
-// tensor cores (bf16/fp16/TF32), so mixed precision is not advice for it.
-inline constexpr double kTensorBusyPct = 20.0;
 
 // Appends the fixes not already in `out` (two findings or alerts may share one).
 inline void append_unique(std::vector<std::string>& out, const std::vector<std::string>& more) {

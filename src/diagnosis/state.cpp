@@ -4,64 +4,26 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_number.hpp"
+#include "diagnosis/state_table.hpp"
 
 namespace gpulens::diagnosis {
 namespace {
-
-struct StateInfo {
-  GpuState state;
-  std::string_view id;
-  std::string_view meaning;
-};
-
-constexpr std::array<StateInfo, kGpuStateCount> kStates{{
-    {GpuState::Unknown, "unknown", "the metrics needed to tell were not measured"},
-    {GpuState::Idle, "idle", "no kernels ran"},
-    {GpuState::IdleHoldingMemory, "idle_holding_memory",
-     "no kernels ran, but a process holds a large share of device memory"},
-    {GpuState::ComputeBound, "compute_bound",
-     "SMs are busy (tensor or CUDA cores): the healthy case"},
-    {GpuState::MemoryBound, "memory_bound", "DRAM bandwidth is the limit"},
-    {GpuState::InterconnectBound, "interconnect_bound",
-     "NVLink traffic dominates while SMs are mostly idle (collectives)"},
-    {GpuState::PcieBound, "pcie_bound", "host-device copies dominate while SMs are idle"},
-    {GpuState::HostBound, "host_bound",
-     "the GPU waits for the host most of the time; kernels are large when they run"},
-    {GpuState::LaunchBound, "launch_bound",
-     "kernels are tiny: kernel time is spent with almost no SM working"},
-    {GpuState::SmUnderused, "sm_underused",
-     "a kernel runs nearly all the time but occupies a small share of the SMs"},
-    {GpuState::WaitingOnPeer, "waiting_on_peer",
-     "a kernel is running but the SMs are idle while other GPUs of the same job are busy"},
-    {GpuState::Busy, "busy",
-     "kernels run most of the time; how well they use the SMs was not measured (no GPM)"},
-}};
-
-constexpr bool states_in_enum_order() {
-  for (std::size_t i = 0; i < kStates.size(); ++i) {
-    if (state_index(kStates[i].state) != i) return false;
-  }
-  return true;
-}
-static_assert(states_in_enum_order(), "kStates must list states in enum order");
 
 constexpr std::array<std::string_view, 3> kSeverities{"info", "warning", "critical"};
 
 }  // namespace
 
 std::string_view state_id(GpuState state) {
-  const auto i = state_index(state);
-  return i < kStates.size() ? kStates[i].id : std::string_view("unknown");
+  return state_row(state).id;
 }
 
 std::string_view state_meaning(GpuState state) {
-  const auto i = state_index(state);
-  return i < kStates.size() ? kStates[i].meaning : std::string_view();
+  return state_row(state).meaning;
 }
 
 std::optional<GpuState> state_from_id(std::string_view id) {
-  for (const auto& s : kStates) {
-    if (s.id == id) return s.state;
+  for (const auto& row : state_rows()) {
+    if (row.id == id) return row.state;
   }
   return std::nullopt;
 }
@@ -69,7 +31,7 @@ std::optional<GpuState> state_from_id(std::string_view id) {
 const std::array<GpuState, kGpuStateCount>& all_states() {
   static const std::array<GpuState, kGpuStateCount> states = [] {
     std::array<GpuState, kGpuStateCount> out{};
-    for (std::size_t i = 0; i < kStates.size(); ++i) out[i] = kStates[i].state;
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = state_rows()[i].state;
     return out;
   }();
   return states;

@@ -9,23 +9,15 @@
 #include <set>
 #include <utility>
 
+#include "diagnosis/state_table.hpp"
+
 namespace gpulens::verdict {
 namespace {
 
-// How much a second in a state asks for a change. compute_bound is the healthy
-// case: its fixes (fusing, less work per step) are the next step, not a repair.
+// How much a second in a state asks for a change: the state table's weight
+// (compute_bound's fixes are the next step, not a repair).
 double state_weight(diagnosis::GpuState s) {
-  switch (s) {
-    case diagnosis::GpuState::Unknown:
-      return 0.0;
-    case diagnosis::GpuState::ComputeBound:
-    // busy: the GPU works and nothing measured says it works badly; its fix is
-    // what would tell, a next step like compute_bound's, not a repair.
-    case diagnosis::GpuState::Busy:
-      return 0.25;
-    default:
-      return 1.0;
-  }
+  return diagnosis::state_row(s).fix_weight;
 }
 
 double severity_weight(diagnosis::Severity s) {
