@@ -109,6 +109,9 @@ def score(args):
                 problems.append("not called out of memory")
             if end.get("headline") and not any(k.lower() in headline.lower() for k in end["headline"]):
                 problems.append("headline: " + (headline[:90] or "(none)"))
+            for k in end.get("headline_not", []):
+                if k.lower() in headline.lower():
+                    problems.append(f"headline says {k!r}")
             verdict_txt = ("right" if not problems else "known miss" if end.get("known_miss") else "wrong")
             rows.append((w["workload"], "(job end)", "died: out of memory" if end.get("oom") else "exit",
                          headline[:60], "", "; ".join(problems), verdict_txt, end))

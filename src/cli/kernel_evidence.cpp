@@ -60,11 +60,22 @@ diagnosis::KernelEvidence kernel_evidence(const kernels::KernelView& view) {
       ++e.elementwise_kernels;
       elementwise_launches += k.count;
     }
-    if (e.top.size() < kEvidenceKernels) {
-      e.top.push_back({k.short_name, k.share, kernel_dtype(k.name), ew});
+    // Template instances of one kernel (PyTorch's vectorized_elementwise_kernel
+    // for each functor) share a short name: named once, with their time summed.
+    const std::string dtype = kernel_dtype(k.name);
+    const auto same = std::find_if(e.top.begin(), e.top.end(), [&](const auto& t) {
+      return t.name == k.short_name && t.dtype == dtype;
+    });
+    if (same != e.top.end()) {
+      same->share += k.share;
+    } else if (e.top.size() < kEvidenceKernels) {
+      e.top.push_back({k.short_name, k.share, dtype, ew});
     }
   }
   e.syncs = view.syncs;
+  if (view.launches > 0) {
+    e.syncs_per_launch = static_cast<double>(view.syncs) / static_cast<double>(view.launches);
+  }
   if (!view.devices.empty()) {
     const auto& d = view.devices.front();
     if (d.steps && d.steps->steps > 0) {

@@ -122,9 +122,13 @@ class Classifier {
                               *f.process_cpu_pct >= th_.host_copy_cpu_pct_min;
     }
     const auto host_cpu = w_.get(Metric::HostCpuPct);
-    if (host_cpu && hw_.host_cpu_count && *hw_.host_cpu_count > 0 && w_.procs.cpu_pct) {
-      f.other_cpu_cores = std::max(
-          0.0, *host_cpu / 100.0 * *hw_.host_cpu_count - *w_.procs.cpu_pct / 100.0);
+    // Beyond the processes of every GPU of the host where the engine counted
+    // them (a job's other ranks are not what this GPU waits on), else this GPU's.
+    const auto gpu_procs_cpu =
+        w_.procs.host_gpus_cpu_pct ? w_.procs.host_gpus_cpu_pct : w_.procs.cpu_pct;
+    if (host_cpu && hw_.host_cpu_count && *hw_.host_cpu_count > 0 && gpu_procs_cpu) {
+      f.other_cpu_cores =
+          std::max(0.0, *host_cpu / 100.0 * *hw_.host_cpu_count - *gpu_procs_cpu / 100.0);
     }
     f.math_idle = f.float_pipes && *f.float_pipes < th_.math_idle_max;
     f.int_work = f.int_share && *f.int_share >= th_.int_work_share_min;

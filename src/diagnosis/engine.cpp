@@ -217,6 +217,12 @@ void DiagnosisEngine::judge(Slot& s, double t) {
         {other, ow.get(Metric::SmActive), ow.get(Metric::GpuUtil), busiest_math_pipe(ow)});
   }
   st.window = s.window.stats();
+  for (const auto& [gpu, slot] : slots_) {
+    if (slot->window.empty()) continue;
+    if (const auto cpu = slot->window.stats().procs.cpu_pct) {
+      st.window.procs.host_gpus_cpu_pct = st.window.procs.host_gpus_cpu_pct.value_or(0) + *cpu;
+    }
+  }
   const GpuState previous = st.state.state;
   st.state = classify_state(st.window, s.hw, config_.thresholds, peers, config_.window.length_s);
   if (st.state.state != previous || st.state_since == 0) st.state_since = t;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diagnosis/fix_evidence_text.hpp"
 
+#include <algorithm>
+
 #include "diagnosis/fix_format.hpp"
 #include "diagnosis/fix_premises.hpp"
 
@@ -107,8 +109,12 @@ std::string sync_figures(const FixInput& in) {
         "in them",
         *k.syncs_per_step, k.sync_s_per_step.value_or(0) * 1e3);
   }
-  return fmt::format("{} CUDA synchronisations, the host blocked in them {} of the traced time",
-                     k.syncs, share_text(k.sync_share.value_or(0)));
+  const std::string per_launch = k.syncs_per_launch
+                                     ? fmt::format(" (one per {:.1f} kernel launches)",
+                                                   1.0 / std::max(*k.syncs_per_launch, 1e-9))
+                                     : std::string();
+  return fmt::format("{} CUDA synchronisations{}, the host blocked in them {} of the traced time",
+                     k.syncs, per_launch, share_text(k.sync_share.value_or(0)));
 }
 
 std::string pinned_rate(const FixInput& in) {

@@ -39,16 +39,22 @@ bool always(const FixInput&) {
 ComputeMath compute_math(const FixInput& in) {
   const StateFacts& f = in.facts();
   const TensorPipes tp = tensor_pipes(in.window);
-  if (at_least(tp.floating, kTensorBusyPct)) return ComputeMath::OnTensorCores;
-  if (at_least(tp.integer, kTensorBusyPct)) return ComputeMath::OnIntegerTensor;
-  // TENSOR_ACTIVE busy while neither breakdown is: a tensor pipe the breakdown
-  // does not name works. Tensor cores either way.
-  if (at_least(f.tensor_active, kTensorBusyPct)) return ComputeMath::OnTensorCores;
+  const auto fp32 = in.window.get(Metric::Fp32Active);
+  const auto other = max_of(in.window.get(Metric::Fp16Active), in.window.get(Metric::Fp64Active));
+  const double cores = max_of(fp32, other).value_or(0);
+  // The tensor pipes do the math when they are busy, or at work and busier
+  // than every FP pipe: a slow int8 GEMM keeps IMMA at 13 % with every FP pipe
+  // at 0 (the H200 corpus' gemm_int8), and nothing on CUDA cores is left to
+  // move to tensor cores. TENSOR_ACTIVE counts where the breakdown names no pipe.
+  const double tensor =
+      std::max({tp.floating.value_or(0), tp.integer.value_or(0), f.tensor_active.value_or(0)});
+  if (tensor >= kTensorBusyPct || (tensor >= kPipeAtWorkPct && tensor >= cores)) {
+    return tp.integer.value_or(0) > tp.floating.value_or(0) ? ComputeMath::OnIntegerTensor
+                                                            : ComputeMath::OnTensorCores;
+  }
   if (f.int_work && f.math_idle) return ComputeMath::Integer;
   if (f.math_idle) return ComputeMath::WarpsWait;
   if (!f.tensor_active) return ComputeMath::NotMeasured;
-  const auto fp32 = in.window.get(Metric::Fp32Active);
-  const auto other = max_of(in.window.get(Metric::Fp16Active), in.window.get(Metric::Fp64Active));
   if (at_least(fp32, kPipeAtWorkPct) && *fp32 >= other.value_or(0)) {
     return ComputeMath::Fp32OnCudaCores;
   }
@@ -88,7 +94,9 @@ DataWidth data_width(const FixInput& in) {
 std::optional<bool> kernel_view_sees_syncs(const FixInput& in) {
   if (!in.ctx.kernels) return std::nullopt;
   const KernelEvidence& k = *in.ctx.kernels;
-  if (k.syncs_per_step) return *k.syncs_per_step >= kSyncsPerStepMin;
+  if (k.syncs_per_step && *k.syncs_per_step >= kSyncsPerStepMin) return true;
+  if (k.syncs_per_launch && *k.syncs_per_launch >= kSyncsPerLaunchMin) return true;
+  if (k.syncs_per_step) return false;
   if (k.sync_share) return *k.sync_share >= kSyncShareMin;
   return std::nullopt;
 }

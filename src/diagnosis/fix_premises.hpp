@@ -39,6 +39,14 @@ inline constexpr double kSyncsPerStepMin = 3.0;
 // (a view without step marks): a fifth of the time, the kernel view's line for
 // a host- or launch-bound finding.
 inline constexpr double kSyncShareMin = 0.2;
+// Synchronisations per kernel launch at or above this (one every five launches
+// or fewer) are a loop that waits after every op or two, however short each
+// wait: a PyTorch op launches one to three kernels and a training step some
+// hundreds with a handful of synchronisations (under 0.05), while a .item()
+// after every op gives one per two to six launches (0.33 on the H200 corpus'
+// item_every_op under --kernels, where each wait blocked the host only 6 % of
+// the traced time and the share line alone read "few").
+inline constexpr double kSyncsPerLaunchMin = 0.2;
 
 // The tensor pipes by the type they compute in. GPM reads HMMA (fp16/bf16
 // tensor math, and TF32: measured on an H100, the corpus' matmul_fp32/tf32 read

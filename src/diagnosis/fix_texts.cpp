@@ -77,7 +77,8 @@ std::string math_on_tensor_cores(const FixInput& in) {
              "The SMs are busy and the tensor pipes work ({}): the math already runs on tensor "
              "cores. Gains now come from less work per step: fused kernels (torch.compile, "
              "FlashAttention), fewer recomputations, a larger batch per launch.",
-             pct(tensor_pipes(in.window).floating)) +
+             pct(std::max(tensor_pipes(in.window).floating.value_or(0),
+                          in.facts().tensor_active.value_or(0)))) +
          kernels_clause(in);
 }
 

@@ -29,6 +29,9 @@ struct KernelEvidence {
   std::optional<double> sync_s_per_step;
   std::uint64_t syncs = 0;
   std::optional<double> sync_share;  // host time blocked in them over the traced time
+  // Synchronisations per kernel launch (both counted in the same windows):
+  // how often the loop waits, whether or not each wait is long.
+  std::optional<double> syncs_per_launch;
   // Element-wise kernels: launches per marked step, and distinct ones listed.
   std::optional<double> elementwise_per_step;
   std::size_t elementwise_kernels = 0;

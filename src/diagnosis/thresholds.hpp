@@ -86,7 +86,10 @@ struct Thresholds {
   double memory_stall_dram_share_min = 0.05;
   // A process at or above this CPU (%, 100 = one core) while its GPU runs no
   // kernel: the GPU waits for that process (tokenizing, compiling, preprocessing).
-  double host_busy_cpu_pct_min = 75.0;
+  // Per-process CPU is counted in 10-ms ticks, so a process that never leaves
+  // the CPU reads 89.95, 100 or 110 % by turns: 85 is under its lowest reading
+  // (90 until 2026-11-29 sat on it), far above a process that waits (< 30 %).
+  double host_busy_cpu_pct_min = 85.0;
   // Kernel time (%) below which a process at a full core is doing CPU work, not
   // waiting on synchronisations. A loop that synchronises after each step waits
   // exactly as long as the GPU works, and a round trip costs the host ~10-20 us,

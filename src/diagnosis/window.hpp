@@ -34,6 +34,10 @@ struct ProcessSummary {
   std::uint32_t top_cpu_pid = 0;
   std::optional<double> top_cpu_pct;  // 100 = one full core
   std::optional<double> cpu_pct;      // summed over the processes that report it
+  // The same over the processes of every GPU of the host (the engine fills it
+  // in; a process on two GPUs counts twice): the other ranks of a job are
+  // processes of the host's GPUs, not work the GPU waits on.
+  std::optional<double> host_gpus_cpu_pct;
 };
 
 struct WindowStats {

@@ -95,6 +95,25 @@ TEST(KernelEvidence, ASampledViewGivesNoLaunchesPerStep) {
   EXPECT_TRUE(e.pageable_copies);
 }
 
+TEST(KernelEvidence, InstancesOfOneKernelAreNamedOnceWithTheirTimeSummed) {
+  // Eager fp32 x * 2 + 1, relu, * 3, - x: four instances of PyTorch's
+  // vectorized_elementwise_kernel, each with its own functor.
+  auto v = view_with_steps();
+  kernels::KernelRow mul = v.top.front();
+  mul.name = "void at::native::vectorized_elementwise_kernel<4, MulFunctor<float>>()";
+  mul.share = 0.2;
+  mul.count = 300;
+  v.top.insert(v.top.begin() + 1, mul);
+  v.launches = 1600;
+  const auto e = kernel_evidence(v);
+  ASSERT_EQ(e.top.size(), 2u);
+  EXPECT_EQ(e.top[0].name, "vectorized_elementwise_kernel");
+  EXPECT_NEAR(e.top[0].share, 0.8, 1e-12);
+  EXPECT_EQ(e.elementwise_kernels, 2u);  // distinct kernels: both instances
+  ASSERT_TRUE(e.syncs_per_launch);
+  EXPECT_NEAR(*e.syncs_per_launch, 0.5, 1e-12);
+}
+
 TEST(KernelEvidence, TheVerdictsOptionsCarryIt) {
   verdict::VerdictOptions o;
   apply_kernel_view(o, view_with_steps());

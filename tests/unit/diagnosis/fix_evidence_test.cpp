@@ -291,6 +291,28 @@ TEST(HostEvidence, ALaunchBoundLoopWithSynchronisationsIsToldSo) {
   EXPECT_FALSE(says(launches.fixes[0], "synchronize()")) << launches.fixes[0];
 }
 
+TEST(HostEvidence, ASynchronisationEveryFewLaunchesIsALoopThatWaitsHoweverShortEachWait) {
+  // .item() after every op, no step marks (the H200 corpus' item_every_op under
+  // --kernels): 89929 synchronisations in the windows, one per three launches,
+  // each short enough that the host blocked only 6 % of the traced time.
+  const std::vector<ProcessSample> procs{proc(7, "python3", 2000.0, 100.0)};
+  const EvValues counters{{Metric::GpuUtil, 28}, {Metric::SmActive, 6.0}};
+  KernelEvidence k;
+  k.syncs = 89929;
+  k.sync_share = 0.06;
+  k.syncs_per_launch = 1.0 / 3.0;
+  const auto sync = judge(counters, procs, k);
+  ASSERT_FALSE(sync.fixes.empty());
+  EXPECT_TRUE(says(sync.fixes[0], "one per 3.0 kernel launches")) << sync.fixes[0];
+  EXPECT_FALSE(says(sync.fixes[0], "few synchronisations")) << sync.fixes[0];
+  // A training loop's handful per hundreds of launches stays "few".
+  k.syncs = 300;
+  k.syncs_per_launch = 0.01;
+  const auto few = judge(counters, procs, k);
+  ASSERT_FALSE(few.fixes.empty());
+  EXPECT_FALSE(says(few.fixes[0], "synchronises after")) << few.fixes[0];
+}
+
 TEST(HostEvidence, TheEngineHandsTheKernelViewToTheFixes) {
   TraceHeader h;
   h.devices.push_back(h100());
