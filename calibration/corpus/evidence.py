@@ -313,13 +313,8 @@ def item_every_op(c):
 def loader_wait(c):
     """A small CNN waiting on six DataLoader workers with a costly transform."""
     import torch
-    import torch.nn as nn
 
-    model = nn.Sequential(
-        nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(), nn.Linear(128, 10),
-    ).cuda()
+    model = c.small_cnn()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = torch.utils.data.DataLoader(
         c.SlowDataset(1_000_000, 15.0), batch_size=32, num_workers=6, pin_memory=True,
