@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+"""CUPTI moved by a thread of its own while the job's threads are inside CUDA.
+
+graph_moves.py showed, with every move made from the job's one thread while nothing
+ran, that finalising from the quiet state (kinds disabled, then cuptiFinalize) makes
+the next CUDA-graph replay fail, and finalising straight from traced (kinds still on)
+did not. A monitor cannot wait for the job to stand still: this runs a job (two
+threads: CUDA-graph replays of a batch-1 MLP, and eager ops with a host copy) while a
+third thread makes the moves every 50-250 ms, at random moments, through ctypes
+(which releases the GIL, so the moves really overlap the job's CUDA calls).
+--pattern td: traced <-> finalised (the candidate); tqd: traced, quiet, finalised
+(what the earlier detach did). Prints one JSON line: moves made, job iterations,
+error, and whether the graph's output still matches eager at the end.
+"""
+import argparse
+import ctypes
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from torch_slots import loaded_cupti  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pattern", choices=["td", "tqd"], required=True)
+    ap.add_argument("--toggle", required=True)
+    ap.add_argument("--seconds", type=float, default=6.0)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    os.environ.setdefault("GPULENS_CUPTI", loaded_cupti())
+    ct = ctypes.CDLL(a.toggle)
+    ct.ct_goto.restype = ctypes.c_double
+    ct.ct_goto.argtypes = [ctypes.c_int]
+    ct.ct_error.restype = ctypes.c_char_p
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
+    inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
+    with torch.no_grad():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                model(inp)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = model(inp)
+    stop = threading.Event()
+    errors, counts = [], {"graph": 0, "eager": 0, "moves": 0}
+
+    def graph_loop():
+        try:
+            while not stop.is_set():
+                g.replay()
+                torch.cuda.synchronize()
+                counts["graph"] += 1
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"graph: {type(e).__name__}: {str(e).splitlines()[0]}")
+            stop.set()
+
+    def eager_loop():
+        try:
+            x = torch.zeros(256, device=dev)
+            while not stop.is_set():
+                for _ in range(20):
+                    x.add_(1)
+                x.cpu()
+                counts["eager"] += 1
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"eager: {type(e).__name__}: {str(e).splitlines()[0]}")
+            stop.set()
+
+    def mover():
+        rng = random.Random(a.seed)
+        seq = [2, 0] if a.pattern == "td" else [2, 1, 0]
+        i = 0
+        while not stop.is_set():
+            time.sleep(rng.uniform(0.05, 0.25))
+            if ct.ct_goto(seq[i % len(seq)]) < 0:
+                errors.append("toggle: " + ct.ct_error().decode())
+                stop.set()
+                return
+            counts["moves"] += 1
+            i += 1
+
+    threads = [threading.Thread(target=f) for f in (graph_loop, eager_loop, mover)]
+    for t in threads:
+        t.start()
+    stop.wait(a.seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    same = None
+    if not errors:
+        try:
+            ct.ct_goto(0)
+            with torch.no_grad():
+                ref = model(inp)
+                g.replay()
+            torch.cuda.synchronize()
+            same = bool(torch.allclose(out.float(), ref.float(), atol=1e-2))
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"end: {type(e).__name__}: {str(e).splitlines()[0]}")
+    print(json.dumps({"pattern": a.pattern, "seed": a.seed, **counts, "graph_matches_eager": same,
+                      "error": "; ".join(errors)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
