@@ -9,7 +9,11 @@ threads: CUDA-graph replays of a batch-1 MLP, and eager ops with a host copy) wh
 third thread makes the moves every 50-250 ms, at random moments, through ctypes
 (which releases the GIL, so the moves really overlap the job's CUDA calls).
 --pattern td: traced <-> finalised (the candidate); tqd: traced, quiet, finalised
-(what the earlier detach did). Prints one JSON line: moves made, job iterations,
+(what the earlier detach did); attach: the mover only attaches (never finalises)
+and then switches traced <-> quiet, as the shipped library's window thread does;
+jobfin: the mover attaches, and the job's own thread finalises at its next
+outermost API exit (ct_arm_finalize, the CUPTI guide's recipe), again and again.
+Prints one JSON line: moves made, job iterations,
 error, and whether the graph's output still matches eager at the end.
 """
 import argparse
@@ -29,7 +33,7 @@ from torch_slots import loaded_cupti  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pattern", choices=["td", "tqd"], required=True)
+    ap.add_argument("--pattern", choices=["td", "tqd", "attach", "jobfin"], required=True)
     ap.add_argument("--toggle", required=True)
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -39,6 +43,7 @@ def main():
     ct.ct_goto.restype = ctypes.c_double
     ct.ct_goto.argtypes = [ctypes.c_int]
     ct.ct_error.restype = ctypes.c_char_p
+    ct.ct_job_finalizes.restype = ctypes.c_long
     dev = torch.device("cuda")
     model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
     inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
@@ -77,9 +82,27 @@ def main():
             errors.append(f"eager: {type(e).__name__}: {str(e).splitlines()[0]}")
             stop.set()
 
-    def mover():
+    def jobfin_mover():
         rng = random.Random(a.seed)
-        seq = [2, 0] if a.pattern == "td" else [2, 1, 0]
+        while not stop.is_set():
+            time.sleep(rng.uniform(0.05, 0.25))
+            if ct.ct_goto(2) < 0 or ct.ct_arm_finalize() < 0:
+                errors.append("toggle: " + ct.ct_error().decode())
+                stop.set()
+                return
+            counts["moves"] += 1
+            deadline = time.monotonic() + 5
+            while ct.ct_state() != 0 and not stop.is_set():
+                if time.monotonic() > deadline:
+                    counts["unfinalised"] = counts.get("unfinalised", 0) + 1
+                    return
+                time.sleep(0.001)
+
+    def mover():
+        if a.pattern == "jobfin":
+            return jobfin_mover()
+        rng = random.Random(a.seed)
+        seq = {"td": [2, 0], "tqd": [2, 1, 0], "attach": [2, 1]}[a.pattern]
         i = 0
         while not stop.is_set():
             time.sleep(rng.uniform(0.05, 0.25))
@@ -100,7 +123,9 @@ def main():
     same = None
     if not errors:
         try:
-            ct.ct_goto(0)
+            counts["job_finalizes"] = ct.ct_job_finalizes()
+            if ct.ct_state() == 2:  # from traced at once: the move graph_moves.py found safe
+                ct.ct_goto(0)
             with torch.no_grad():
                 ref = model(inp)
                 g.replay()
