@@ -52,6 +52,7 @@ class Sampler final : public sources::TickSource {
  private:
   struct Worker;
   bool sleep_until(std::chrono::steady_clock::time_point due);
+  bool request(Worker& w);
   void collect_devices(Tick& tick);
   void add_host_readings(Tick& tick);
   void add_events_and_marks(Tick& tick);

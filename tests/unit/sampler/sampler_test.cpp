@@ -21,9 +21,16 @@ class FakeCollector final : public sources::GpuCollector {
   std::string driver_version() const override { return "fake"; }
   const std::vector<DeviceInfo>& devices() const override { return devices_; }
   void sample(std::size_t slot, Sample& out, sources::CollectCost& cost) override {
-    if (slot == 1 && hang.load()) {
+    const int now_inside = ++inside;
+    for (int seen = max_inside.load(); now_inside > seen;) {
+      if (max_inside.compare_exchange_weak(seen, now_inside)) break;
+    }
+    if (static_cast<int>(slot) == hang_slot.load() && hang.load()) {
       while (hang.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    if (answer_ms.load() > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(answer_ms.load()));
+    --inside;
     out.values.set(Metric::GpuUtil, static_cast<double>(slot) * 10);
     if (glitch.load()) out.values.set(Metric::SmActive, 1e308);
     out.procs = std::vector<ProcessSample>{};
@@ -36,6 +43,10 @@ class FakeCollector final : public sources::GpuCollector {
     return events;
   }
   std::atomic<bool> hang{false};
+  std::atomic<int> hang_slot{1};
+  std::atomic<int> answer_ms{0};    // how long a device takes to answer
+  std::atomic<int> inside{0};       // calls inside sample() now ...
+  std::atomic<int> max_inside{0};   // ... and the most at any time
   std::atomic<bool> glitch{false};  // SM activity read as 1e308
   std::atomic<bool> xid_sent{false};
   std::atomic<int> calls[2] = {0, 0};
@@ -79,6 +90,46 @@ TEST(Sampler, HungDeviceDoesNotFreezeTheOthers) {
   // The stuck call's late result is taken, or a fresh one; either way the device is back.
   auto again = sampler.next();
   EXPECT_EQ((*again)->samples[1].get(Metric::GpuUtil), 10.0);
+}
+
+// The driver serialises GPM's calls across GPUs, so asking them all at once only
+// adds threads waiting on its lock: they are asked in turn.
+TEST(Sampler, DevicesAreAskedInTurn) {
+  auto fake = std::make_shared<FakeCollector>();
+  fake->answer_ms = 2;
+  SamplerOptions options;
+  // Each GPU's turn is half of 0.45 s: far beyond a 2-ms answer on a loaded machine.
+  options.interval_s = 0.5;
+  Sampler sampler(fake, options);
+  for (int i = 0; i < 3; ++i) {
+    auto tick = sampler.next();
+    ASSERT_TRUE(tick && tick->has_value());
+    ASSERT_EQ((*tick)->samples.size(), 2u);
+    EXPECT_EQ((*tick)->samples[1].get(Metric::GpuUtil), 10.0);
+  }
+  EXPECT_EQ(fake->max_inside.load(), 1) << "no two GPUs are asked at once";
+}
+
+// A GPU stuck in the driver holds the ones after it for its turn only.
+TEST(Sampler, AHungFirstDeviceDoesNotStarveTheNext) {
+  auto fake = std::make_shared<FakeCollector>();
+  fake->hang_slot = 0;
+  SamplerOptions options;
+  options.interval_s = 0.1;
+  // Long enough that the next GPU's answer, asked after the first one's turn
+  // (half of it), comes in time even on a loaded machine.
+  options.gpu_timeout_s = 1.0;
+  Sampler sampler(fake, options);
+  ASSERT_TRUE(sampler.next());
+  fake->hang = true;
+  for (int i = 0; i < 2; ++i) {
+    auto tick = sampler.next();
+    ASSERT_TRUE(tick && tick->has_value());
+    ASSERT_EQ((*tick)->samples.size(), 2u);
+    EXPECT_TRUE((*tick)->samples[0].extra.contains("x_error"));
+    EXPECT_EQ((*tick)->samples[1].get(Metric::GpuUtil), 10.0) << "device 1 keeps sampling";
+  }
+  fake->hang = false;
 }
 
 // A driver's glitch is dropped before anything sees it, and counted (issue 31).
