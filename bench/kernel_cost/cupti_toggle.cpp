@@ -32,10 +32,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 namespace {
 
