@@ -2,13 +2,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """One row per GPU count from bench/multi_gpu/cost_scaling.sh's folders: gpulens'
 CPU per GPU per tick and peak RSS for each configuration, beside nvidia-smi dmon's
-CPU per GPU-sample and peak RSS on the same GPUs in the same minute.
+CPU per GPU-sample and peak RSS on the same GPUs in the same minute; then gpulens
+against the floor measured in the same folder (bench/overhead/floor.py: the tick's
+NVML calls alone, the GPM pair the cheaper of in turn and at once), and the ticks
+late at 100 ms (skipped slots plus GPUs without an answer in time).
 
     bench/multi_gpu/cost_table.py DIR [DIR ...]   (each holds run_overhead.sh's JSON)
 """
 import json
 import pathlib
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "overhead"))
+import floor  # noqa: E402
 
 RUNS = ["gpm-1s", "gpm-noprocs-1s", "gpm-100ms"]
 
@@ -21,6 +27,7 @@ def main(dirs):
     print("CPU in ms per GPU per tick (whole process), peak RSS in MiB; dmon/gpulens compares")
     print("dmon with gpm-noprocs-1s (the same metrics, no per-process queries, 1 s)")
     print(head)
+    floors = []
     for d in map(pathlib.Path, dirs):
         stats = {r: json.loads((d / f"{r}.json").read_text()) for r in RUNS if (d / f"{r}.json").exists()}
         if not stats:
@@ -40,6 +47,25 @@ def main(dirs):
             ratio = f"{per / ours:.1f}x" if ours else "-"
             row += f" {per:>9.3f} {j['peak_rss_mib']:>6.1f} {ratio:>12}"
         print(row)
+        floors.append((gpus, d, stats))
+    print("\ngpulens (gpm-noprocs-1s, whole process) against the floor, ms of CPU per GPU per tick")
+    print(f"{'GPUs':>4} {'gpulens':>8} {'in turn':>8} {'at once':>8} {'floor':>7} {'ratio':>6} {'late@100ms':>10}")
+    for gpus, d, stats in floors:
+        calls = floor.call_costs(d / "call-costs.jsonl")
+        ways = floor.fanout(d / "gpm-fanout.jsonl")
+        if not calls:
+            print(f"{gpus:>4} no call costs in {d}")
+            continue
+        classic = floor.classic_ms(calls)
+        gpm, _ = floor.gpm_ms(calls, ways)
+        turn = ways.get("serial", ways.get("alone"))
+        once = ways.get("parallel", ways.get("alone"))
+        ours = stats.get("gpm-noprocs-1s", {}).get("per_gpu_tick_ms", {}).get("process_total")
+        fast = stats.get("gpm-100ms", {})
+        late = fast.get("missed_ticks", 0) + fast.get("timeouts", 0) if fast else "-"
+        cell = lambda f: f"{classic + f['cpu_us_per_gpu'] / 1000:8.3f}" if f else f"{'-':>8}"  # noqa: E731
+        print(f"{gpus:>4} {ours or 0:>8.3f} {cell(turn)} {cell(once)} {classic + gpm:>7.3f} "
+              f"{(ours / (classic + gpm)) if ours else 0:>5.2f}x {late!s:>10}")
     return 0
 
 

@@ -72,5 +72,5 @@ wait "${pids[@]}" 2>/dev/null
 kill "$load_pid" 2>/dev/null
 wait 2>/dev/null
 python3 bench/overhead/summarize.py "$out" | tee "$out/overhead-table.txt"
-cp "$out/overhead-table.txt" "$out"/*.json "$dest/"
+cp "$out/overhead-table.txt" "$out"/*.json "$out/call-costs.jsonl" "$out/gpm-fanout.jsonl" "$dest/"
 tar -C "$out" -czf "$dest/overhead-raw.tgz" .

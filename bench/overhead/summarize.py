@@ -5,6 +5,8 @@ import json
 import pathlib
 import sys
 
+import floor  # noqa: E402 - beside this file
+
 out = pathlib.Path(sys.argv[1])
 rows = []
 for name in [
@@ -16,12 +18,15 @@ for name in [
         continue
     rows.append((name, json.loads(path.read_text())))
 
-print(f"{'run':<16} {'ticks':>5} {'classic':>8} {'gpm':>7} {'procs':>7} {'procfs':>7} "
+print(f"{'run':<16} {'ticks':>5} {'late':>4} {'classic':>8} {'gpm':>7} {'procs':>7} {'procfs':>7} "
       f"{'host':>6} {'events':>6} {'sampler':>8} {'write':>6} {'process':>8} {'rss MiB':>8}"
       f"   (ms of CPU per GPU per tick)")
 for name, s in rows:
     c = s["per_gpu_tick_ms"]
-    print(f"{name:<16} {s['ticks']:>5} {c['classic_nvml']:>8.3f} {c['gpm']:>7.3f} "
+    # Late: slots the sampler skipped because a tick ran past the next one, plus
+    # GPUs that did not answer within the tick's timeout.
+    late = s.get("missed_ticks", 0) + s.get("timeouts", 0)
+    print(f"{name:<16} {s['ticks']:>5} {late:>4} {c['classic_nvml']:>8.3f} {c['gpm']:>7.3f} "
           f"{c['processes']:>7.3f} {c['procfs']:>7.3f} {c['host']:>6.3f} "
           f"{c.get('events', 0):>6.3f} {c['sampler_total']:>8.3f} {c.get('write', 0):>6.3f} "
           f"{c['process_total']:>8.3f} {s['peak_rss_mib']:>8.1f}")
@@ -51,61 +56,27 @@ if dmon_path.exists():
 # is its own overhead.
 costs_path = out / "call-costs.jsonl"
 if costs_path.exists():
-    calls = {}
-    for line in costs_path.read_text().splitlines():
-        try:
-            c = json.loads(line)
-            if "cpu_us" in c:  # not {"call", "missing"}: a function this NVML lacks
-                calls[c["call"]] = c
-        except (ValueError, KeyError):
-            continue
+    calls = floor.call_costs(costs_path)
     print(f"\n{'NVML call (tight loop, GPU 0)':<46} {'cpu us':>9} {'user':>8} {'sys':>8}")
     for name, c in calls.items():
         print(f"{name:<46} {c['cpu_us']:>9.1f} {c.get('user_us', 0):>8.1f} "
               f"{c.get('sys_us', 0):>8.1f}")
-    # Calls made on every tick; clocks are read twice (SM, memory). Energy, ECC and
-    # per-process calls are made every few minutes or seconds, so they are left out of
-    # the floor.
-    classic = ["nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo_v2",
-               "nvmlDeviceGetPowerUsage", "nvmlDeviceGetTemperature",
-               "nvmlDeviceGetFieldValues(MEMORY_TEMP)", "nvmlDeviceGetCurrentClocksEventReasons",
-               "nvmlDeviceGetPerformanceState", "nvmlEventSetWait_v2(timeout 0)"]
-    twice = ["nvmlDeviceGetClockInfo(SM)"]
-    classic_ms = (sum(calls[n]["cpu_us"] for n in classic if n in calls) +
-                  sum(2 * calls[n]["cpu_us"] for n in twice if n in calls)) / 1000
-    fresh = "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"
-    if fresh in calls:
-        gpm_ms = calls[fresh]["cpu_us"] / 1000
-    else:
-        gpm_ms = sum(calls[n]["cpu_us"] for n in ["nvmlGpmSampleGet",
-                                                  "nvmlGpmMetricsGet(15 metrics)"]
-                     if n in calls) / 1000
-    # With several GPUs the sampler reads them at once, one thread each: the GPM
-    # floor per GPU is then the probe's `parallel` figure on the same GPUs.
-    fanout_path = out / "gpm-fanout.jsonl"
-    fanout = {}
-    if fanout_path.exists():
-        for line in fanout_path.read_text().splitlines():
-            try:
-                f = json.loads(line)
-                fanout[f["gpm_fanout"]] = f
-            except (ValueError, KeyError):
-                continue
-        for way, f in fanout.items():
-            print(f"GPM pair, fresh 100 ms apart, {way} on {f['gpus']} GPU(s): "
-                  f"{f['cpu_us_per_gpu'] / 1000:.3f} ms per GPU, {f['wall_us_per_round'] / 1000:.3f} ms a round")
-    if "parallel" in fanout:
-        gpm_ms = fanout["parallel"]["cpu_us_per_gpu"] / 1000
+    ways = floor.fanout(out / "gpm-fanout.jsonl")
+    for way, f in ways.items():
+        print(f"GPM pair, fresh 100 ms apart, {way} on {f['gpus']} GPU(s): "
+              f"{f['cpu_us_per_gpu'] / 1000:.3f} ms per GPU, {f['wall_us_per_round'] / 1000:.3f} ms a round")
+    classic_ms = floor.classic_ms(calls)
+    gpm_ms, how = floor.gpm_ms(calls, ways)
     floor_ms = classic_ms + gpm_ms
-    print(f"floor per GPU per tick: {floor_ms:.3f} ms with GPM, {classic_ms:.3f} ms without"
-          + (" (GPM: the pair on every GPU at once)" if "parallel" in fanout else ""))
-    for run, floor in [("gpm-noprocs-1s", floor_ms), ("nogpm-noprocs-1s", classic_ms)]:
+    print(f"floor per GPU per tick: {floor_ms:.3f} ms with GPM, {classic_ms:.3f} ms without "
+          f"(GPM: the pair {how}, the cheapest way measured)")
+    for run, under in [("gpm-noprocs-1s", floor_ms), ("nogpm-noprocs-1s", classic_ms)]:
         ours = dict(rows).get(run)
         if ours:
             sampler = ours["per_gpu_tick_ms"]["sampler_total"]
             total = ours["per_gpu_tick_ms"]["process_total"]
-            print(f"  {run}: sampler {sampler:.3f} ms ({sampler - floor:+.3f} over the floor), "
-                  f"whole process {total:.3f} ms ({total - floor:+.3f})")
+            print(f"  {run}: sampler {sampler:.3f} ms ({sampler - under:+.3f} over the floor), "
+                  f"whole process {total:.3f} ms ({total - under:+.3f}, {total / under:.2f}x)")
 
 smaps_path = out / "smaps.txt"
 if smaps_path.exists():
