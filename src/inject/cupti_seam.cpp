@@ -16,7 +16,9 @@ namespace gpulens::inject {
 bool kind_wanted(CUpti_ActivityKind k) {
   static const std::string list = [] {
     const char* v = std::getenv("GPULENS_KERNELS_KINDS");
-    return v != nullptr && *v != '\0' ? "," + std::string(v) + "," : std::string();
+    std::string commas;  // appended, not "," + v: GCC 12's -O3 -Wrestrict misfires on that
+    if (v != nullptr && *v != '\0') commas.append(",").append(v).append(",");
+    return commas;
   }();
   if (list.empty() || k == CUPTI_ACTIVITY_KIND_DEVICE) return true;
   const char* name = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? ",kernel,"
