@@ -25,11 +25,16 @@
 //               harness sets it and GPULENS_KERNELS_DIR), the process sets its
 //               own GPULENS_KERNELS_SCHEDULE so that one trace window of 0.5 s
 //               opens after phase A, waits for the window's chunk in its
-//               record, then measures phase B: the shipped library between
-//               windows (it detaches CUPTI), against the same process before
-//               its first window
+//               record, then measures phase B: the library between windows,
+//               against the same process before its first window
 //   inject_attached  the same with GPULENS_KERNELS_DETACH=0 (the harness sets
 //               it): CUPTI left attached, every kind off, between windows
+//
+// GPULENS_KERNELS_DETACH is gone: the library no longer detaches CUPTI between
+// windows (docs/kernels.md, "What it costs"), so `inject` and `inject_attached`
+// now measure the same thing, CUPTI left attached. The results in
+// bench/results/kernels-v4/ were taken with a library that still had the knob
+// (detaching was its default then).
 //
 // Usage: cupti_states STATE PHASE_SECONDS [SLEEP_SECONDS]
 // Prints one JSON line. libcupti is opened (dlopen) only by states that use it,

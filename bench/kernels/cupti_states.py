@@ -10,6 +10,10 @@ of the same round (paired: drift in the machine cancels).
 Prints one row per state: the change in the host's cost per kernel launch and in
 a launch+synchronise round trip, mean over rounds with a 95 % interval
 (Student t), and the phase-A medians in microseconds.
+
+The library no longer has GPULENS_KERNELS_DETACH (docs/kernels.md, "What it
+costs"): the setting below reaches nothing, `inject` and `inject_attached` both
+measure CUPTI left attached, and a record's `detaches` is 0.
 """
 import argparse
 import json

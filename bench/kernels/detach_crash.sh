@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs on the GPU machine: does detaching CUPTI between trace windows
-# (the default; GPULENS_KERNELS_DETACH=0 keeps CUPTI attached; src/inject/detach.hpp)
-# ever kill a PyTorch job?
+# Runs on the GPU machine: does detaching CUPTI between trace windows ever kill a
+# PyTorch job? It did (bench/results/kernels-detach-crash-h100.txt,
+# kernels-v4/detach-h100.txt), and the library no longer detaches: the
+# GPULENS_KERNELS_DETACH it sets below reaches nothing in a library built after
+# that (docs/kernels.md, "What it costs"). Kept to run against a build of the
+# experiment from the history (src/inject/detach.hpp before it was removed), or
+# as a crash test of the attached library.
 # RUNS jobs (default 30), PAR at a time (default 3), each `gpulens run --kernels`
 # with windows of 0.5 s every 1.5 s around bench/kernels/workloads.py cycling
 # batch1, train (forward and backward: CUDA calls from two threads) and launch

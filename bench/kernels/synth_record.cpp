@@ -40,17 +40,19 @@ int usage() {
 // A training step of `names` kernels of 5 to 200 us, 2 us apart, then 20 ms of
 // host work, repeated: a rate of about `rate` kernels a second over the step.
 struct Workload {
-  std::vector<inject::KernelKey> keys;
+  std::vector<inject::KernelLaunch> keys;
   std::vector<std::uint64_t> dur_ns;
   std::uint64_t host_gap_ns = 20'000'000;
   explicit Workload(int names) {
     for (int i = 0; i < names; ++i) {
-      inject::KernelKey k;
+      inject::KernelLaunch k;
       k.name =
           fmt::format("void at::native::vectorized_elementwise_kernel<4, op_{}>(int, float*)", i);
-      k.grid[0] = 132 * (1 + i % 8), k.grid[1] = k.grid[2] = 1;
-      k.block[0] = 128 << (i % 3), k.block[1] = k.block[2] = 1;
-      k.registers = 32;
+      k.config.grid[0] = static_cast<std::uint32_t>(132 * (1 + i % 8));
+      k.config.grid[1] = k.config.grid[2] = 1;
+      k.config.block[0] = static_cast<std::uint32_t>(128 << (i % 3));
+      k.config.block[1] = k.config.block[2] = 1;
+      k.config.registers = 32;
       keys.push_back(std::move(k));
       dur_ns.push_back(5'000 + static_cast<std::uint64_t>((i * 7919) % 195) * 1'000);
     }
@@ -62,7 +64,7 @@ class Recorder {
   // Kernel lines go to `side`, appended to the recording at the end as `gpulens
   // run` does.
   Recorder(const Options& o, std::FILE* side) : o_(o), side_(side), work_(o.names), c_(0) {
-    inject::DeviceInfo d;
+    kernels::DeviceEntry d;
     d.id = 0, d.name = "NVIDIA H100 80GB HBM3", d.sms = 132, d.max_blocks_per_sm = 32;
     d.max_warps_per_sm = 64, d.max_threads_per_sm = 2048, d.registers_per_sm = 65536;
     d.shared_per_sm = 233472, d.cc_major = 9;

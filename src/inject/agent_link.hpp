@@ -6,8 +6,8 @@
 // absent, slow or full costs a dropped summary, counted here (the record's end
 // line and the next summary carry the count).
 //
-// Pure C++ with no CUPTI: libgpulens_kernels.so compiles it in (kernels_inject.cpp
-// calls on_chunk from its window thread), and the tests drive it directly.
+// Pure C++ with no CUPTI: libgpulens_kernels.so compiles it in (sender.cpp calls
+// on_chunk from its window thread), and the tests drive it directly.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/intervals.hpp"
 #include "kernels/kernel_names.hpp"
@@ -10,7 +11,6 @@
 namespace gpulens::inject {
 namespace {
 
-constexpr std::size_t kMaxKernelKeys = 50000;    // launch configurations kept apart
 constexpr std::size_t kMaxSyncs = 1000000;       // synchronisations kept with their times
 constexpr std::size_t kCompactFirst = 1u << 16;  // busy intervals before the first merge
 
@@ -30,60 +30,61 @@ std::uint64_t bucket_low_ns(int bucket) {
   return static_cast<std::uint64_t>(std::ceil(std::exp2((bucket - 1) / 8.0)));
 }
 
-bool KernelKey::operator<(const KernelKey& o) const {
-  return std::tie(device, name, grid[0], grid[1], grid[2], block[0], block[1], block[2], registers,
-                  static_smem, dynamic_smem) <
-         std::tie(o.device, o.name, o.grid[0], o.grid[1], o.grid[2], o.block[0], o.block[1],
-                  o.block[2], o.registers, o.static_smem, o.dynamic_smem);
+bool Collector::ConfigLess::operator()(const kernels::ConfigEntry& a,
+                                       const kernels::ConfigEntry& b) const {
+  return std::tie(a.device, a.name, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1],
+                  a.block[2], a.registers, a.static_smem, a.dynamic_smem) <
+         std::tie(b.device, b.name, b.grid[0], b.grid[1], b.grid[2], b.block[0], b.block[1],
+                  b.block[2], b.registers, b.static_smem, b.dynamic_smem);
 }
 
-std::uint32_t Collector::config_id(const KernelKey& key) {
-  if (auto it = config_ids_.find(key); it != config_ids_.end()) return it->second;
-  KernelKey k = key;
-  if (config_ids_.size() >= kMaxKernelKeys) {
+std::uint32_t Collector::name_id(const std::string& name) {
+  auto it = name_ids_.find(name);
+  if (it == name_ids_.end()) {
+    it = name_ids_.emplace(name, static_cast<std::uint32_t>(name_ids_.size())).first;
+    new_names_.kernel_names.emplace_back(it->second, name);
+    name_collective_.push_back(kernels::is_collective(name));
+  }
+  return it->second;
+}
+
+std::uint32_t Collector::config_id(const KernelLaunch& launch) {
+  kernels::ConfigEntry k = launch.config;
+  k.id = 0;
+  k.name = name_id(launch.name);
+  if (auto it = config_ids_.find(k); it != config_ids_.end()) return it->second;
+  if (config_ids_.size() >= kMaxLaunchConfigs) {
     // Past the cap, a new configuration is folded into one per name and device.
-    k = KernelKey{};
-    k.device = key.device;
-    k.name = key.name;
+    const kernels::ConfigEntry launched = k;
+    k = kernels::ConfigEntry{};
+    k.name = launched.name;
+    k.device = launched.device;
     ++kernel_keys_overflow_;
     if (auto it = config_ids_.find(k); it != config_ids_.end()) return it->second;
   }
-  auto name = name_ids_.find(k.name);
-  if (name == name_ids_.end()) {
-    name = name_ids_.emplace(k.name, static_cast<std::uint32_t>(name_ids_.size())).first;
-    new_names_.kernel_names.emplace_back(name->second, k.name);
-    name_collective_.push_back(kernels::is_collective(k.name));
-  }
   const auto id = static_cast<std::uint32_t>(config_ids_.size());
-  kernels::ConfigEntry e;
-  e.id = id, e.name = name->second, e.device = k.device;
-  for (int i = 0; i < 3; ++i) {
-    e.grid[i] = static_cast<std::uint32_t>(std::max(0, k.grid[i]));
-    e.block[i] = static_cast<std::uint32_t>(std::max(0, k.block[i]));
-  }
-  e.registers = k.registers;
-  e.static_smem = static_cast<std::uint32_t>(std::max(0, k.static_smem));
-  e.dynamic_smem = static_cast<std::uint32_t>(std::max(0, k.dynamic_smem));
-  new_names_.configs.push_back(e);
-  config_collective_.push_back(name_collective_[name->second]);
-  config_ids_.emplace(std::move(k), id);
+  config_ids_.emplace(k, id);
+  k.id = id;
+  new_names_.configs.push_back(k);
+  config_collective_.push_back(name_collective_[k.name]);
   return id;
 }
 
-void Collector::kernel(const KernelKey& key, std::uint64_t start, std::uint64_t end,
+void Collector::kernel(const KernelLaunch& launch, std::uint64_t start, std::uint64_t end,
                        std::uint32_t stream) {
   if (end < start) return;
   const std::uint64_t d = end - start;
-  const std::uint32_t id = config_id(key);
+  const std::uint32_t id = config_id(launch);
+  const std::uint32_t device = launch.config.device;
   KernelStats& s = kernels_[id];
   ++s.count;
   s.total_ns += d;
   s.min_ns = std::min(s.min_ns, d);
   s.max_ns = std::max(s.max_ns, d);
   ++s.buckets[duration_bucket(d)];
-  busy(key.device, stream, start, end);
+  busy(device, stream, start, end);
   if (config_collective_[id]) {
-    auto& c = collectives_[key.device];
+    auto& c = collectives_[device];
     if (c.instances.size() < kernels::kMaxChunkCollectives) {
       c.instances.emplace_back(rel(start, base_ns_), rel(end, base_ns_));
     } else {
@@ -121,15 +122,8 @@ void Collector::sync(int /*type*/, std::uint64_t start, std::uint64_t end) {
   syncs_.emplace_back(rel(start, base_ns_), rel(end, base_ns_));
 }
 
-void Collector::device(const DeviceInfo& info) {
-  auto [it, added] = devices_.try_emplace(info.id, info);
-  if (!added) return;
-  kernels::DeviceEntry d;
-  d.id = info.id, d.name = info.name, d.sms = info.sms;
-  d.max_blocks_per_sm = info.max_blocks_per_sm, d.max_threads_per_sm = info.max_threads_per_sm;
-  d.max_warps_per_sm = info.max_warps_per_sm, d.registers_per_sm = info.registers_per_sm;
-  d.shared_per_sm = info.shared_per_sm, d.cc_major = info.cc_major, d.cc_minor = info.cc_minor;
-  new_names_.devices.push_back(std::move(d));
+void Collector::device(const kernels::DeviceEntry& info) {
+  if (devices_.insert(info.id).second) new_names_.devices.push_back(info);
 }
 
 void Collector::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start,

@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -27,15 +28,17 @@ namespace gpulens::inject {
 int duration_bucket(std::uint64_t ns);
 std::uint64_t bucket_low_ns(int bucket);
 
-struct KernelKey {
-  std::uint32_t device = 0;
+// Launch configurations kept apart; past it a new one is folded into one per
+// kernel name and device (the chunk's `configs_folded` counts its launches).
+inline constexpr std::size_t kMaxLaunchConfigs = 50000;
+
+// One kernel launch as CUPTI reports it: the demangled name, and the launch
+// configuration in the record's own terms (kernels::ConfigEntry), so the record's
+// type is the one definition of a configuration. Its `id` and `name` are the
+// collector's to assign (ids in the record's names lines); the caller leaves them.
+struct KernelLaunch {
   std::string name;
-  std::int32_t grid[3] = {0, 0, 0};
-  std::int32_t block[3] = {0, 0, 0};
-  std::uint32_t registers = 0;
-  std::int32_t static_smem = 0;
-  std::int32_t dynamic_smem = 0;
-  bool operator<(const KernelKey& o) const;
+  kernels::ConfigEntry config;
 };
 
 struct KernelStats {
@@ -60,19 +63,6 @@ struct CopyStats {
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
   std::uint64_t total_ns = 0;
-};
-
-struct DeviceInfo {
-  std::uint32_t id = 0;
-  std::string name;
-  std::uint32_t sms = 0;
-  std::uint32_t max_blocks_per_sm = 0;
-  std::uint32_t max_threads_per_sm = 0;
-  std::uint32_t max_warps_per_sm = 0;
-  std::uint32_t registers_per_sm = 0;
-  std::uint32_t shared_per_sm = 0;
-  std::uint32_t cc_major = 0;
-  std::uint32_t cc_minor = 0;
 };
 
 // An NVTX range is named within its domain (empty: NVTX's default domain).
@@ -112,13 +102,14 @@ class Collector {
   // times are written relative to it.
   explicit Collector(std::uint64_t base_ns) : base_ns_(base_ns) {}
 
-  void kernel(const KernelKey& key, std::uint64_t start, std::uint64_t end, std::uint32_t stream);
+  void kernel(const KernelLaunch& launch, std::uint64_t start, std::uint64_t end,
+              std::uint32_t stream);
   void copy(const CopyKey& key, std::uint64_t bytes, std::uint64_t start, std::uint64_t end,
             std::uint32_t stream);
   void memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t start, std::uint64_t end,
               std::uint32_t stream);
   void sync(int type, std::uint64_t start, std::uint64_t end);
-  void device(const DeviceInfo& info);
+  void device(const kernels::DeviceEntry& info);  // its first sight of each device is kept
   // NVTX ranges as CUPTI's marker records give them: a start with the name, an
   // end with the same id. Push/pop and start/end ranges look alike there.
   void range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
@@ -137,19 +128,25 @@ class Collector {
 
  private:
   void busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start, std::uint64_t end);
-  std::uint32_t config_id(const KernelKey& key);
+  std::uint32_t name_id(const std::string& name);
+  std::uint32_t config_id(const KernelLaunch& launch);
 
   std::uint64_t base_ns_;
+  // The configurations seen, without their ids (`id` 0, `name` the name's id), in
+  // an order of all their other fields.
+  struct ConfigLess {
+    bool operator()(const kernels::ConfigEntry& a, const kernels::ConfigEntry& b) const;
+  };
   // Name tables, for the whole process: ids the chunks refer to.
-  std::map<KernelKey, std::uint32_t> config_ids_;
+  std::map<kernels::ConfigEntry, std::uint32_t, ConfigLess> config_ids_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   // Per name id: a collective (kernels/kernel_names.hpp)? Classified once, when a
   // name is first seen, never per record; per configuration id the same, so a
   // kernel record costs one index more.
   std::vector<bool> name_collective_;
   std::vector<bool> config_collective_;
-  std::map<std::uint32_t, DeviceInfo> devices_;  // as last seen
-  kernels::NamesRecord new_names_;               // first seen since the last drain
+  std::set<std::uint32_t> devices_;  // whose entry is out
+  kernels::NamesRecord new_names_;   // first seen since the last drain
   // This chunk's.
   std::map<std::uint32_t, KernelStats> kernels_;  // by configuration id
   std::map<CopyKey, CopyStats> copies_;

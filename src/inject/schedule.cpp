@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "inject/schedule.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace gpulens::inject {
@@ -134,6 +140,34 @@ TraceSchedule node_schedule() {
   s.window_s = 2;
   s.every_s = 20;
   return s;
+}
+
+// The first process to start CUDA puts its time in the records directory (a file
+// linked into place whole, so no process reads a half-written one); the others
+// read it.
+std::int64_t job_origin_ns(const std::string& dir, std::int64_t now) {
+  const std::string path = dir + "/" + kOriginFile;
+  const std::string mine = path + "." + std::to_string(::getpid());
+  const std::string text = std::to_string(now);
+  if (const int fd = ::open(mine.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    const bool whole = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    const bool linked = whole && ::link(mine.c_str(), path.c_str()) == 0;
+    ::unlink(mine.c_str());
+    if (linked) return now;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return now;
+  char buf[32] = {};
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return now;
+  char* end = nullptr;
+  errno = 0;
+  const long long origin = std::strtoll(buf, &end, 10);
+  // Written by a process of this job, so not after this one's start.
+  if (errno != 0 || end == buf || origin <= 0 || origin > now) return now;
+  return origin;
 }
 
 }  // namespace gpulens::inject

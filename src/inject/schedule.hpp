@@ -20,8 +20,8 @@
 // every process of the job traces at the same moments and a GPU two processes
 // share is seen whole.
 //
-// Pure: the injection library's thread asks it when to switch tracing on and off;
-// tested without CUPTI.
+// No CUPTI here: the injection library's thread asks it when to switch tracing on
+// and off; tested without a GPU.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +49,12 @@ inline constexpr double kSlotGrowth = 1.5;
 // The file in GPULENS_KERNELS_DIR that holds the job's first CUDA start (decimal
 // unix ns), written once by the first process to start CUDA.
 inline constexpr const char* kOriginFile = "schedule-origin";
+
+// The job's first CUDA start, shared by its processes through their records
+// directory `dir` (kOriginFile): the first process to ask leaves `now` there and
+// gets it back; the others get what it left. `now` when the directory cannot say
+// (the process's own start then anchors it).
+std::int64_t job_origin_ns(const std::string& dir, std::int64_t now);
 
 // The spread layout `gpulens run` gives a job: the first slot twice the window
 // (at most the period).

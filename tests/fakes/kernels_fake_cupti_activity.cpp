@@ -3,7 +3,9 @@
 // every call, delivers no records, and logs each call that attaches or switches
 // (one line: what, a number, CLOCK_MONOTONIC ns) to $FAKE_CUPTI_LOG. With it the
 // injection library's window thread runs as on a GPU, and a test sees when CUPTI
-// was attached and recording (tests/unit/inject/run_kernels_test.cpp).
+// was attached and recording (tests/unit/inject/run_kernels_test.cpp). With
+// $FAKE_CUPTI_REFUSE set to a kind's number, it refuses to enable that kind, as a
+// CUPTI held by another profiler would (tests/unit/inject/cupti_seam_test.cpp).
 #include <cupti.h>
 #include <time.h>
 
@@ -39,6 +41,11 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
   return CUPTI_SUCCESS;
 }
 FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if (const char* refuse = std::getenv("FAKE_CUPTI_REFUSE");
+      refuse != nullptr && std::atoi(refuse) == static_cast<int>(kind)) {
+    log_call("refuse", static_cast<int>(kind));
+    return CUPTI_ERROR_NOT_COMPATIBLE;
+  }
   log_call("enable", static_cast<int>(kind));
   return CUPTI_SUCCESS;
 }

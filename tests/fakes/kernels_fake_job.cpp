@@ -7,13 +7,21 @@
 // call InitializeInjection), then prints a line and exits with the status given
 // as its argument. With FAKE_JOB_SAY_NVTX set it also says what NVTX's
 // initialisation returned and which export table the tool asked for; with
-// FAKE_JOB_SLEEP_MS it sleeps that long after CUDA's start.
+// FAKE_JOB_SLEEP_MS it sleeps that long after CUDA's start. With
+// FAKE_JOB_OWN_PROFILER=before or after it registers CUPTI activity buffers of its
+// own, as torch.profiler does, before or after CUDA's start, through the
+// library's stand-in for cuptiActivityRegisterCallbacks (as LD_PRELOAD puts it in
+// front); with FAKE_JOB_FORK set it forks a child that exits at once, as a
+// DataLoader worker does (tests/unit/inject/entry_points_test.cpp).
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -22,6 +30,23 @@ std::uint32_t table_asked = 0;
 const void* export_table(std::uint32_t id) {
   table_asked = id;
   return nullptr;
+}
+
+void own_buffer_requested(std::uint8_t**, std::size_t*, std::size_t*) {}
+void own_buffer_completed(void*, std::uint32_t, std::uint8_t*, std::size_t, std::size_t) {}
+
+// The job's profiler registering its buffers (cupti.h's signature, without cupti.h).
+void register_own_buffers(void* lib) {
+  using Register = int (*)(void (*)(std::uint8_t**, std::size_t*, std::size_t*),
+                           void (*)(void*, std::uint32_t, std::uint8_t*, std::size_t, std::size_t));
+  if (auto reg = reinterpret_cast<Register>(dlsym(lib, "cuptiActivityRegisterCallbacks"))) {
+    reg(own_buffer_requested, own_buffer_completed);
+  }
+}
+
+bool own_profiler(const char* when) {
+  const char* v = std::getenv("FAKE_JOB_OWN_PROFILER");
+  return v != nullptr && std::strcmp(v, when) == 0;
 }
 
 }  // namespace
@@ -38,8 +63,18 @@ int main(int argc, char** argv) {
   }
   if (const char* lib = std::getenv("CUDA_INJECTION64_PATH"); lib != nullptr) {
     if (void* h = dlopen(lib, RTLD_NOW)) {
+      if (own_profiler("before")) register_own_buffers(h);
       using Init = int (*)();
       if (auto init = reinterpret_cast<Init>(dlsym(h, "InitializeInjection"))) init();
+      if (own_profiler("after")) register_own_buffers(h);
+    }
+  }
+  if (std::getenv("FAKE_JOB_FORK") != nullptr) {
+    std::fflush(stdout);
+    if (const pid_t child = fork(); child == 0) {
+      std::exit(0);  // its exit handlers run, the library's among them
+    } else if (child > 0) {
+      waitpid(child, nullptr, 0);
     }
   }
   if (const char* ms = std::getenv("FAKE_JOB_SLEEP_MS"); ms != nullptr) {

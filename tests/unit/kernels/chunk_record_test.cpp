@@ -257,7 +257,7 @@ TEST(ChunkRecord, TheReaderNamesTheFieldAtFault) {
 // 50 windows of 5,000 kernels each, 1 us apart, as the library writes them.
 Trace long_job() {
   inject::Collector c(0);
-  inject::KernelKey k = testing::key("elementwise_kernel", 132, 256);
+  inject::KernelLaunch k = testing::key("elementwise_kernel", 132, 256);
   Trace trace;
   ProcessRecord p;
   p.base_unix_ns = testing::kBaseUnixNs;
@@ -324,7 +324,7 @@ TEST(ChunkRecord, TheReaderKeepsItsBoundOverAnyNumberOfWindows) {
 
 TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
   inject::Collector c(0);
-  inject::KernelKey k;
+  inject::KernelLaunch k;
   k.name = "gemm";
   c.kernel(k, 1000, 2000, 7);
   testing::ProcessLines o;
@@ -342,7 +342,7 @@ TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
 TEST(ChunkRecord, TheViewSaysWhenCuptiWasDetachedOrWhyNot) {
   auto notes_with = [](std::uint64_t detaches, const std::string& why) {
     inject::Collector c(0);
-    inject::KernelKey k;
+    inject::KernelLaunch k;
     k.name = "gemm";
     c.kernel(k, 1000, 2000, 7);
     testing::ProcessLines o;
@@ -385,7 +385,7 @@ TEST(ChunkRecord, AnOldWholeJobLinePastTheLimitIsSaidNotFatal) {
 
 TEST(ChunkRecord, AKernelLineTheReaderRefusesIsSaidInTheViewAndTheRestStays) {
   inject::Collector c(0);
-  inject::KernelKey k;
+  inject::KernelLaunch k;
   k.name = "gemm";
   c.kernel(k, 1000, 2000, 7);
   std::string text = "{\"format\":\"gpu-trace\",\"version\":1,\"host\":\"h\",\"devices\":[]}\n";

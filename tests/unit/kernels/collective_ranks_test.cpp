@@ -39,10 +39,10 @@ std::vector<nlohmann::json> rank_lines(std::int64_t pid, std::uint32_t device, d
   for (int s = 0; s < steps; ++s) {
     const double t = 1.0 + s * 0.2;
     auto gemm = key("sm90_xmma_gemm_bf16", 264, 256);
-    gemm.device = device;
+    gemm.config.device = device;
     c.kernel(gemm, ns(t), ns(t + 0.050), 7);
     auto ar = key(kAllReduce, 24, 512);
-    ar.device = device;
+    ar.config.device = device;
     const double end = t + 0.100 + kMoveS;
     c.kernel(ar, ns(end - kMoveS - early_s), ns(end), 9);
   }

@@ -37,11 +37,11 @@ NvtxChunk drained(inject::Collector& c) {
   return {std::move(d.names), std::move(d.chunk)};
 }
 
-inject::KernelKey gemm() {
-  inject::KernelKey k;
+inject::KernelLaunch gemm() {
+  inject::KernelLaunch k;
   k.name = "sm90_xmma_gemm_bf16bf16_bf16f32";
-  k.grid[0] = 1056, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
+  k.config.grid[0] = 1056, k.config.grid[1] = 1, k.config.grid[2] = 1;
+  k.config.block[0] = 128, k.config.block[1] = 1, k.config.block[2] = 1;
   return k;
 }
 

@@ -190,11 +190,11 @@ TEST(KernelsWindows, StepsCountOnlyWhenWholeInsideOneWindow) {
 std::vector<json> starved_sampled_record(Trace& trace, bool with_nvtx) {
   constexpr std::int64_t kStepBaseUnixNs = 1'800'000'000'000'000'000;
   inject::Collector c(0);
-  inject::KernelKey k;
+  inject::KernelLaunch k;
   k.name = "sm90_xmma_gemm_bf16bf16_bf16f32";
-  k.grid[0] = 1056, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = 128, k.block[1] = 1, k.block[2] = 1;
-  k.registers = 32;
+  k.config.grid[0] = 1056, k.config.grid[1] = 1, k.config.grid[2] = 1;
+  k.config.block[0] = 128, k.config.block[1] = 1, k.config.block[2] = 1;
+  k.config.registers = 32;
   const std::vector<std::pair<double, double>> windows = {{2.95, 5.05}, {8.95, 11.05}};
   auto inside = [&](double t) {
     for (const auto& [a, b] : windows) {

@@ -36,17 +36,18 @@ struct ProcessLines {
 };
 
 // A launch of `blocks` blocks of `threads` threads, 32 registers each.
-inline inject::KernelKey key(const std::string& name, int blocks, int threads) {
-  inject::KernelKey k;
+inline inject::KernelLaunch key(const std::string& name, int blocks, int threads) {
+  inject::KernelLaunch k;
   k.name = name;
-  k.grid[0] = blocks, k.grid[1] = 1, k.grid[2] = 1;
-  k.block[0] = threads, k.block[1] = 1, k.block[2] = 1;
-  k.registers = 32;
+  k.config.grid[0] = static_cast<std::uint32_t>(blocks), k.config.grid[1] = 1, k.config.grid[2] = 1;
+  k.config.block[0] = static_cast<std::uint32_t>(threads), k.config.block[1] = 1,
+  k.config.block[2] = 1;
+  k.config.registers = 32;
   return k;
 }
 
 inline void add_device(inject::Collector& c) {
-  inject::DeviceInfo d;
+  DeviceEntry d;
   d.id = 0;
   d.name = "NVIDIA H100 80GB HBM3";
   d.sms = 132, d.max_blocks_per_sm = 32, d.max_warps_per_sm = 64, d.max_threads_per_sm = 2048;
