@@ -12,8 +12,10 @@
     agent = gpulens.Client("https://gpu-node-1:9401", ca_file="ca.crt",
                            username="prometheus", password=open("pass").read().strip())
 
-One method per route, each returning the decoded JSON answer (dicts and
-lists). An answer other than 2xx raises AgentError with the HTTP status and the
+One method per route of the agent's API (/api/v1/: index(), version(), ...,
+slurm_job()) and one for /metrics; the dashboard's own pages have none. Each
+returns the decoded JSON answer (dicts and lists), but metrics() (the Prometheus
+text, a str) and slurm_job() (a gpulens.Trace, or the gpu-trace's bytes). An answer other than 2xx raises AgentError with the HTTP status and the
 agent's own message ({"error": "..."}); no answer at all (refused, timed out,
 TLS failure) raises AgentUnreachable. Times are Unix seconds (int/float; a
 negative number is seconds before now), a datetime, or the agent's own text

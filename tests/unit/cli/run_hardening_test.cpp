@@ -25,7 +25,6 @@
 
 #include "cli_support.hpp"
 #include "core/input_limits.hpp"
-#include "core/marks_tail.hpp"
 
 namespace gpulens {
 namespace {
@@ -197,38 +196,6 @@ TEST(HardenedRun, AFloodOfGarbageInTheMarksFileIsBoundedAndSaid) {
   const auto j = report_json(report);
   EXPECT_TRUE(any_note(j["notes"], skipped)) << j["notes"].dump();
   std::remove(report.c_str());
-}
-
-TEST(MarksTail, AFifoOrADeviceIsRefusedWithoutBlocking) {
-  const std::string fifo = temp_path("tail.fifo");
-  std::remove(fifo.c_str());
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  MarksTail tail(fifo);
-  EXPECT_TRUE(tail.poll(1.0).empty());  // returns: no writer is waited for
-  EXPECT_EQ(tail.refused(), "not a regular file (a FIFO)");
-  std::remove(fifo.c_str());
-  MarksTail zero("/dev/zero");
-  EXPECT_TRUE(zero.poll(1.0).empty());
-  EXPECT_EQ(zero.refused(), "not a regular file (a character device)");
-  MarksTail missing(temp_path("not-yet"));  // may still be created: not refused
-  EXPECT_TRUE(missing.poll(1.0).empty());
-  EXPECT_EQ(missing.refused(), "");
-}
-
-TEST(MarksTail, ReadingStopsAtTheLimitAndSaysSo) {
-  const std::string path = temp_path("tail.big");
-  const std::string line = "{\"mark\":\"step\",\"t\":1}\n";  // 23 bytes
-  std::ofstream(path, std::ios::binary) << line << line << "garbage\n";
-  MarksTail exact(path, 2 * line.size() + 8);  // all of it: not truncated
-  EXPECT_EQ(exact.poll(1.0).size(), 2u);
-  EXPECT_EQ(exact.bad_lines(), 1u);
-  EXPECT_FALSE(exact.truncated());
-  MarksTail tail(path, 2 * line.size());
-  EXPECT_EQ(tail.poll(1.0).size(), 2u);
-  EXPECT_TRUE(tail.truncated());
-  std::ofstream(path, std::ios::app) << line;
-  EXPECT_TRUE(tail.poll(1.0).empty());  // nothing more is read past the limit
-  std::remove(path.c_str());
 }
 
 #ifdef GPULENS_KERNELS_FAKE_JOB

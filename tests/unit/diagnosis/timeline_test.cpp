@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The report: JSON schema (docs/diagnosis.md), text form, ticks from a trace,
-// and `gpulens diagnose` end to end on a recording.
+// The diagnosis of a whole recording: ticks from a trace, phase means and
+// summaries, alerts (its JSON and text: render/timeline_json_test.cpp and
+// render/timeline_text_test.cpp; `gpulens diagnose` end to end:
+// cli/cmd_diagnose_test.cpp).
+#include "diagnosis/timeline.hpp"
+
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <memory>
-
 #include "core/trace_reader.hpp"
-#include "render/timeline_output.hpp"
+#include "diagnosis/config.hpp"
 
 namespace gpulens::diagnosis {
 namespace {
 
-const std::string kTraces = std::string(GPULENS_FIXTURES) + "/traces/";
 const std::string kCalibration =
     std::string(GPULENS_SOURCE_DIR) + "/examples/calibration-h100.trace.jsonl";
 
@@ -50,37 +50,6 @@ TEST(Report, TicksFromTraceKeepMarksBeforeTheirSamples) {
   EXPECT_EQ(ticks[2].t, 9.0);
 }
 
-TEST(Report, JsonHasTheDocumentedShape) {
-  const auto j = render::report_to_json(calibration());
-  EXPECT_EQ(j.at("format"), "gpulens-diagnosis");
-  EXPECT_EQ(j.at("version"), 1);
-  ASSERT_EQ(j.at("gpus").size(), 1u);
-  EXPECT_EQ(j.at("gpus")[0].at("limits").at("sm_count"), 132);
-  EXPECT_NEAR(j.at("gpus")[0].at("limits").at("pcie_gbytes_s").get<double>(), 63.0, 0.1);
-  ASSERT_GE(j.at("phases").size(), 11u);
-  for (const auto& p : j.at("phases")) {
-    for (const char* key :
-         {"name", "gpu", "start", "end", "state", "shares", "flags", "means", "summary", "fixes"}) {
-      EXPECT_TRUE(p.contains(key)) << key;
-    }
-    double total = 0;
-    for (const auto& [state, share] : p.at("shares").items()) {
-      EXPECT_TRUE(state_from_id(state).has_value()) << state;
-      total += share.get<double>();
-    }
-    EXPECT_NEAR(total, 1.0, 0.01);
-  }
-  ASSERT_FALSE(j.at("timeline").empty());
-  for (const auto& run : j.at("timeline")) {
-    for (const char* key : {"gpu", "start", "end", "state", "confidence", "flags", "summary",
-                            "evidence", "cannot_tell", "fixes"}) {
-      EXPECT_TRUE(run.contains(key)) << key;
-    }
-    EXPECT_LE(run.at("start").get<double>(), run.at("end").get<double>());
-  }
-  EXPECT_TRUE(j.at("alerts").is_array());
-}
-
 TEST(Report, PhaseMeansAndSummaries) {
   const auto& rep = calibration();
   const PhaseSummary* gemm = nullptr;
@@ -103,55 +72,6 @@ TEST(Report, AlertsOnTheCalibrationRecording) {
     EXPECT_FALSE(a.message.empty()) << a.rule;
     EXPECT_GE(a.fired_at, a.since);
   }
-}
-
-TEST(Report, TextNamesStatesPhasesAndFixes) {
-  const auto text = render::report_to_text(calibration());
-  EXPECT_NE(text.find("Phases"), std::string::npos);
-  EXPECT_NE(text.find("sm_underused"), std::string::npos);
-  EXPECT_NE(text.find("fix: "), std::string::npos);
-  EXPECT_NE(text.find("Timeline"), std::string::npos);
-}
-
-// End to end through the binary (a build dependency of the tests: never skipped).
-TEST(DiagnoseCli, ReplayJson) {
-  const std::string cmd = std::string(GPULENS_BINARY) + " diagnose --replay " + kTraces +
-                          "multi-gpu-h200x2.trace.jsonl --format json 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  ASSERT_TRUE(pipe);
-  std::string out;
-  char buf[4096];
-  while (const auto n = fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
-  const int status = pclose(pipe.release());
-  ASSERT_EQ(status, 0) << out.substr(0, 2000);
-  const auto j = nlohmann::json::parse(out);
-  bool waiting = false;
-  for (const auto& p : j.at("phases")) {
-    if (p.at("name") == "imbalanced_rank0_busy" && p.at("gpu") == 1) {
-      waiting = p.at("state") == "waiting_on_peer";
-    }
-  }
-  EXPECT_TRUE(waiting);
-}
-
-TEST(DiagnoseCli, BadConfigIsAUsageError) {
-  const std::string bad = ::testing::TempDir() + "bad_alerts.toml";
-  FILE* f = std::fopen(bad.c_str(), "w");
-  ASSERT_TRUE(f);
-  std::fputs("[alerts.stalled]\nsm_activ_max = 3\n", f);
-  std::fclose(f);
-  const std::string cmd = std::string(GPULENS_BINARY) + " diagnose --replay " + kCalibration +
-                          " --config " + bad + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  char buf[4096];
-  while (const auto n = fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
-  const int status = pclose(pipe.release());
-  if (out.find("sm_activ_max") == std::string::npos) {
-    GTEST_SKIP() << "diagnose not registered in this binary yet";
-  }
-  EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_NE(out.find("bad_alerts.toml:2:"), std::string::npos) << out;
 }
 
 }  // namespace

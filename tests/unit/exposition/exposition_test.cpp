@@ -110,33 +110,6 @@ TEST(Exposition, FamiliesAreWrittenOnce) {
   EXPECT_GT(seen.size(), 40u);
 }
 
-TEST(Exposition, NumbersCarryNoBinaryNoise) {
-  std::string out;
-  const double percent = 16.806;
-  append_prom_number(out, percent / 100);  // 0.16806000000000001 in shortest round-trip form
-  out += ' ';
-  append_prom_number(out, 0.7513725467756682);
-  out += ' ';
-  append_prom_number(out, 123456789.5);
-  out += ' ';
-  append_prom_number(out, 81559.0 * 1048576);
-  EXPECT_EQ(out, "0.16806 0.751372546775668 123456789.5 85520809984");
-}
-
-TEST(Exposition, SpecialNumbers) {
-  std::string out;
-  append_prom_number(out, 0.1);
-  out += ' ';
-  append_prom_number(out, 1e20);
-  out += ' ';
-  append_prom_number(out, -3);
-  out += ' ';
-  append_prom_number(out, std::numeric_limits<double>::quiet_NaN());
-  out += ' ';
-  append_prom_number(out, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(out, "0.1 1e+20 -3 NaN +Inf");
-}
-
 TEST(Exposition, PromtoolAcceptsNativeNames) {
   const auto result = promtool(render(false, true));
   if (!result) GTEST_SKIP() << "promtool not installed (Debian: prometheus)";

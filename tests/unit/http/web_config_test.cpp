@@ -62,15 +62,5 @@ TEST(ServerWebConfig, MistakesAreNamedWithTheirLine) {
                "unknown TLS version");
 }
 
-TEST(ServerYaml, QuotedScalarsAndComments) {
-  const auto y = parse_yaml_subset(
-      "a: \"x # not a comment\"  # a comment\nb: 'it''s'\nc:\n  d: \"q\\\"uote\"\ne: ~\n", "y");
-  ASSERT_TRUE(y.ok()) << y.error().message;
-  EXPECT_EQ(y->find("a")->scalar, "x # not a comment");
-  EXPECT_EQ(y->find("b")->scalar, "it's");
-  EXPECT_EQ(y->find("c")->find("d")->scalar, "q\"uote");
-  EXPECT_TRUE(y->find("e")->is_null);
-}
-
 }  // namespace
 }  // namespace gpulens::http

@@ -13,7 +13,7 @@
 #include "inject/collector.hpp"
 #include "kernels/chunk_record.hpp"
 
-namespace gpulens::kernels::testing {
+namespace gpulens::testing {
 
 inline constexpr std::int64_t kBaseUnixNs = 1'800'000'000'000'000'000;
 
@@ -24,12 +24,12 @@ struct ProcessLines {
   bool h100 = true;  // a device line for device 0, as CUPTI gives an H100's
   // Traced in windows: the schedule, and the windows (CUPTI ns) as opened and
   // closed; the collected work goes out with the first window's chunk.
-  std::optional<ProcessRecord::Sampling> sampling;
+  std::optional<kernels::ProcessRecord::Sampling> sampling;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> windows;
-  std::optional<EndRecord> end = ok_end();  // nullopt: the process died before its end
+  std::optional<kernels::EndRecord> end = ok_end();  // nullopt: the process died before its end
 
-  static EndRecord ok_end() {
-    EndRecord e;
+  static kernels::EndRecord ok_end() {
+    kernels::EndRecord e;
     e.nvtx_status = "ok";
     return e;
   }
@@ -61,30 +61,30 @@ inline std::vector<nlohmann::json> process_lines(inject::Collector& c, ProcessLi
   auto add = [&](std::vector<std::string> lines) {
     text.insert(text.end(), lines.begin(), lines.end());
   };
-  ProcessRecord p;
+  kernels::ProcessRecord p;
   p.base_ns = o.base_ns;
   p.base_unix_ns = o.base_unix_ns;
   p.sampling = o.sampling;
-  add(encode_process(o.pid, p));
+  add(kernels::encode_process(o.pid, p));
   inject::Drained d = c.drain();
   std::uint64_t seq = 0;
-  if (!d.names.empty()) add(encode_names(o.pid, seq, d.names));
+  if (!d.names.empty()) add(kernels::encode_names(o.pid, seq, d.names));
   if (o.windows.empty()) {
     d.chunk.seq = seq++;
-    add(encode_chunk(o.pid, d.chunk));
+    add(kernels::encode_chunk(o.pid, d.chunk));
   }
   for (std::size_t i = 0; i < o.windows.size(); ++i) {
-    ChunkRecord w = i == 0 ? std::move(d.chunk) : ChunkRecord{};
+    kernels::ChunkRecord w = i == 0 ? std::move(d.chunk) : kernels::ChunkRecord{};
     w.seq = seq++;
     w.window = true;
     w.start_ns = static_cast<std::int64_t>(o.windows[i].first - o.base_ns);
     w.end_ns = static_cast<std::int64_t>(o.windows[i].second - o.base_ns);
-    add(encode_chunk(o.pid, w));
+    add(kernels::encode_chunk(o.pid, w));
   }
   if (o.end) {
     o.end->chunks = seq;
     o.end->unmatched = c.unmatched_ranges();
-    add(encode_end(o.pid, *o.end));
+    add(kernels::encode_end(o.pid, *o.end));
   }
   std::vector<nlohmann::json> lines;
   for (const auto& t : text) lines.push_back(nlohmann::json::parse(t));
@@ -95,4 +95,4 @@ inline void add_lines(Trace& trace, const std::vector<nlohmann::json>& lines) {
   trace.kernel_records.insert(trace.kernel_records.end(), lines.begin(), lines.end());
 }
 
-}  // namespace gpulens::kernels::testing
+}  // namespace gpulens::testing

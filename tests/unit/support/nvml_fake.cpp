@@ -5,7 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace gpulens::test {
+namespace gpulens::testing {
 namespace {
 
 using namespace fake_detail;
@@ -346,4 +346,4 @@ const std::map<std::string, void*>& FakeNvml::functions() {
   return table;
 }
 
-}  // namespace gpulens::test
+}  // namespace gpulens::testing

@@ -19,7 +19,7 @@
 #include "sources/nvml/nvml_api.hpp"
 #include "sources/nvml/nvml_collector.hpp"
 
-namespace gpulens::test {
+namespace gpulens::testing {
 
 using sources::nvml::Return;
 inline constexpr Return kOk = Return::Success;
@@ -240,4 +240,4 @@ void add_gpm(std::map<std::string, void*>& table);
 
 }  // namespace fake_detail
 
-}  // namespace gpulens::test
+}  // namespace gpulens::testing

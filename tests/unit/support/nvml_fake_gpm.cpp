@@ -4,7 +4,7 @@
 
 #include "nvml_fake.hpp"
 
-namespace gpulens::test::fake_detail {
+namespace gpulens::testing::fake_detail {
 namespace {
 
 Return take_gpm_sample(Dev d, long gpu_instance, sources::nvml::GpmSample s) {
@@ -123,4 +123,4 @@ void add_gpm(std::map<std::string, void*>& t) {
       });
 }
 
-}  // namespace gpulens::test::fake_detail
+}  // namespace gpulens::testing::fake_detail

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kubelet's pod-resources answer: protobuf's wire format read within bounds,
-// the device plugin's three ways of naming a GPU (UUID, index, MIG) and its
-// replicas, and what one answer charges to which pod. The messages are encoded
+// The kubelet's pod-resources answer: the device plugin's three ways of naming a
+// GPU (UUID, index, MIG) and its replicas, and what one answer charges to which
+// pod (protobuf's wire format itself: protobuf_wire_test.cpp). The messages are encoded
 // here by hand from the field numbers of the kubelet's api.proto; the e2e test
 // (tests/e2e/kubelet_pod_resources.sh) checks the same against protobuf's own
 // encoder and a real gRPC server.
@@ -60,46 +60,6 @@ std::string pr_list(const std::vector<std::string>& pods) {
 
 std::vector<AllocationDevice> pr_gpus() {
   return {{0, "GPU-0a0a", "", {}}, {1, "GPU-1b1b", "", {"MIG-7c7c", "MIG-8d8d"}}};
-}
-
-TEST(ProtoWire, ReadsVarintsAndBytesAndSkipsTheRest) {
-  const std::string m = pr_varint(1 << 3 | 0) + pr_varint(300) + pr_bytes(2, "hi") +
-                        pr_varint(3 << 3 | 5) + std::string(4, 'x') + pr_varint(4 << 3 | 1) +
-                        std::string(8, 'y') + pr_bytes(5, "end");
-  ProtoReader r(m);
-  ASSERT_TRUE(r.next());
-  EXPECT_EQ(r.field(), 1u);
-  EXPECT_EQ(r.varint(), 300u);
-  ASSERT_TRUE(r.next());
-  EXPECT_EQ(r.bytes(), "hi");
-  ASSERT_TRUE(r.next());  // fixed32, not read: skipped by next()
-  ASSERT_TRUE(r.next());  // fixed64
-  ASSERT_TRUE(r.next());
-  EXPECT_EQ(r.field(), 5u);
-  EXPECT_EQ(r.bytes(), "end");
-  EXPECT_FALSE(r.next());
-  EXPECT_TRUE(r.ok());
-}
-
-TEST(ProtoWire, MalformedInputStopsTheReadWithinTheBuffer) {
-  // A length past the end, a truncated varint, an 11-byte varint, a group (wire
-  // type 3), field 0: each ends the read with ok() false.
-  for (const std::string& m :
-       {pr_varint(2 << 3 | 2) + pr_varint(10) + "abc", std::string("\x08\x80", 2),
-        pr_varint(1 << 3) + std::string(11, '\xff'), pr_varint(1 << 3 | 3),
-        pr_varint(0 << 3 | 0) + pr_varint(1)}) {
-    ProtoReader r(m);
-    while (r.next()) {
-      if (r.wire_type() == WireType::Bytes) r.bytes();
-    }
-    EXPECT_FALSE(r.ok()) << ::testing::PrintToString(m);
-  }
-  // Asking a varint field for bytes is malformed, not a read of garbage.
-  const std::string varint_field = pr_varint(1 << 3) + pr_varint(5);
-  ProtoReader r(varint_field);  // a view: the bytes must outlive the reader
-  ASSERT_TRUE(r.next());
-  EXPECT_EQ(r.bytes(), "");
-  EXPECT_FALSE(r.ok());
 }
 
 TEST(PodResourcesList, KeepsNvidiaDevicesWithTheirPodAndContainer) {

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <fstream>
 
-#include "core/marks_tail.hpp"
 #include "core/phase.hpp"
 
 namespace gpulens::sources {
@@ -93,32 +92,6 @@ TEST(Phases, PairsStartAndEndMarks) {
   EXPECT_EQ(phases[0].end_fields["steps"], 3);
   EXPECT_EQ(phases[1].name, "b");
   EXPECT_EQ(phases[2].end, 9.0) << "an unterminated phase runs to the end of the trace";
-}
-
-TEST(MarksTail, ReadsOnlyCompleteNewLines) {
-  const std::string path = ::testing::TempDir() + "/marks.jsonl";
-  std::remove(path.c_str());
-  MarksTail tail(path);
-  EXPECT_TRUE(tail.poll(1.0).empty()) << "a missing file is not an error";
-  {
-    std::ofstream out(path);
-    out << R"({"t": 5.5, "mark": "train:start"})"
-           "\n"
-        << R"({"mark": "step", "flops": 1e12})"
-        << "\n"
-        << "not json\n"
-        << R"({"mark": "partial)";
-  }
-  auto marks = tail.poll(7.0);
-  ASSERT_EQ(marks.size(), 2u);
-  EXPECT_EQ(marks[0].t, 5.5);
-  EXPECT_EQ(marks[1].t, 7.0) << "a mark without t gets the time it was seen";
-  EXPECT_EQ(marks[1].fields["flops"], 1e12);
-  EXPECT_EQ(tail.bad_lines(), 1u);
-  std::ofstream(path, std::ios::app) << "\"}\n";
-  marks = tail.poll(8.0);
-  ASSERT_EQ(marks.size(), 1u);
-  EXPECT_EQ(marks[0].name, "partial");
 }
 
 }  // namespace
