@@ -47,7 +47,7 @@ inline inject::KernelLaunch key(const std::string& name, int blocks, int threads
 }
 
 inline void add_device(inject::Collector& c) {
-  DeviceEntry d;
+  kernels::DeviceEntry d;
   d.id = 0;
   d.name = "NVIDIA H100 80GB HBM3";
   d.sms = 132, d.max_blocks_per_sm = 32, d.max_warps_per_sm = 64, d.max_threads_per_sm = 2048;
