@@ -11,7 +11,7 @@
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::kernels::testing {
 
