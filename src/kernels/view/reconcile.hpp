@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sample.hpp"
 #include "kernels/view/trace_windows.hpp"
 #include "kernels/view/view.hpp"
 

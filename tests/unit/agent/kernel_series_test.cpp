@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/kernel_receiver.hpp"
+#include "kernels/record/summary_datagram.hpp"
 
 namespace gpulens::agent {
 namespace {
