@@ -19,7 +19,7 @@
 
 #include "core/input_limits.hpp"
 #include "core/trace_reader.hpp"
-#include "kernels/analysis.hpp"
+#include "kernels/view/analysis.hpp"
 #include "render/kernels_output.hpp"
 
 extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max);

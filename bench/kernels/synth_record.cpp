@@ -3,7 +3,7 @@
 // once a second, a step mark every half second, and the kernel record lines the
 // injection library would write, made by the same code it runs (inject::Collector
 // fed kernel by kernel, drained per window or per 2-second chunk, encoded by
-// kernels/chunk_record.cpp). bench/kernels/report_scale.sh times `gpulens report`
+// kernels/record/chunk_record.cpp). bench/kernels/report_scale.sh times `gpulens report`
 // on what it writes.
 //
 //   gpulens_synth_kernels --hours 24 --every 20 --window 2 --rate 50000 OUT
@@ -18,7 +18,7 @@
 
 #include "core/trace_writer.hpp"
 #include "inject/collector.hpp"
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@ namespace {
 
 // Sums of a range's windows are held at the largest count rather than wrapped:
 // a total must never read less than one of its parts (the reader bounds each
-// window's times, kernel_summary.cpp, but not a day of copies' bytes).
+// window's times, summary_datagram.cpp, but not a day of copies' bytes).
 void add_to(std::uint64_t& into, std::uint64_t v) {
   into = kernels::saturating_add(into, v);
 }
@@ -23,17 +23,17 @@ void add_work(kernels::WorkTotal& into, const kernels::WorkTotal& w) {
 
 void KernelAggregator::add(const KernelWindow& w) {
   Process& p = by_process_[{w.gpu, w.pid}];
-  KernelProcessSummary& s = p.sum;
+  KernelProcessTotal& s = p.sum;
   // The newest window (by end; the later one of a tie) names the process and its pod.
-  if (s.windows == 0 || w.end_unix_ns >= s.newest_end_unix_ns) {
+  if (s.windows == 0 || w.end_unix_ns >= s.end_unix_ns) {
     s.uid = w.uid;
     s.device = w.device;
     s.process = w.process;
     s.kube = w.kube;
-    s.newest_end_unix_ns = w.end_unix_ns;
+    s.end_unix_ns = w.end_unix_ns;
   }
-  if (s.windows == 0 || w.start_unix_ns < s.oldest_start_unix_ns) {
-    s.oldest_start_unix_ns = w.start_unix_ns;
+  if (s.windows == 0 || w.start_unix_ns < s.start_unix_ns) {
+    s.start_unix_ns = w.start_unix_ns;
   }
   s.gpu = w.gpu;
   s.pid = w.pid;
@@ -57,11 +57,11 @@ void KernelAggregator::add(const KernelWindow& w) {
   add_to(s.summaries_dropped, w.summaries_dropped);
 }
 
-std::vector<KernelProcessSummary> KernelAggregator::result() const {
-  std::vector<KernelProcessSummary> out;
+std::vector<KernelProcessTotal> KernelAggregator::result() const {
+  std::vector<KernelProcessTotal> out;
   out.reserve(by_process_.size());
   for (const auto& [key, p] : by_process_) {
-    KernelProcessSummary s = p.sum;
+    KernelProcessTotal s = p.sum;
     std::vector<const std::pair<const std::string, Merged>*> ranked;
     ranked.reserve(p.kernels.size());
     for (const auto& entry : p.kernels) ranked.push_back(&entry);
@@ -88,8 +88,8 @@ std::vector<KernelProcessSummary> KernelAggregator::result() const {
   return out;
 }
 
-std::vector<KernelProcessSummary> summarise_kernels(const KernelStore& store, const KernelQuery& q,
-                                                    std::size_t top) {
+std::vector<KernelProcessTotal> total_kernels_by_process(const KernelStore& store,
+                                                         const KernelQuery& q, std::size_t top) {
   KernelAggregator aggregator(top);
   store.for_each(q, [&aggregator](const KernelWindow& w) { aggregator.add(w); });
   return aggregator.result();

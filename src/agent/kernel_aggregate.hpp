@@ -21,40 +21,32 @@
 #include <vector>
 
 #include "agent/kernel_store.hpp"
-#include "kernels/kernel_summary.hpp"
-#include "sources/host/kube_pods.hpp"
+#include "kernels/record/summary_datagram.hpp"
 
 namespace gpulens::agent {
 
-inline constexpr std::size_t kKernelSummaryTop = 6;  // the dashboard names six
-inline constexpr std::size_t kKernelSummaryMaxTop = kernels::kMaxSummaryTop;
+inline constexpr std::size_t kKernelTotalTop = 6;  // the dashboard names six
+inline constexpr std::size_t kKernelTotalMaxTop = kernels::kMaxSummaryTop;
 
-struct KernelProcessSummary {  // one (GPU, pid) over the range
-  int gpu = 0;
-  std::uint32_t pid = 0;
-  // The newest window's (by end time): a process keeps its pid, not always its name or pod.
-  std::uint32_t uid = 0, device = 0;
-  std::string process;
-  sources::KubeRef kube;
+// One (GPU, pid)'s windows over the range summed into one window, from the
+// oldest one's start to the newest one's end; who ran it (uid, device, process,
+// pod) is the newest window's: a process keeps its pid, not always its name or
+// pod. `top` is merged by name, longest first, at most `top`; `other_kernels`
+// stays 0 (a window's count of unnamed kernels does not add up over windows).
+struct KernelProcessTotal : KernelWindow {
   std::size_t windows = 0;
-  std::int64_t oldest_start_unix_ns = 0, newest_end_unix_ns = 0;
-  std::uint64_t busy_ns = 0, idle_ns = 0;
-  std::vector<kernels::KernelTime> top;  // merged by name, longest first, at most `top`
-  std::uint64_t other_launches = 0, other_ns = 0;
   std::size_t other_named = 0;  // distinct named kernels past `top`, folded into other
   std::uint64_t kernel_ns = 0;  // named + other: every window's kernel time
-  kernels::WorkTotal collectives, copies, memsets;
-  std::uint64_t cupti_dropped = 0, summaries_dropped = 0;
 };
 
-// Windows in, one summary per (GPU, pid) out. Windows may come in any order.
+// Windows in, one total per (GPU, pid) out. Windows may come in any order.
 class KernelAggregator {
  public:
-  explicit KernelAggregator(std::size_t top = kKernelSummaryTop) : top_(top) {}
+  explicit KernelAggregator(std::size_t top = kKernelTotalTop) : top_(top) {}
 
   void add(const KernelWindow& w);
   // Sorted by GPU, then by kernel time, longest first (then by pid).
-  std::vector<KernelProcessSummary> result() const;
+  std::vector<KernelProcessTotal> result() const;
 
  private:
   struct Merged {
@@ -66,15 +58,16 @@ class KernelAggregator {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   struct Process {
-    KernelProcessSummary sum;  // all but top and other's named part
+    KernelProcessTotal sum;  // all but top and other's named part
     std::unordered_map<std::string, Merged, NameHash, std::equal_to<>> kernels;
   };
   std::size_t top_;
   std::map<std::pair<int, std::uint32_t>, Process> by_process_;
 };
 
-// The windows of `q` in `store` summed without copying them (KernelStore::for_each).
-std::vector<KernelProcessSummary> summarise_kernels(const KernelStore& store, const KernelQuery& q,
-                                                    std::size_t top = kKernelSummaryTop);
+// The windows of `q` in `store` totalled without copying them (KernelStore::for_each).
+std::vector<KernelProcessTotal> total_kernels_by_process(const KernelStore& store,
+                                                         const KernelQuery& q,
+                                                         std::size_t top = kKernelTotalTop);
 
 }  // namespace gpulens::agent

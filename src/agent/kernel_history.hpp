@@ -4,8 +4,8 @@
 // window the receiver stores is also queued to the history writer (never waiting
 // on SQLite; a full queue drops and counts it), and on start the newest windows
 // of each GPU are read back into the KernelStore, so /api/v1/kernels answers
-// across a restart. The conversion between the agent's KernelWindow and the
-// store's row lives here, at the agent's boundary, as store may not see the agent.
+// across a restart. The ring and the history hold the same type (KernelWindow,
+// kernels/record/window.hpp): nothing is converted on the way.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,9 +16,6 @@
 #include "store/kernel_windows.hpp"
 
 namespace gpulens::agent {
-
-store::StoredKernelWindow to_stored(const KernelWindow& w);
-KernelWindow from_stored(store::StoredKernelWindow w);
 
 // What the history did with kernel windows, for /api/v1/health and /metrics.
 struct KernelHistoryCounts {

@@ -17,6 +17,7 @@
 #include "agent/log.hpp"
 #include "core/clock.hpp"
 #include "core/text_safety.hpp"
+#include "kernels/record/summary_datagram.hpp"
 #include "sources/host/procfs_parse.hpp"
 
 namespace gpulens::agent {
@@ -257,34 +258,21 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
       continue;
     }
     KernelWindow w;
+    static_cast<kernels::WindowHeader&>(w) = *summary;
+    static_cast<kernels::DeviceWork&>(w) = std::move(d);
     w.gpu = gpu;
-    w.device = d.device;
     w.pid = pid;
     w.uid = peer->uid;
     w.process = terminal_safe(holder->second.name);
     if (const auto k = holder->second.kube.find(gpu); k != holder->second.kube.end()) {
-      w.kube = k->second;
+      w.kube = {k->second.namespace_name, k->second.pod, k->second.container};
     }
-    w.start_unix_ns = summary->start_unix_ns;
-    w.end_unix_ns = summary->end_unix_ns;
-    w.window = summary->window;
-    w.busy_ns = d.busy_ns;
-    w.idle_ns = d.idle_ns;
-    w.top = std::move(d.top);
     for (auto& k : w.top) {
       k.name = kernels::cut_name(terminal_safe(k.name), kernels::kMaxSummaryNameBytes);
     }
-    w.other_kernels = d.other_kernels;
-    w.other_launches = d.other_launches;
-    w.other_ns = d.other_ns;
-    w.collectives = d.collectives;
-    w.copies = d.copies;
-    w.memsets = d.memsets;
-    w.cupti_dropped = summary->cupti_dropped;
-    w.summaries_dropped = summary->summaries_dropped;
     if (series_ != nullptr) series_->add(w, now_s);
     // Queued, never written here: a full queue drops it (counted by the writer).
-    if (history_ != nullptr) (void)history_->push_kernel_window(to_stored(w));
+    if (history_ != nullptr) (void)history_->push_kernel_window(w);
     store_.add(std::move(w));
   }
   {

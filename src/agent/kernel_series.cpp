@@ -5,7 +5,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "kernels/kernel_label.hpp"
+#include "kernels/record/kernel_label.hpp"
 
 namespace gpulens::agent {
 namespace {
@@ -114,7 +114,7 @@ void KernelSeries::add(const KernelWindow& w, double now_s) {
   std::lock_guard lock(mutex_);
   Gpu& g = gpus_[w.gpu];
   retire(g, now_s);
-  sources::KubeRef pod = w.kube;
+  sources::KubeRef pod{w.kube.namespace_name, w.kube.pod, w.kube.container};
   if (!g.pods.contains(pod) && g.pods.size() >= options_.max_pods) pod = {};
   PodTotals& t = g.pods[pod];
   t.last_s = now_s;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The kernel summaries jobs sent (docs/kernels-agent.md), one per process, GPU
+// The kernel windows jobs sent (docs/kernels-agent.md), one per process, GPU
 // and trace window, kept in memory and bounded: a ring of `windows_per_gpu` per
 // GPU, the oldest going first. /api/v1/kernels reads it (and /summary visits
 // it, for_each); the newest window of
@@ -14,26 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_summary.hpp"
-#include "sources/host/kube_pods.hpp"
+#include "kernels/record/window.hpp"
 
 namespace gpulens::agent {
 
-struct KernelWindow {
-  int gpu = 0;               // the agent's GPU index
-  std::uint32_t device = 0;  // the process's CUDA ordinal it came as
-  std::uint32_t pid = 0;     // from the kernel's peer credentials, never the datagram
-  std::uint32_t uid = 0;     // likewise
-  std::string process;       // the agent's own name for the pid (comm)
-  sources::KubeRef kube;     // the process's pod on this GPU; empty when unknown
-  std::int64_t start_unix_ns = 0, end_unix_ns = 0;
-  bool window = true;
-  std::uint64_t busy_ns = 0, idle_ns = 0;
-  std::vector<kernels::KernelTime> top;  // names length-capped and terminal-safe
-  std::uint64_t other_kernels = 0, other_launches = 0, other_ns = 0;
-  kernels::WorkTotal collectives, copies, memsets;
-  std::uint64_t cupti_dropped = 0, summaries_dropped = 0;
-};
+// One process's window on one GPU: the record layer's type (kernels/record/window.hpp),
+// shared with the history and the API.
+using kernels::KernelWindow;
 
 struct KernelQuery {
   double from = 0, to = 0;          // Unix seconds: windows that overlap [from, to]
@@ -74,7 +61,7 @@ class KernelStore {
   KernelQueryResult query(const KernelQuery& q) const;
   // Calls `visit` with every window that `q` asks for (its `limit` aside: all of
   // them), GPU by GPU in arrival order, under the store's lock: nothing is copied,
-  // so a summary of a day of windows (kernel_aggregate.hpp) costs no copy of the
+  // so the totals of a day of windows (kernel_aggregate.hpp) cost no copy of the
   // day. `visit` must be quick and must not call back into the store.
   void for_each(const KernelQuery& q, const std::function<void(const KernelWindow&)>& visit) const;
   // The newest window of each (GPU, pid) that ended at or after `since_unix_s`.

@@ -30,7 +30,7 @@
 #include "jobs/job_recorder.hpp"
 #include "jobs/oom_message.hpp"
 #include "jobs/step_matcher.hpp"
-#include "kernels/analysis.hpp"
+#include "kernels/view/analysis.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 

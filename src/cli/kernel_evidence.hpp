@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "diagnosis/kernel_evidence.hpp"
-#include "kernels/analysis.hpp"
+#include "kernels/view/analysis.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::cli {

@@ -124,7 +124,7 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
            {"LD_PRELOAD", preload},
            {"GPULENS_KERNELS_DIR", s.records_dir}};
   // NVTX ranges reach a tool only through this variable, read at the job's first
-  // NVTX call: the library passes it on to its libcupti (kernels_inject.cpp). A
+  // NVTX call: the library passes it on to its libcupti (src/inject/entry_points.cpp). A
   // tool that already holds it (Nsight) keeps it; each record then says so.
   if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx == nullptr || *nvtx == '\0') {
     s.env.emplace_back("NVTX_INJECTION64_PATH", lib);

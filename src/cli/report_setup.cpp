@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernels/analysis.hpp"
-#include "kernels/collectives.hpp"
-#include "kernels/kernel_findings.hpp"
-#include "kernels/record_gatherer.hpp"
+#include "kernels/view/analysis.hpp"
+#include "kernels/view/collectives.hpp"
+#include "kernels/view/kernel_findings.hpp"
+#include "kernels/view/record_gatherer.hpp"
 #include "render/kernels_output.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/data_files.hpp"

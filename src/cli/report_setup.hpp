@@ -9,7 +9,7 @@
 
 #include "core/result.hpp"
 #include "core/trace_reader.hpp"
-#include "kernels/analysis.hpp"
+#include "kernels/view/analysis.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::cli {
@@ -47,7 +47,7 @@ std::optional<ReportFormat> report_format_from_name(const std::string& name);
 ReportFormat report_format_for_path(const std::string& path);
 
 // A recording and its kernel view (docs/kernels.md). The kernel records are
-// summed as they are read (kernels/record_gatherer.hpp), never held whole: a
+// summed as they are read (kernels/view/record_gatherer.hpp), never held whole: a
 // 24-hour job's read in the memory of its kernel names.
 struct Recording {
   Trace trace;

@@ -19,7 +19,7 @@ struct TraceReadOptions {
   bool lenient = false;
   // Where the kernel records (lines with "x_kernels", docs/kernels.md) go as they
   // are read; unset, they are kept in kernel_records(). A long job's records are
-  // summed as they come (kernels/record_gatherer.hpp) instead of held whole.
+  // summed as they come (kernels/view/record_gatherer.hpp) instead of held whole.
   std::function<void(const nlohmann::json&)> kernel_record_sink = nullptr;
 };
 

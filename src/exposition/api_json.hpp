@@ -32,9 +32,9 @@ Json timeline_json(const store::TimelineResult& r);
 // /api/v1/kernels (api_kernels.cpp): the stored windows of the jobs' kernel summaries.
 Json kernel_window_json(const agent::KernelWindow& w);
 Json kernels_json(const agent::KernelQueryResult& r, double from, double to);
-// /api/v1/kernels/summary: the windows of [from, to] summed per GPU and process.
-Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& processes, double from,
-                         double to, std::size_t top);
+// /api/v1/kernels/summary: the windows of [from, to] totalled per GPU and process.
+Json kernel_totals_json(const std::vector<agent::KernelProcessTotal>& processes, double from,
+                        double to, std::size_t top);
 // /api/v1/health's `kernels`: the socket, what came, and why some were refused.
 Json kernel_intake_json(const std::optional<agent::KernelIntakeStatus>& status);
 

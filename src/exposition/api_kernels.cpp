@@ -31,10 +31,9 @@ Json work_json(const kernels::WorkTotal& w, bool with_bytes) {
   return j;
 }
 
-// Who ran it: the same fields for one window and for a process summed over a range
-// (KernelWindow and KernelProcessSummary name them alike).
-template <typename Process>
-void put_process(Json& j, const Process& p) {
+// Who ran it: one window's, and that of a process's windows totalled over a range
+// (a KernelProcessTotal is a KernelWindow: the newest window's).
+void put_process(Json& j, const kernels::KernelWindow& p) {
   j["gpu"] = p.gpu;
   j["pid"] = p.pid;
   j["uid"] = p.uid;
@@ -56,8 +55,7 @@ Json kernel_json(const std::string& name, std::uint64_t launches, std::uint64_t 
 }
 
 // What follows the kernels in both: their total, collectives, copies, memsets, drops.
-template <typename Totals>
-void put_totals(Json& j, const Totals& t, std::uint64_t kernel_ns) {
+void put_totals(Json& j, const kernels::KernelWindow& t, std::uint64_t kernel_ns) {
   j["kernel_time_s"] = time_json(kernel_ns);
   Json collectives = work_json(t.collectives, false);
   collectives["share"] = share_json(t.collectives.ns, kernel_ns);
@@ -94,8 +92,8 @@ Json kernel_window_json(const agent::KernelWindow& w) {
 
 Json kernels_json(const agent::KernelQueryResult& r, double from, double to) {
   Json j;
-  j["from"] = from;
-  j["to"] = to;
+  j["from"] = json_number(from, decimals::kTime);
+  j["to"] = json_number(to, decimals::kTime);
   j["source"] = "memory";
   j["truncated"] = r.truncated;
   Json windows = Json::array();
@@ -104,11 +102,11 @@ Json kernels_json(const agent::KernelQueryResult& r, double from, double to) {
   return j;
 }
 
-Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& processes, double from,
-                         double to, std::size_t top) {
+Json kernel_totals_json(const std::vector<agent::KernelProcessTotal>& processes, double from,
+                        double to, std::size_t top) {
   Json j;
-  j["from"] = from;
-  j["to"] = to;
+  j["from"] = json_number(from, decimals::kTime);
+  j["to"] = json_number(to, decimals::kTime);
   j["source"] = "memory";
   j["top"] = top;
   Json out = Json::array();
@@ -116,9 +114,8 @@ Json kernel_summary_json(const std::vector<agent::KernelProcessSummary>& process
     Json e;
     put_process(e, p);  // the newest window's
     e["windows"] = p.windows;
-    e["oldest_start"] =
-        json_number(static_cast<double>(p.oldest_start_unix_ns) / 1e9, decimals::kTime);
-    e["newest_end"] = json_number(static_cast<double>(p.newest_end_unix_ns) / 1e9, decimals::kTime);
+    e["oldest_start"] = json_number(static_cast<double>(p.start_unix_ns) / 1e9, decimals::kTime);
+    e["newest_end"] = json_number(static_cast<double>(p.end_unix_ns) / 1e9, decimals::kTime);
     e["busy_s"] = time_json(p.busy_ns);
     e["idle_s"] = time_json(p.idle_ns);
     e["idle_share"] = share_json(p.idle_ns, p.busy_ns + p.idle_ns);

@@ -5,7 +5,7 @@
 // time are a family's rate over gpulens_kernel_traced_seconds_total's.
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
-#include "kernels/kernel_label.hpp"
+#include "kernels/record/kernel_label.hpp"
 
 namespace gpulens::exposition {
 namespace {

@@ -216,16 +216,16 @@ void answer_kernels(const RouteSite& site, const http::Request& req, http::Respo
 
 // Every window of the range summed per GPU and process by the agent: no cap on
 // the windows, a few kilobytes out (the dashboard's "Where the time went").
-void answer_kernel_summary(const RouteSite& site, const http::Request& req, http::Response& res) {
+void answer_kernel_totals(const RouteSite& site, const http::Request& req, http::Response& res) {
   agent::KernelQuery q;
   if (!parse_kernel_query(site, req, res, q)) return;
   int top = 0;
-  if (!parse_count(req, res, "top", top, static_cast<int>(agent::kKernelSummaryTop),
-                   static_cast<int>(agent::kKernelSummaryMaxTop)))
+  if (!parse_count(req, res, "top", top, static_cast<int>(agent::kKernelTotalTop),
+                   static_cast<int>(agent::kKernelTotalMaxTop)))
     return;
   const auto processes =
-      agent::summarise_kernels(*site.context->kernels, q, static_cast<std::size_t>(top));
-  send_json(res, kernel_summary_json(processes, q.from, q.to, static_cast<std::size_t>(top)));
+      agent::total_kernels_by_process(*site.context->kernels, q, static_cast<std::size_t>(top));
+  send_json(res, kernel_totals_json(processes, q.from, q.to, static_cast<std::size_t>(top)));
 }
 
 bool wanted(const std::vector<int>& gpus, int gpu) {
@@ -340,7 +340,7 @@ void register_api_routes(const RouteSite& site) {
     answer_kernels(site, req, res);
   });
   site.get("/api/v1/kernels/summary", [site](const http::Request& req, http::Response& res) {
-    answer_kernel_summary(site, req, res);
+    answer_kernel_totals(site, req, res);
   });
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The job's side of the node agent (docs/kernels-agent.md): each closed window's
-// summary (kernels/kernel_summary.hpp) goes as one datagram to gpulens-serve's
+// summary (kernels/record/summary_datagram.hpp) goes as one datagram to gpulens-serve's
 // unix socket. The job never waits: the send does not block, and an agent that is
 // absent, slow or full costs a dropped summary, counted here (the record's end
 // line and the next summary carry the count).
@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/chunk_record.hpp"
-#include "kernels/kernel_summary.hpp"
+#include "kernels/record/chunk_record.hpp"
+#include "kernels/record/summary_datagram.hpp"
 
 namespace gpulens::inject {
 

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "core/intervals.hpp"
-#include "kernels/kernel_names.hpp"
+#include "kernels/record/kernel_names.hpp"
 
 namespace gpulens::inject {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the injection library keeps of the job's GPU activity, in the job's own
-// process, chunk by chunk (kernels/chunk_record.hpp): per kernel launch
+// process, chunk by chunk (kernels/record/chunk_record.hpp): per kernel launch
 // configuration a count and a duration histogram, per copy kind totals, the
 // synchronisations, per device the union of busy intervals (kernels, copies,
 // memsets on any stream) and the first collective kernel instances of the chunk
@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::inject {
 
@@ -140,7 +140,7 @@ class Collector {
   // Name tables, for the whole process: ids the chunks refer to.
   std::map<kernels::ConfigEntry, std::uint32_t, ConfigLess> config_ids_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
-  // Per name id: a collective (kernels/kernel_names.hpp)? Classified once, when a
+  // Per name id: a collective (kernels/record/kernel_names.hpp)? Classified once, when a
   // name is first seen, never per record; per configuration id the same, so a
   // kernel record costs one index more.
   std::vector<bool> name_collective_;

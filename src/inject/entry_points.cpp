@@ -24,7 +24,7 @@
 // trace_control.cpp); the record lists the windows.
 //
 // Each process appends its record to $GPULENS_KERNELS_DIR/kernels-<pid>.jsonl as
-// it goes (sender.hpp; kernels/chunk_record.hpp, version 4): bounded lines as each window
+// it goes (sender.hpp; kernels/record/chunk_record.hpp, version 4): bounded lines as each window
 // closes (traced whole: every kChunkSeconds), and an end line at exit. `gpulens
 // run` moves the lines into the recording. With $GPULENS_KERNELS_AGENT (set for a
 // job anywhere on the node, docs/kernels-agent.md) each chunk's summary also goes

@@ -16,13 +16,14 @@ function(compiles include result)
   endif()
 endfunction()
 foreach(inside inject/collector.hpp inject/agent_link.hpp inject/schedule.hpp
-    kernels/chunk_record.hpp kernels/kernel_names.hpp core/intervals.hpp)
+    kernels/record/chunk_record.hpp kernels/record/kernel_names.hpp
+    kernels/record/summary_datagram.hpp core/intervals.hpp)
   compiles(${inside} ok)
   if(NOT ok)
     message(FATAL_ERROR "inside the fence, ${inside} does not compile:\n${fence_error}")
   endif()
 endforeach()
-foreach(outside diagnosis/config.hpp kernels/analysis.hpp sources/tick_source.hpp
+foreach(outside diagnosis/config.hpp kernels/view/analysis.hpp sources/tick_source.hpp
     cli/kernels_setup.hpp)
   if(NOT EXISTS ${SRC}/${outside})
     message(FATAL_ERROR "${SRC}/${outside} is gone: name another file outside the fence")

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "inject/injection.hpp"
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::inject {
 namespace {

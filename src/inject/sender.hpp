@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the injection library's records go: this process's record file,
-// $GPULENS_KERNELS_DIR/kernels-<pid>.jsonl (kernels/chunk_record.hpp, version 4),
+// $GPULENS_KERNELS_DIR/kernels-<pid>.jsonl (kernels/record/chunk_record.hpp, version 4),
 // and with $GPULENS_KERNELS_AGENT each chunk's summary to the node agent
 // (agent_link.hpp). A process line first, a names line before each chunk that
 // brings new names, a chunk line per window (traced whole: every kChunkSeconds),

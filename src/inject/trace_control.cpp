@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "inject/injection.hpp"
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::inject {
 namespace {

@@ -2,7 +2,8 @@
 #include <fmt/format.h>
 
 #include "core/text_units.hpp"
-#include "kernels/reconcile.hpp"
+#include "kernels/view/analysis.hpp"
+#include "kernels/view/reconcile.hpp"
 #include "render/html_svg.hpp"
 #include "render/kernels_output.hpp"
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernels/analysis.hpp"
+#include "kernels/view/view.hpp"
 
 namespace gpulens::render {
 

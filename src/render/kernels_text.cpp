@@ -3,7 +3,8 @@
 
 #include "core/text_safety.hpp"
 #include "core/text_units.hpp"
-#include "kernels/reconcile.hpp"
+#include "kernels/view/analysis.hpp"
+#include "kernels/view/reconcile.hpp"
 #include "render/kernels_output.hpp"
 
 namespace gpulens::render {

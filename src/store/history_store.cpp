@@ -172,7 +172,7 @@ Status HistoryStore::seed_dirty_minutes() {
 Status HistoryStore::write(const std::vector<StoredSample>& samples,
                            const std::vector<diagnosis::AlertEvent>& events,
                            const std::vector<SlurmJobUse>& slurm,
-                           const std::vector<StoredKernelWindow>& kernel_windows,
+                           const std::vector<kernels::KernelWindow>& kernel_windows,
                            std::size_t* kernel_windows_kept) {
   if (kernel_windows_kept != nullptr) *kernel_windows_kept = 0;
   if (samples.empty() && events.empty() && slurm.empty() && kernel_windows.empty())

@@ -56,7 +56,7 @@ class HistoryStore {
   Status write(const std::vector<StoredSample>& samples,
                const std::vector<diagnosis::AlertEvent>& events,
                const std::vector<SlurmJobUse>& slurm = {},
-               const std::vector<StoredKernelWindow>& kernel_windows = {},
+               const std::vector<kernels::KernelWindow>& kernel_windows = {},
                std::size_t* kernel_windows_kept = nullptr);
   // Pods' holdings (kube_pods), in a transaction of their own.
   Status write_pods(const std::vector<PodUse>& pods);

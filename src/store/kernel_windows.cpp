@@ -101,9 +101,10 @@ std::optional<std::vector<TopEntry>> decode_top(std::string_view in, std::string
   return out;
 }
 
-bool within_bounds(const StoredKernelWindow& w) {
+bool within_bounds(const kernels::KernelWindow& w) {
   if (w.gpu < 0 || w.top.size() > kMaxStoredKernels) return false;
-  for (const std::string* s : {&w.process, &w.kube_namespace, &w.kube_pod, &w.kube_container}) {
+  for (const std::string* s :
+       {&w.process, &w.kube.namespace_name, &w.kube.pod, &w.kube.container}) {
     if (s->size() > kMaxStoredText) return false;
   }
   return std::all_of(w.top.begin(), w.top.end(),
@@ -128,7 +129,7 @@ Result<std::int64_t> name_id(Statement& upsert, const std::string& name, std::in
 
 }  // namespace
 
-Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>& windows,
+Status write_kernel_windows(Database& db, const std::vector<kernels::KernelWindow>& windows,
                             std::size_t* kept) {
   if (kept != nullptr) *kept = 0;
   if (windows.empty()) return ok_status();
@@ -167,14 +168,15 @@ Status write_kernel_windows(Database& db, const std::vector<StoredKernelWindow>&
     s.bind(p++, w.start_unix_ns);
     s.bind(p++, std::int64_t{w.device});
     s.bind(p++, std::int64_t{w.uid});
-    for (const std::string* text : {&w.process, &w.kube_namespace, &w.kube_pod, &w.kube_container})
+    for (const std::string* text :
+         {&w.process, &w.kube.namespace_name, &w.kube.pod, &w.kube.container})
       s.bind(p++, std::string_view(*text));
     s.bind(p++, std::int64_t{w.window ? 1 : 0});
     s.bind(p++, as_int(w.busy_ns));
     s.bind(p++, as_int(w.idle_ns));
     s.bind_blob(p++, encode_top(top));
     for (std::uint64_t v : {w.other_kernels, w.other_launches, w.other_ns}) s.bind(p++, as_int(v));
-    for (const StoredWorkTotal* t : {&w.collectives, &w.copies, &w.memsets}) {
+    for (const kernels::WorkTotal* t : {&w.collectives, &w.copies, &w.memsets}) {
       for (std::uint64_t v : {t->count, t->bytes, t->ns}) s.bind(p++, as_int(v));
     }
     s.bind(p++, as_int(w.cupti_dropped));
@@ -246,9 +248,9 @@ bool fits_u32(std::int64_t v) {
 }
 
 // One row back, or nullopt with `why` when it is not a window gpulens wrote.
-Result<std::optional<StoredKernelWindow>> window_of(const Statement& s, NameCache& names,
-                                                    std::string& why) {
-  StoredKernelWindow w;
+Result<std::optional<kernels::KernelWindow>> window_of(const Statement& s, NameCache& names,
+                                                       std::string& why) {
+  kernels::KernelWindow w;
   int c = 0;
   w.end_unix_ns = s.column_int(c++);
   const std::int64_t gpu = s.column_int(c++), pid = s.column_int(c++);
@@ -257,41 +259,41 @@ Result<std::optional<StoredKernelWindow>> window_of(const Statement& s, NameCach
   if (gpu < 0 || gpu > 65535 || !fits_u32(pid) || !fits_u32(device) || !fits_u32(uid) ||
       !plausible_ns(w.start_unix_ns) || !plausible_ns(w.end_unix_ns)) {
     why = "its GPU, pid, device, uid or times are out of range";
-    return std::optional<StoredKernelWindow>();
+    return std::optional<kernels::KernelWindow>();
   }
   w.gpu = static_cast<int>(gpu);
   w.pid = static_cast<std::uint32_t>(pid);
   w.device = static_cast<std::uint32_t>(device);
   w.uid = static_cast<std::uint32_t>(uid);
-  for (std::string* text : {&w.process, &w.kube_namespace, &w.kube_pod, &w.kube_container}) {
+  for (std::string* text : {&w.process, &w.kube.namespace_name, &w.kube.pod, &w.kube.container}) {
     *text = s.column_text(c++);
     if (text->size() > kMaxStoredText) {
       why = fmt::format("a text column is {} bytes (at most {})", text->size(), kMaxStoredText);
-      return std::optional<StoredKernelWindow>();
+      return std::optional<kernels::KernelWindow>();
     }
   }
   w.window = s.column_int(c++) != 0;
   w.busy_ns = as_uint(s.column_int(c++));
   w.idle_ns = as_uint(s.column_int(c++));
   const auto top = decode_top(s.column_blob(c++), why);
-  if (!top) return std::optional<StoredKernelWindow>();
+  if (!top) return std::optional<kernels::KernelWindow>();
   for (const auto& e : *top) {
     auto name = names.get(e.name_id);
     if (!name) return name.error();
     if (!*name || (*name)->size() > kMaxStoredKernelName) {
       why = fmt::format("its kernel name {} is missing or too long", e.name_id);
-      return std::optional<StoredKernelWindow>();
+      return std::optional<kernels::KernelWindow>();
     }
     w.top.push_back({std::move(**name), e.launches, e.ns});
   }
   for (std::uint64_t* v : {&w.other_kernels, &w.other_launches, &w.other_ns})
     *v = as_uint(s.column_int(c++));
-  for (StoredWorkTotal* t : {&w.collectives, &w.copies, &w.memsets}) {
+  for (kernels::WorkTotal* t : {&w.collectives, &w.copies, &w.memsets}) {
     for (std::uint64_t* v : {&t->count, &t->bytes, &t->ns}) *v = as_uint(s.column_int(c++));
   }
   w.cupti_dropped = as_uint(s.column_int(c++));
   w.summaries_dropped = as_uint(s.column_int(c++));
-  return std::optional<StoredKernelWindow>(std::move(w));
+  return std::optional<kernels::KernelWindow>(std::move(w));
 }
 
 }  // namespace

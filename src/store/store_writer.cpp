@@ -90,7 +90,7 @@ void StoreWriter::push(std::vector<StoredSample> samples, std::vector<diagnosis:
   if (wake) cv_.notify_one();
 }
 
-bool StoreWriter::push_kernel_window(StoredKernelWindow window) {
+bool StoreWriter::push_kernel_window(kernels::KernelWindow window) {
   std::lock_guard lock(mutex_);
   if (quit_ || pending_kernels_.size() >= writer_.max_kernel_backlog) {
     ++status_.dropped_kernel_windows;
@@ -110,7 +110,7 @@ void StoreWriter::loop() {
     std::vector<diagnosis::AlertEvent> events;
     SlurmJobUses slurm;
     PodUses pods;
-    std::vector<StoredKernelWindow> kernel_windows;
+    std::vector<kernels::KernelWindow> kernel_windows;
     samples.swap(pending_);
     kernel_windows.swap(pending_kernels_);
     events.swap(pending_events_);
@@ -168,7 +168,7 @@ void StoreWriter::loop() {
 
 void StoreWriter::write_pending(std::vector<StoredSample>& samples,
                                 std::vector<diagnosis::AlertEvent>& events, SlurmJobUses& slurm,
-                                PodUses& pods, std::vector<StoredKernelWindow>& kernel_windows,
+                                PodUses& pods, std::vector<kernels::KernelWindow>& kernel_windows,
                                 double now) {
   if (samples.empty() && events.empty() && slurm.empty() && pods.empty() && kernel_windows.empty())
     return;

@@ -68,7 +68,7 @@ class StoreWriter {
             const SlurmJobUses& slurm = {}, const PodUses& pods = {});
   // Queues one kernel window without waiting on SQLite (the receiver's thread
   // calls it); false when the queue is full: the window is dropped and counted.
-  bool push_kernel_window(StoredKernelWindow window);
+  bool push_kernel_window(kernels::KernelWindow window);
   // Writes what is pending, closes the minute, checkpoints the WAL and stops.
   void stop();
   StoreStatus status() const;
@@ -79,7 +79,7 @@ class StoreWriter {
   bool try_open(double now);
   void write_pending(std::vector<StoredSample>& samples, std::vector<diagnosis::AlertEvent>& events,
                      SlurmJobUses& slurm, PodUses& pods,
-                     std::vector<StoredKernelWindow>& kernel_windows, double now);
+                     std::vector<kernels::KernelWindow>& kernel_windows, double now);
   void maintain(double now, bool final);
   void fail(const std::string& message, double now);
   void recover();
@@ -96,7 +96,7 @@ class StoreWriter {
   std::vector<diagnosis::AlertEvent> pending_events_;
   SlurmJobUses pending_slurm_;  // one per job, step and GPU: bounded by the jobs
   PodUses pending_pods_;        // one per pod and GPU: bounded by the pods
-  std::vector<StoredKernelWindow> pending_kernels_;  // at most max_kernel_backlog
+  std::vector<kernels::KernelWindow> pending_kernels_;  // at most max_kernel_backlog
   bool quit_ = false;
   StoreStatus status_;
   std::thread thread_;

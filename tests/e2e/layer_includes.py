@@ -13,6 +13,9 @@ CMakeLists.txt's gpulens_layer(<folder> ...) links a layer the row does not name
 when a row names a folder src/ lacks, or when a folder of src/ that has no row
 (src/platform, outside the layers) includes another folder's header. Words in parentheses are commentary,
 not uses; words that are no folder of src/ (nlohmann-json, SQLite) are libraries.
+A folder whose rows name its subfolders (`kernels/record`, `kernels/view`) is
+split into those layers: an include "kernels/record/..." is of the layer
+kernels/record, and gpulens_layer(<name> DIR <folder> ...) is that folder's layer.
 
 Usage: layer_includes.py [SOURCE_DIR]   (the repository; default: this checkout)
        layer_includes.py --self-test    (scratch trees the check must refuse)"""
@@ -23,7 +26,9 @@ import sys
 import tempfile
 
 HEADING = "## Folders, what each may use"
-INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([A-Za-z0-9_]+)/', re.MULTILINE)
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([A-Za-z0-9_]+)/(?:([A-Za-z0-9_]+)/)?', re.MULTILINE)
+ROW = re.compile(r"`([a-z_]+(?:/[a-z_]+)?)`")
+WORD = re.compile(r"[A-Za-z_]+(?:/[A-Za-z_]+)?")
 SUFFIXES = (".cpp", ".hpp", ".h", ".cc", ".inc")
 
 
@@ -54,12 +59,30 @@ def read_table(root, folders):
             continue
         seen_table = True
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        name = re.fullmatch(r"`([a-z_]+)`", cells[0]) if cells else None
+        name = ROW.match(cells[0]) if cells else None
         if not name or len(cells) < 3:
             continue  # the header row and its rule
-        words = re.findall(r"[A-Za-z_]+", without_parentheses(cells[2]))
+        words = WORD.findall(without_parentheses(cells[2]))
         rows[name.group(1)] = {w for w in words if w in folders}
     return rows
+
+
+def layers_of(src, names):
+    """The layers of src/: each folder, or its subfolders where rows name them."""
+    out = set()
+    for d in os.listdir(src):
+        if not os.path.isdir(os.path.join(src, d)):
+            continue
+        subs = {n for n in names if n.startswith(d + "/") and os.path.isdir(os.path.join(src, n))}
+        out |= subs or {d}
+    return out
+
+
+def layer_of_include(first, second, layers):
+    nested = f"{first}/{second}" if second else None
+    if nested in layers:
+        return nested
+    return first if first in layers else None
 
 
 def closure(rows, folder):
@@ -73,16 +96,23 @@ def closure(rows, folder):
 
 
 def cmake_links(root, folders):
-    """{folder: layers gpulens_layer(folder ...) of CMakeLists.txt links}."""
+    """{layer: layers gpulens_layer(name [DIR folder] ...) of CMakeLists.txt links}."""
     with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
         text = f.read()
-    return {m.group(1): set(re.findall(r"\bgpulens_([a-z_]+)", m.group(2))) & folders
-            for m in re.finditer(r"^gpulens_layer\((\w+)([^)]*)\)", text, re.MULTILINE)}
+    layers = re.findall(r"^gpulens_layer\((\w+)([^)]*)\)", text, re.MULTILINE)
+    folder_of = {}
+    for name, rest in layers:
+        where = re.search(r"\bDIR\s+(\S+)", rest)
+        folder_of[name] = where.group(1) if where else name
+    return {folder_of[name]: {folder_of.get(t, t) for t in re.findall(r"\bgpulens_([a-z_]+)", rest)}
+            & folders for name, rest in layers}
 
 
 def problems(root):
     src = os.path.join(root, "src")
-    folders = {d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))}
+    with open(os.path.join(root, "ARCHITECTURE.md"), encoding="utf-8") as f:
+        named = set(ROW.findall(f.read()))
+    folders = layers_of(src, named)
     rows = read_table(root, folders)
     if not rows:
         return [f"ARCHITECTURE.md has no table of layers under '{HEADING}'"]
@@ -101,7 +131,8 @@ def problems(root):
                     continue
                 path = os.path.join(where, name)
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    included = INCLUDE.findall(f.read())
+                    included = {layer_of_include(a, b, folders) for a, b in INCLUDE.findall(f.read())}
+                included.discard(None)
                 included_here.update(included)
                 for used in sorted(set(included) & folders - allowed):
                     rel = os.path.relpath(path, root)
@@ -123,7 +154,9 @@ def self_test():
              "| folder | what it holds | uses | never |\n|---|---|---|---|\n"
              "| `core` | the model | fmt | anything |\n"
              "| `mid` | middle | core (not `top`, see top/) | top |\n"
-             "| `top` | top | mid, SQLite | — |\n\nafter | the table\n")
+             "| `top` | top | mid, SQLite | — |\n"
+             "| `deep/rec` | values | core | deep/view |\n"
+             "| `deep/view` | analysis | deep/rec | — |\n\nafter | the table\n")
     scratch = tempfile.mkdtemp(prefix="gpulens-layers-")
 
     def tree(files):
@@ -138,7 +171,9 @@ def self_test():
     fine = {"src/core/a.hpp": '#include <vector>\n#include "core/b.hpp"\n',
             "src/mid/m.cpp": '#include "core/a.hpp"\n#include "local.hpp"\n',
             "src/top/t.cpp": '#include "mid/m.hpp"\n#include "core/a.hpp"  // through mid\n',
-            "src/platform/p.cpp": "#include <stdio.h>\n"}
+            "src/platform/p.cpp": "#include <stdio.h>\n",
+            "src/deep/rec/r.hpp": '#include "core/a.hpp"\n',
+            "src/deep/view/v.hpp": '#include "deep/rec/r.hpp"\n'}
     cases = {
         "an include that points up": (
             {**fine, "src/mid/up.cpp": '#include "top/t.hpp"\n'}, "src/mid/up.cpp includes top/"),
@@ -152,6 +187,12 @@ def self_test():
                                      "the row `top` names no folder"),
         "a use nothing includes": ({**fine, "src/mid/m.cpp": "#include <vector>\n"},
                                    "the row `mid` names core, but no file"),
+        "a nested layer using its sibling": (
+            {**fine, "src/mid/sub/x.hpp": '#include "core/a.hpp"\n',
+             "src/deep/rec/r.hpp": '#include "core/a.hpp"\n',
+             "src/deep/view/v.hpp": '#include "deep/rec/r.hpp"\n',
+             "src/deep/rec/bad.hpp": '#include "deep/view/v.hpp"\n'},
+            "src/deep/rec/bad.hpp includes deep/view/"),
         "a link the table does not draw": (
             {**fine, "CMakeLists.txt": "gpulens_layer(mid PUBLIC gpulens_core\n  gpulens_top)\n"},
             "gpulens_layer(mid) links gpulens_top"),

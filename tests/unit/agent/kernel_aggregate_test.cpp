@@ -56,8 +56,8 @@ TEST(KernelAggregate, TheSummaryIsTheSumOfTheWindows) {
   EXPECT_EQ(s.gpu, 0);
   EXPECT_EQ(s.pid, 10u);
   EXPECT_EQ(s.windows, 3u);
-  EXPECT_EQ(s.oldest_start_unix_ns, 1000 * kS);
-  EXPECT_EQ(s.newest_end_unix_ns, 1042 * kS);
+  EXPECT_EQ(s.start_unix_ns, 1000 * kS);
+  EXPECT_EQ(s.end_unix_ns, 1042 * kS);
   EXPECT_EQ(s.busy_ns, 3 * 1'500'000'000ULL);
   EXPECT_EQ(s.idle_ns, 3 * 500'000'000ULL);
   // Merged by name across windows, longest first.
@@ -128,8 +128,8 @@ TEST(KernelAggregate, TheNewestWindowNamesTheProcessAndItsPod) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].process, "torchrun");
   EXPECT_EQ(out[0].kube.pod, "trainer-1");
-  EXPECT_EQ(out[0].oldest_start_unix_ns, 1000 * kS);
-  EXPECT_EQ(out[0].newest_end_unix_ns, 1042 * kS);
+  EXPECT_EQ(out[0].start_unix_ns, 1000 * kS);
+  EXPECT_EQ(out[0].end_unix_ns, 1042 * kS);
 }
 
 TEST(KernelAggregate, OneSummaryPerGpuAndProcessByGpuThenKernelTime) {
@@ -154,10 +154,10 @@ TEST(KernelAggregate, TheStoreIsSummedByRangeGpuAndPidWithoutItsLimit) {
   }
   KernelQuery all{0, 1e10, {}, {}, 1};  // summary ignores the limit
   std::size_t windows = 0;
-  for (const auto& s : summarise_kernels(store, all)) windows += s.windows;
+  for (const auto& s : total_kernels_by_process(store, all)) windows += s.windows;
   EXPECT_EQ(windows, 3000u);
   KernelQuery one{0, 1e10, {1}, {11}, 1000};
-  const auto only = summarise_kernels(store, one);
+  const auto only = total_kernels_by_process(store, one);
   ASSERT_EQ(only.size(), 1u);
   EXPECT_EQ(only[0].gpu, 1);
   EXPECT_EQ(only[0].pid, 11u);
@@ -166,9 +166,9 @@ TEST(KernelAggregate, TheStoreIsSummedByRangeGpuAndPidWithoutItsLimit) {
   // Windows overlapping [1041, 1061]: the batches that start at 1040 and 1060.
   KernelQuery range{1041, 1061, {}, {}, 1000};
   windows = 0;
-  for (const auto& s : summarise_kernels(store, range)) windows += s.windows;
+  for (const auto& s : total_kernels_by_process(store, range)) windows += s.windows;
   EXPECT_EQ(windows, 12u);
-  EXPECT_TRUE(summarise_kernels(store, {0, 1e10, {}, {99}, 1000}).empty());
+  EXPECT_TRUE(total_kernels_by_process(store, {0, 1e10, {}, {99}, 1000}).empty());
 }
 
 }  // namespace

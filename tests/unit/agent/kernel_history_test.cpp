@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "agent/kernel_receiver.hpp"
-#include "kernels/kernel_summary.hpp"
+#include "kernels/record/summary_datagram.hpp"
 #include "server_support.hpp"
 #include "store/store_writer.hpp"
 #include "wait_for.hpp"
@@ -91,7 +91,7 @@ TEST(KernelHistory, QueriesAnswerAcrossARestartWithEveryField) {
   {  // The agent before the restart: windows queued to its writer.
     store::StoreWriter writer(o, fast_writer(), [](bool, const std::string&) {});
     writer.start(TraceHeader{});
-    for (const auto& w : sent) ASSERT_TRUE(writer.push_kernel_window(to_stored(w)));
+    for (const auto& w : sent) ASSERT_TRUE(writer.push_kernel_window(w));
     ASSERT_TRUE(wait_for([&] { return writer.status().kernel_windows_written == 3; }));
     writer.stop();
   }
@@ -125,9 +125,7 @@ TEST(KernelHistory, ACorruptRowIsSkippedAndCounted) {
   {
     auto history = store::HistoryStore::open(o);
     ASSERT_TRUE(history.ok()) << history.error().message;
-    ASSERT_TRUE(
-        history->write({}, {}, {}, {to_stored(window(0, 100, 20)), to_stored(window(0, 101, 20))})
-            .ok());
+    ASSERT_TRUE(history->write({}, {}, {}, {window(0, 100, 20), window(0, 101, 20)}).ok());
     ASSERT_TRUE(history->db().exec("UPDATE kernel_windows SET top = x'01' WHERE pid = 101").ok());
   }
   KernelStore kernels;
@@ -159,7 +157,7 @@ TEST(KernelHistory, WrittenCountsOnlyTheWindowsKept) {
   oversized.top[0].name.assign(store::kMaxStoredKernelName + 1, 'n');
   for (const KernelWindow& w : {window(0, 100, 20), window(0, 100, 20), oversized,
                                 window(0, 100, 40), window(1, 100, 40)}) {
-    ASSERT_TRUE(writer.push_kernel_window(to_stored(w)));
+    ASSERT_TRUE(writer.push_kernel_window(w));
   }
   ASSERT_TRUE(wait_for([&] { return writer.status().last_commit.has_value(); }));
   writer.stop();
@@ -193,7 +191,7 @@ TEST(KernelHistory, TheIntakeQueuesWhatItStores) {
   kernels::WindowSummary sum;
   sum.start_unix_ns = kBase;
   sum.end_unix_ns = kBase + 2'000'000'000;
-  kernels::DeviceSummary dev;
+  kernels::DeviceWork dev;
   dev.busy_ns = 1'000'000'000;
   dev.idle_ns = 1'000'000'000;
   dev.top.push_back(kernels::KernelTime{"gemm", 3, 900'000'000});

@@ -58,7 +58,7 @@ std::string summary(std::vector<std::uint32_t> devices, std::string name = "gemm
   s.start_unix_ns = kReceiverBase;
   s.end_unix_ns = kReceiverBase + 2'000'000'000;
   for (auto d : devices) {
-    kernels::DeviceSummary dev;
+    kernels::DeviceWork dev;
     dev.device = d;
     dev.busy_ns = 1'000'000'000;
     dev.idle_ns = 1'000'000'000;

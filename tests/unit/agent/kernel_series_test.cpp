@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/kernel_receiver.hpp"
+#include "kernels/record/summary_datagram.hpp"
 
 namespace gpulens::agent {
 namespace {
@@ -187,7 +188,7 @@ TEST(KernelSeries, IntakeCountsWindowsUnderTheProcessesPod) {
   kernels::WindowSummary ws;
   ws.start_unix_ns = kSeriesBase;
   ws.end_unix_ns = kSeriesBase + 2'000'000'000;
-  kernels::DeviceSummary d;
+  kernels::DeviceWork d;
   d.busy_ns = 1'000'000'000;
   d.idle_ns = 1'000'000'000;
   d.top.push_back({"void gemm<float>(float*)", 3, 900'000'000});

@@ -120,7 +120,7 @@ std::vector<nlohmann::json> kernel_records(const std::string& trace_path) {
   return out;
 }
 
-// One process's version-4 lines by kind (kernels/chunk_record.hpp).
+// One process's version-4 lines by kind (kernels/record/chunk_record.hpp).
 struct ProcessLines {
   nlohmann::json process, end;
   std::vector<nlohmann::json> chunks;

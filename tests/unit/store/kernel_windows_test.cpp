@@ -30,17 +30,17 @@ const std::int64_t kT0Ns = static_cast<std::int64_t>(unix_now() - 3 * 86400) * k
 
 // A window of `kernels` kernels whose names are `name_bytes` long, ending at
 // kT0Ns + end_s; every field set to something other than its default.
-StoredKernelWindow window(int gpu, std::uint32_t pid, std::int64_t end_s, std::size_t kernels = 3,
-                          std::size_t name_bytes = 24) {
-  StoredKernelWindow w;
+kernels::KernelWindow window(int gpu, std::uint32_t pid, std::int64_t end_s,
+                             std::size_t kernels = 3, std::size_t name_bytes = 24) {
+  kernels::KernelWindow w;
   w.gpu = gpu;
   w.device = 1;
   w.pid = pid;
   w.uid = 1000;
   w.process = "python3";
-  w.kube_namespace = "ml-team";
-  w.kube_pod = "llama-finetune-7f9c8d6b5-x2k4p";
-  w.kube_container = "trainer";
+  w.kube.namespace_name = "ml-team";
+  w.kube.pod = "llama-finetune-7f9c8d6b5-x2k4p";
+  w.kube.container = "trainer";
   w.end_unix_ns = kT0Ns + end_s * kSecond;
   w.start_unix_ns = w.end_unix_ns - 20 * kSecond;
   w.window = false;
@@ -83,8 +83,8 @@ class KernelWindowsTest : public ::testing::Test {
 };
 
 TEST_F(KernelWindowsTest, EveryFieldComesBackAfterAReopen) {
-  const std::vector<StoredKernelWindow> written = {window(0, 100, 20), window(1, 200, 20),
-                                                   window(0, 100, 40, 0)};
+  const std::vector<kernels::KernelWindow> written = {window(0, 100, 20), window(1, 200, 20),
+                                                      window(0, 100, 40, 0)};
   {
     auto store = open();
     ASSERT_TRUE(store.write({}, {}, {}, written).ok());
@@ -102,7 +102,7 @@ TEST_F(KernelWindowsTest, EveryFieldComesBackAfterAReopen) {
 
 TEST_F(KernelWindowsTest, TheNewestOfEachGpuUpToTheRing) {
   auto store = open();
-  std::vector<StoredKernelWindow> ws;
+  std::vector<kernels::KernelWindow> ws;
   for (int i = 0; i < 5; ++i) ws.push_back(window(0, 100, 20 * i));
   for (int i = 0; i < 2; ++i) ws.push_back(window(3, 300, 20 * i));
   ASSERT_TRUE(store.write({}, {}, {}, ws).ok());
@@ -147,7 +147,7 @@ TEST_F(KernelWindowsTest, AFileOfSchemaTwoIsMigratedAndKeepsItsRows) {
 TEST_F(KernelWindowsTest, WindowsAreKeptAsLongAsRawSamples) {
   options_.raw_retention_s = 3600;
   auto store = open();
-  StoredKernelWindow old_one = window(0, 100, 0, 1);
+  kernels::KernelWindow old_one = window(0, 100, 0, 1);
   old_one.top[0].name = "only_in_the_old_window";
   ASSERT_TRUE(store.write({}, {}, {}, {old_one, window(1, 200, 1800)}).ok());
   // Two hours later: no samples at all, the windows' own time counts.
@@ -168,7 +168,7 @@ TEST_F(KernelWindowsTest, AWindowFromTheFutureExpiresNoOther) {
   options_.raw_retention_s = 3600;
   auto store = open();
   const auto now_ns = static_cast<std::int64_t>(unix_now()) * kSecond;
-  StoredKernelWindow recent = window(0, 100, 0), future = window(0, 666, 0);
+  kernels::KernelWindow recent = window(0, 100, 0), future = window(0, 666, 0);
   recent.end_unix_ns = now_ns - 60 * kSecond;
   recent.start_unix_ns = recent.end_unix_ns - 20 * kSecond;
   future.end_unix_ns = now_ns + std::int64_t{150} * 365 * 86400 * kSecond;
@@ -180,7 +180,7 @@ TEST_F(KernelWindowsTest, AWindowFromTheFutureExpiresNoOther) {
 
 TEST_F(KernelWindowsTest, CorruptAndOversizedRowsAreSkippedAndCounted) {
   auto store = open();
-  std::vector<StoredKernelWindow> ws;
+  std::vector<kernels::KernelWindow> ws;
   for (int i = 0; i < 6; ++i) ws.push_back(window(0, 100 + static_cast<std::uint32_t>(i), 20));
   ASSERT_TRUE(store.write({}, {}, {}, ws).ok());
   auto& db = store.db();
@@ -227,9 +227,9 @@ TEST_F(KernelWindowsTest, OnlyTheAgentsGpusAreReadAndRowsWithoutAGpuIndexAreCoun
 
 TEST_F(KernelWindowsTest, WindowsPastTheBoundsOrOfAnImplausibleTimeAreNotWritten) {
   auto store = open();
-  StoredKernelWindow long_name = window(0, 1, 20);
+  kernels::KernelWindow long_name = window(0, 1, 20);
   long_name.top[0].name.assign(kMaxStoredKernelName + 1, 'k');
-  StoredKernelWindow far_future = window(0, 2, 20);
+  kernels::KernelWindow far_future = window(0, 2, 20);
   far_future.end_unix_ns = INT64_MAX;
   ASSERT_TRUE(store.write({}, {}, {}, {long_name, far_future, window(0, 3, 20)}).ok());
   EXPECT_EQ(*store.db().query_int("SELECT COUNT(*) FROM kernel_windows"), 1);
@@ -246,7 +246,7 @@ TEST_F(KernelWindowsTest, AGpuDayTakesAboutAMegabyteInTheFile) {
   ASSERT_TRUE(store.checkpoint().ok());
   const std::int64_t empty = store.stats().used_bytes;
   constexpr int kPerDay = 86400 / 20;
-  std::vector<StoredKernelWindow> batch;
+  std::vector<kernels::KernelWindow> batch;
   for (int i = 0; i < kPerDay; ++i) {
     batch.push_back(window(0, 4242, 20 * (i + 1), 10, 120));
     if (batch.size() == 20 || i + 1 == kPerDay) {

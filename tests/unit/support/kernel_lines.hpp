@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The kernel record lines (version 4, kernels/chunk_record.hpp) a process of the
+// The kernel record lines (version 4, kernels/record/chunk_record.hpp) a process of the
 // injection library writes, made from a Collector the tests fill as CUPTI would:
 // the same Collector::drain() and encoders the library runs, read back as JSON.
 #include <nlohmann/json.hpp>
@@ -11,7 +11,7 @@
 
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
-#include "kernels/chunk_record.hpp"
+#include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::testing {
 
