@@ -184,10 +184,18 @@ GPULENS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
     if (!in.started) {
       in.job_registered_first = true;
     } else if (in.windows.active) {
+      // When, on the record's clock: CUPTI's where it answers, else CLOCK_REALTIME
+      // from the same base. On an H200 (2026-11-29) a nested torch.profiler job's
+      // record said the profiler came 1.8e9 s before CUDA started: CUPTI's clock
+      // read 0 here.
+      const std::uint64_t cupti_now = in.cupti.now();
+      const std::int64_t unix_now = unix_now_ns();
       stop_tracing(in);
       std::optional<std::int64_t> yielded;
       if (in.records.started()) {  // else it came before the first window
-        yielded = static_cast<std::int64_t>(in.cupti.now() - in.records.clock().base_ns);
+        const RecordClock c = in.records.clock();
+        yielded = cupti_now >= c.base_ns ? static_cast<std::int64_t>(cupti_now - c.base_ns)
+                                         : unix_now - c.base_unix_ns;
       }
       in.cupti.job_profiler_took_over(
           yielded, "the job started its own CUPTI profiler (e.g. torch.profiler)");
