@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "kernel_lines.hpp"
+
 namespace gpulens::inject {
 namespace {
 
@@ -175,6 +177,53 @@ TEST(Collector, DroppedRecordsAndSyncsAreCountedPerChunk) {
   ASSERT_EQ(d.chunk.syncs.size(), 1u);
   EXPECT_EQ(d.chunk.syncs[0].end, 20);
   EXPECT_EQ(c.drain().chunk.dropped, 0u);
+}
+
+TEST(KernelsCollector, AggregatesLaunchesAndMergesBusyIntervals) {
+  Collector c(100);
+  c.kernel(gpulens::testing::key("k", 1, 32), 100, 200, 1);
+  c.kernel(gpulens::testing::key("k", 1, 32), 150, 400, 2);  // overlaps on another stream
+  c.kernel(gpulens::testing::key("k", 2, 32), 1000, 1100, 1);
+  c.memset(0, 64, 1100, 1200, 1);  // touches the kernel before it
+  c.sync(3, 500, 900);
+  const Drained d = c.drain();
+  ASSERT_EQ(d.chunk.busy.size(), 1u);
+  const auto& merged = d.chunk.busy[0].spans;
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].start, 0);
+  EXPECT_EQ(merged[0].end, 300);
+  EXPECT_EQ(merged[0].parts, 2u);  // two kernels, overlapping
+  EXPECT_EQ(merged[1].start, 900);
+  EXPECT_EQ(merged[1].end, 1100);
+  ASSERT_EQ(d.chunk.kernels.size(), 2u);  // two launch configurations
+  ASSERT_EQ(d.names.configs.size(), 2u);
+  ASSERT_EQ(d.names.kernel_names.size(), 1u);  // of one name
+  EXPECT_EQ(d.chunk.kernels[0].count, 2u);
+  EXPECT_EQ(d.chunk.kernels[0].total_ns, 350u);
+  ASSERT_EQ(d.chunk.syncs.size(), 1u);
+  EXPECT_EQ(d.chunk.syncs[0].start, 400);
+  EXPECT_EQ(d.chunk.syncs[0].end, 800);
+  EXPECT_EQ(d.chunk.memsets[0].bytes, 64u);
+  // The next chunk starts empty and names only what is new.
+  c.kernel(gpulens::testing::key("k", 1, 32), 2000, 2100, 1);
+  c.kernel(gpulens::testing::key("k2", 1, 32), 2200, 2300, 1);
+  const Drained next = c.drain();
+  EXPECT_EQ(next.chunk.kernels.size(), 2u);
+  ASSERT_EQ(next.names.configs.size(), 1u);
+  EXPECT_EQ(next.names.kernel_names.size(), 1u);
+  EXPECT_EQ(next.names.kernel_names[0].second, "k2");
+  EXPECT_TRUE(next.chunk.syncs.empty());
+}
+
+TEST(KernelsCollector, DurationBucketsAreOrderedAndTight) {
+  int last = -1;
+  for (std::uint64_t ns : {1ull, 2ull, 10ull, 1000ull, 1001ull, 123456ull, 10000000000ull}) {
+    const int b = duration_bucket(ns);
+    EXPECT_GE(b, last);
+    last = b;
+    EXPECT_LE(bucket_low_ns(b), ns);
+    EXPECT_GT(static_cast<double>(bucket_low_ns(b)) * 1.1, static_cast<double>(ns));
+  }
 }
 
 }  // namespace

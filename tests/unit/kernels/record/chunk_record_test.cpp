@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The version-4 kernel record (kernels/record/chunk_record.hpp): what the writer encodes
 // reads back the same; no line of any record type passes kMaxRecordBytes, however
-// large its fields; the sketches stay bounded and keep the long gaps; a reader
-// told a line it cannot read says which and why, and keeps the rest.
+// large its fields; the sketches stay bounded and keep the long gaps; a recording
+// with a line the reader cannot read says which and why, and keeps the rest.
+// (The reader's own errors: chunk_record_read_test.cpp; what the gatherer keeps of
+// many windows: kernels/view/record_gatherer_test.cpp.)
 #include "kernels/record/chunk_record.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +16,6 @@
 #include "kernel_lines.hpp"
 #include "kernels/record/chunk_record_read.hpp"
 #include "kernels/view/analysis.hpp"
-#include "kernels/view/record_gatherer.hpp"
 
 namespace gpulens::kernels {
 namespace {
@@ -228,141 +229,6 @@ TEST(ChunkRecord, ASketchKeepsTheLongestGapsAndCountsWhatItClosed) {
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[0].end, 20);
   EXPECT_EQ(two[0].gap_ns, 1u);
-}
-
-TEST(ChunkRecord, TheReaderNamesTheFieldAtFault) {
-  auto problem = [](const json& line) {
-    auto r = read_chunk_line(line);
-    return r ? std::string() : r.error().message;
-  };
-  const json base = {{"x_kernels", 4}, {"record", "chunk"}, {"pid", 1}, {"seq", 0}};
-  json bad = base;
-  bad["busy"] = json::array({json::array({0, json::array({0, 10}), json::array({5, 2, 1, 0})})});
-  EXPECT_NE(problem(bad).find("busy[0][1]'[0]"), std::string::npos) << problem(bad);
-  bad = base;
-  bad["kernels"] = json::array({json::array({0, 1, 2})});
-  EXPECT_NE(problem(bad).find("`kernels[0]` is not a list of 6 values"), std::string::npos)
-      << problem(bad);
-  bad = base;
-  bad["record"] = "telemetry";
-  bad["x_kernels"] = 5;
-  EXPECT_NE(problem(bad).find("record kind \"telemetry\" is not one of version 4's"),
-            std::string::npos)
-      << problem(bad);
-  bad = base;
-  bad.erase("pid");
-  EXPECT_NE(problem(bad).find("`pid` is missing"), std::string::npos) << problem(bad);
-}
-
-// 50 windows of 5,000 kernels each, 1 us apart, as the library writes them.
-Trace long_job() {
-  inject::Collector c(0);
-  inject::KernelLaunch k = testing::key("elementwise_kernel", 132, 256);
-  Trace trace;
-  ProcessRecord p;
-  p.base_unix_ns = testing::kBaseUnixNs;
-  p.sampling = ProcessRecord::Sampling{10, 2, 20};
-  auto add = [&](const std::vector<std::string>& lines) {
-    for (const auto& l : lines) trace.kernel_records.push_back(json::parse(l));
-  };
-  add(encode_process(42, p));
-  constexpr std::uint64_t kWindow = 20'000'000'000;
-  for (std::uint64_t w = 0; w < 50; ++w) {
-    const std::uint64_t open = w * kWindow;
-    for (std::uint64_t i = 0; i < 5000; ++i) {
-      c.kernel(k, open + i * 5000, open + i * 5000 + 4000, 7);
-    }
-    inject::Drained d = c.drain();
-    d.chunk.seq = w;
-    d.chunk.window = true;
-    d.chunk.start_ns = static_cast<std::int64_t>(open);
-    d.chunk.end_ns = static_cast<std::int64_t>(open + 100'000'000);
-    if (!d.names.empty()) add(encode_names(42, w, d.names));
-    for (const auto& b : d.chunk.busy) EXPECT_LE(b.spans.size(), kMaxSketchSpans);
-    add(encode_chunk(42, d.chunk));
-  }
-  add(encode_end(42, testing::ProcessLines::ok_end()));
-  return trace;
-}
-
-TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
-  // The view keeps at most kMaxSketchSpans busy spans per window, and its numbers
-  // stay exact.
-  const auto v = analyze_kernels(long_job());
-  ASSERT_TRUE(v && v->available);
-  EXPECT_EQ(v->launches, 50u * 5000u);
-  EXPECT_NEAR(v->kernel_s, 50 * 5000 * 4e-6, 1e-6);
-  EXPECT_EQ(v->sampling.windows, 50u);
-  ASSERT_EQ(v->devices.size(), 1u);
-  // Busy 4 us of every 5 inside the work; the sketches closed the 1 us gaps and
-  // gave their idle time back.
-  const IdleStats& a = v->devices[0].activity;
-  EXPECT_NEAR(a.busy_s, 50 * 5000 * 4e-6, 1e-3);
-  EXPECT_GT(a.gaps.count[0], 50u * 4500u);  // the < 10 us gaps, counted back
-}
-
-TEST(ChunkRecord, TheReaderKeepsItsBoundOverAnyNumberOfWindows) {
-  // The same job read with a bound of 1,000 spans a device (50 windows of up to
-  // 256 spans would be 12,800): the spans stay within it, and busy and idle time
-  // stay what the job had, the closed gaps' idle given back.
-  const Trace trace = long_job();
-  RecordGatherer small(std::nullopt, 1000);
-  for (const auto& line : trace.kernel_records) small.add(line);
-  KernelView counts;
-  const Gathered g = small.finish(counts);
-  ASSERT_EQ(g.busy.count(0), 1u);
-  EXPECT_LE(g.busy.at(0).size(), 1000u);
-  RecordGatherer again(std::nullopt, 1000);
-  for (const auto& line : trace.kernel_records) again.add(line);
-  const auto v = analyze_kernels(std::move(again), trace);
-  ASSERT_TRUE(v && v->available);
-  const IdleStats& a = v->devices.at(0).activity;
-  EXPECT_NEAR(a.busy_s, 50 * 5000 * 4e-6, 1e-3);
-  EXPECT_GT(a.gaps.count[0], 50u * 4500u);
-  EXPECT_EQ(v->sampling.windows, 50u);
-}
-
-TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
-  inject::Collector c(0);
-  inject::KernelLaunch k;
-  k.name = "gemm";
-  c.kernel(k, 1000, 2000, 7);
-  testing::ProcessLines o;
-  o.end.reset();
-  Trace trace;
-  testing::add_lines(trace, testing::process_lines(c, o));
-  const auto v = analyze_kernels(trace);
-  ASSERT_TRUE(v && v->available);
-  EXPECT_EQ(v->launches, 1u);
-  bool said = false;
-  for (const auto& n : v->notes) said = said || n.find("wrote no end") != std::string::npos;
-  EXPECT_TRUE(said);
-}
-
-TEST(ChunkRecord, TheViewSaysWhenCuptiWasDetachedOrWhyNot) {
-  auto notes_with = [](std::uint64_t detaches, const std::string& why) {
-    inject::Collector c(0);
-    inject::KernelLaunch k;
-    k.name = "gemm";
-    c.kernel(k, 1000, 2000, 7);
-    testing::ProcessLines o;
-    o.end->detaches = detaches;
-    o.end->detach_max_ns = 2'500'000;
-    o.end->detach_note = why;
-    Trace trace;
-    testing::add_lines(trace, testing::process_lines(c, o));
-    const auto v = analyze_kernels(trace);
-    EXPECT_TRUE(v && v->available);
-    std::string all;
-    for (const auto& n : v->notes) all += n + "\n";
-    return all;
-  };
-  EXPECT_NE(notes_with(12, "").find("detached between trace windows 12 times, the longest taking "
-                                    "2.5 ms"),
-            std::string::npos);
-  EXPECT_NE(notes_with(0, "cuptiSubscribe: taken").find("cuptiSubscribe: taken"),
-            std::string::npos);
-  EXPECT_EQ(notes_with(0, "").find("detach"), std::string::npos);
 }
 
 TEST(ChunkRecord, AnOldWholeJobLinePastTheLimitIsSaidNotFatal) {

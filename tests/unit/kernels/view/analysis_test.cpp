@@ -11,7 +11,6 @@
 #include "core/trace_reader.hpp"
 #include "inject/collector.hpp"
 #include "kernel_lines.hpp"
-#include "kernels/record/kernel_names.hpp"
 #include "kernels/view/occupancy.hpp"
 #include "render/kernels_output.hpp"
 
@@ -168,83 +167,6 @@ TEST(KernelsAnalysis, TheJobsProfilerTakingOverIsSaid) {
   EXPECT_EQ(v->status, "job_profiler");
   ASSERT_FALSE(v->notes.empty());
   EXPECT_NE(v->notes[0].find("2.5 s after CUDA started"), std::string::npos) << v->notes[0];
-}
-
-TEST(KernelsOccupancy, RegistersSharedMemoryAndWarpsLimitBlocksPerSm) {
-  const SmLimits h100 = *limits_for_architecture("Hopper", 132);
-  // 1024 threads x 64 registers: 32 warps x 2048 registers = the whole file.
-  Occupancy o = occupancy({9, 1024, 64, 0}, h100);
-  EXPECT_EQ(o.blocks_per_sm, 1u);
-  EXPECT_STREQ(o.limited_by, "registers");
-  EXPECT_EQ(o.sms_used, 9u);
-  EXPECT_NEAR(o.waves, 9.0 / 132, 1e-12);
-  // 100 KB of shared memory per block: two fit in 228 KB.
-  o = occupancy({1000, 128, 32, 100 * 1024}, h100);
-  EXPECT_EQ(o.blocks_per_sm, 2u);
-  EXPECT_STREQ(o.limited_by, "shared memory");
-  EXPECT_EQ(o.sms_used, 132u);
-  // Small blocks: the 32-block limit.
-  o = occupancy({10000, 32, 16, 0}, h100);
-  EXPECT_EQ(o.blocks_per_sm, 32u);
-  EXPECT_STREQ(o.limited_by, "blocks");
-  EXPECT_FALSE(limits_for_architecture("Unknown", 10).has_value());
-}
-
-TEST(KernelsNames, ShortNamesDropTemplatesNamespacesAndParameters) {
-  EXPECT_EQ(
-      short_kernel_name("void at::native::(anonymous namespace)::softmax_kernel<float, 4>(float*, "
-                        "int)"),
-      "softmax_kernel");
-  EXPECT_EQ(short_kernel_name("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"),
-            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64");
-  EXPECT_EQ(short_kernel_name("void cutlass::Kernel2<cutlass_80_wmma<int>>(Params)"), "Kernel2");
-}
-
-TEST(KernelsCollector, AggregatesLaunchesAndMergesBusyIntervals) {
-  inject::Collector c(100);
-  c.kernel(key("k", 1, 32), 100, 200, 1);
-  c.kernel(key("k", 1, 32), 150, 400, 2);  // overlaps on another stream
-  c.kernel(key("k", 2, 32), 1000, 1100, 1);
-  c.memset(0, 64, 1100, 1200, 1);  // touches the kernel before it
-  c.sync(3, 500, 900);
-  const inject::Drained d = c.drain();
-  ASSERT_EQ(d.chunk.busy.size(), 1u);
-  const auto& merged = d.chunk.busy[0].spans;
-  ASSERT_EQ(merged.size(), 2u);
-  EXPECT_EQ(merged[0].start, 0);
-  EXPECT_EQ(merged[0].end, 300);
-  EXPECT_EQ(merged[0].parts, 2u);  // two kernels, overlapping
-  EXPECT_EQ(merged[1].start, 900);
-  EXPECT_EQ(merged[1].end, 1100);
-  ASSERT_EQ(d.chunk.kernels.size(), 2u);  // two launch configurations
-  ASSERT_EQ(d.names.configs.size(), 2u);
-  ASSERT_EQ(d.names.kernel_names.size(), 1u);  // of one name
-  EXPECT_EQ(d.chunk.kernels[0].count, 2u);
-  EXPECT_EQ(d.chunk.kernels[0].total_ns, 350u);
-  ASSERT_EQ(d.chunk.syncs.size(), 1u);
-  EXPECT_EQ(d.chunk.syncs[0].start, 400);
-  EXPECT_EQ(d.chunk.syncs[0].end, 800);
-  EXPECT_EQ(d.chunk.memsets[0].bytes, 64u);
-  // The next chunk starts empty and names only what is new.
-  c.kernel(key("k", 1, 32), 2000, 2100, 1);
-  c.kernel(key("k2", 1, 32), 2200, 2300, 1);
-  const inject::Drained next = c.drain();
-  EXPECT_EQ(next.chunk.kernels.size(), 2u);
-  ASSERT_EQ(next.names.configs.size(), 1u);
-  EXPECT_EQ(next.names.kernel_names.size(), 1u);
-  EXPECT_EQ(next.names.kernel_names[0].second, "k2");
-  EXPECT_TRUE(next.chunk.syncs.empty());
-}
-
-TEST(KernelsCollector, DurationBucketsAreOrderedAndTight) {
-  int last = -1;
-  for (std::uint64_t ns : {1ull, 2ull, 10ull, 1000ull, 1001ull, 123456ull, 10000000000ull}) {
-    const int b = inject::duration_bucket(ns);
-    EXPECT_GE(b, last);
-    last = b;
-    EXPECT_LE(inject::bucket_low_ns(b), ns);
-    EXPECT_GT(static_cast<double>(inject::bucket_low_ns(b)) * 1.1, static_cast<double>(ns));
-  }
 }
 
 TEST(KernelsTrace, KernelRecordLinesAreKeptByTheReader) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// gpulens_kernel_*_seconds_total: counters per GPU and pod, labels escaped, HELP
+// The jobs' kernel summaries on /metrics (exposition_kernels.cpp):
+// gpulens_kernel_*_seconds_total, counters per GPU and pod, labels escaped, HELP
 // saying they are traced seconds, and only while summaries come.
 #include <gtest/gtest.h>
 
