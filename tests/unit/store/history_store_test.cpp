@@ -6,38 +6,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server_support.hpp"
 #include "store/history_query.hpp"
+#include "store_support.hpp"
 
 namespace gpulens::store {
 namespace {
 
-StoredSample sample(int gpu, double t, double util, double sm, const std::string& state) {
-  StoredSample s;
-  s.gpu = gpu;
-  s.t = t;
-  s.values.set(Metric::GpuUtil, util);
-  s.values.set(Metric::SmActive, sm);
-  s.values.set(Metric::PowerW, 100 + util);
-  s.values.set(Metric::EnergyMj, 123456789012.0);
-  s.state = state;
-  return s;
-}
+using testing::StoreTest;
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = gpulens::testing::scratch_dir("store");
-    options_.path = dir_ + "/history.db";
-  }
-  HistoryStore open() {
-    auto s = HistoryStore::open(options_);
-    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-    return std::move(*s);
-  }
-  std::string dir_;
-  StoreOptions options_;
-};
+StoredSample sample(int gpu, double t, double util, double sm, const std::string& state) {
+  return testing::stored_sample(gpu, t, util, sm, state);
+}
 
 TEST_F(StoreTest, CreatesVersionedSchemaInWalMode) {
   auto store = open();
@@ -80,31 +59,6 @@ TEST_F(StoreTest, CannotCreateGivesAClearError) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/proc/gpulens-cannot-exist"), std::string::npos)
       << s.error().message;
-}
-
-TEST_F(StoreTest, RawSamplesRoundTripAtTheirPrecision) {
-  auto store = open();
-  StoredSample s = sample(0, 1000.25, 97.34, 0.76, "sm_underused");
-  s.values.set(Metric::ClockEventReasons, 0x24);
-  ASSERT_TRUE(store.write({s}, {}).ok());
-  HistoryReader reader(options_.path);
-  HistoryQuery q;
-  q.from = 1000;
-  q.to = 1001;
-  q.step = 1;
-  q.metrics = {Metric::GpuUtil, Metric::SmActive, Metric::EnergyMj, Metric::MemUsedMib};
-  auto r = reader.history(q);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->source, "raw");
-  ASSERT_EQ(r->series.size(), 1u);
-  const auto& g = r->series[0];
-  ASSERT_EQ(g.t.size(), 1u);
-  EXPECT_DOUBLE_EQ(g.t[0], 1000);
-  ASSERT_EQ(g.metrics.size(), 4u);
-  EXPECT_NEAR(*g.metrics[0].mean[0], 97.34, 1e-9);
-  EXPECT_NEAR(*g.metrics[1].mean[0], 0.76, 1e-9);
-  EXPECT_NEAR(*g.metrics[2].mean[0], 123456789012.0, 0.5);  // counters keep every digit
-  EXPECT_FALSE(g.metrics[3].mean[0].has_value());           // not measured: null, not 0
 }
 
 TEST_F(StoreTest, ReplacingTheSameTimeDoesNotDuplicate) {
@@ -154,31 +108,6 @@ TEST_F(StoreTest, MinutesRollUpWhenTheyCloseAndServeLongSteps) {
   EXPECT_EQ(r->series[0].t.size(), 6u);
 }
 
-TEST_F(StoreTest, TimelineMergesRunsFromRawAndFromMinutes) {
-  auto store = open();
-  std::vector<StoredSample> batch;
-  for (int i = 0; i < 240; ++i) {
-    batch.push_back(sample(0, 600 + i, 0, 0, i < 120 ? "idle" : "compute_bound"));
-  }
-  ASSERT_TRUE(store.write(batch, {}).ok());
-  ASSERT_TRUE(store.roll_up_closed(true).ok());
-  HistoryReader reader(options_.path);
-  auto raw = reader.timeline(600, 900, {});
-  ASSERT_TRUE(raw.ok()) << raw.error().message;
-  EXPECT_EQ(raw->source, "raw");
-  ASSERT_EQ(raw->runs.size(), 2u);
-  EXPECT_EQ(raw->runs[0].state, "idle");
-  EXPECT_DOUBLE_EQ(raw->runs[0].start, 600);
-  EXPECT_DOUBLE_EQ(raw->runs[0].end, 720);  // until the next run starts
-  EXPECT_EQ(raw->runs[1].state, "compute_bound");
-  auto minutes = reader.timeline(0, 86400, {});
-  ASSERT_TRUE(minutes.ok());
-  EXPECT_EQ(minutes->source, "rollup_1m");
-  ASSERT_EQ(minutes->runs.size(), 2u);
-  EXPECT_DOUBLE_EQ(minutes->runs[0].end, 720);
-  EXPECT_DOUBLE_EQ(minutes->runs[1].end, 840);
-}
-
 TEST_F(StoreTest, RetentionDropsOldRawSamplesButKeepsMinutes) {
   options_.raw_retention_s = 3600;
   auto store = open();
@@ -213,30 +142,6 @@ TEST_F(StoreTest, SizeBoundDropsTheOldestDataFirst) {
   // The newest data survived; the oldest went.
   EXPECT_EQ(*store.db().query_int("SELECT MAX(t_ms) FROM samples"), (5 * 86400 + 39990) * 1000LL);
   EXPECT_GT(*store.db().query_int("SELECT MIN(t_ms) FROM samples"), 0);
-}
-
-TEST_F(StoreTest, AlertEventsAreKept) {
-  auto store = open();
-  diagnosis::AlertEvent e;
-  e.rule = "stalled";
-  e.gpu = 1;
-  e.t = 500;
-  e.since = 400;
-  e.message = "stuck";
-  ASSERT_TRUE(store.write({}, {e}).ok());
-  HistoryReader reader(options_.path);
-  auto events = reader.alert_events(0, 1000, 10);
-  ASSERT_TRUE(events.ok());
-  ASSERT_EQ(events->size(), 1u);
-  EXPECT_EQ((*events)[0].rule, "stalled");
-  EXPECT_EQ((*events)[0].kind, "firing");
-}
-
-TEST_F(StoreTest, ReaderReportsAMissingFile) {
-  HistoryReader reader(dir_ + "/absent.db");
-  auto r = reader.timeline(0, 1, {});
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("absent.db"), std::string::npos);
 }
 
 }  // namespace
