@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+// The agent's HTTP server (src/exposition/http_server.cpp): listen addresses,
+// a port in use, what it refuses, Basic auth and TLS from the web config. What
+// each path answers: routes_test.cpp, routes_api_test.cpp, api_slurm_test.cpp.
 #include "exposition/http_server.hpp"
 
 #include <gtest/gtest.h>
@@ -8,13 +11,11 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <set>
 #include <string>
 #include <thread>
 
 #include "http_test_client.hpp"
 #include "server_support.hpp"
-#include "store/history_store.hpp"
 
 namespace gpulens::exposition {
 namespace {
@@ -65,87 +66,6 @@ TEST(ServerHttp, PortInUseIsRefusedInWords) {
   EXPECT_NE(why.find("--listen"), std::string::npos) << why;
 }
 
-TEST(ServerHttp, ServesMetricsApiAndDashboard) {
-  Running r({});
-  ASSERT_TRUE(r.server) << r.error;
-  auto c = r.client();
-  ASSERT_TRUE(c.Get("/api/v1/version"));  // counted by the time /metrics renders
-  auto m = c.Get("/metrics");
-  ASSERT_TRUE(m);
-  EXPECT_EQ(m->status, 200);
-  EXPECT_EQ(m->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_NE(m->body.find("gpulens_sm_active_ratio{gpu=\"0\""), std::string::npos);
-  EXPECT_NE(m->body.find("gpulens_http_requests_total"), std::string::npos) << "self metrics";
-
-  auto latest = c.Get("/api/v1/latest");
-  ASSERT_TRUE(latest);
-  EXPECT_EQ(latest->status, 200);
-  const auto j = nlohmann::json::parse(latest->body);
-  ASSERT_EQ(j["gpus"].size(), 2u);
-  EXPECT_EQ(j["gpus"][0]["state"]["id"], "sm_underused");
-  EXPECT_DOUBLE_EQ(j["gpus"][0]["metrics"]["sm_active"].get<double>(), 0.8);
-  // Command lines are hidden unless --cmdline.
-  EXPECT_EQ(latest->body.find("SECRET"), std::string::npos);
-  EXPECT_EQ(latest->get_header_value("X-Content-Type-Options"), "nosniff");
-
-  for (const char* path :
-       {"/api/v1/version", "/api/v1/devices", "/api/v1/health", "/api/v1/alerts"}) {
-    auto res = c.Get(path);
-    ASSERT_TRUE(res) << path;
-    EXPECT_EQ(res->status, 200) << path;
-    EXPECT_TRUE(nlohmann::json::accept(res->body)) << path;
-  }
-  auto index = c.Get("/");
-  ASSERT_TRUE(index);
-  EXPECT_EQ(index->status, 200);
-  EXPECT_NE(index->body.find("/assets/app.js"), std::string::npos);
-  EXPECT_NE(index->get_header_value("Content-Security-Policy").find("default-src 'self'"),
-            std::string::npos);
-  auto js = c.Get("/assets/app.js");
-  ASSERT_TRUE(js);
-  EXPECT_NE(js->body.find("uPlot"), std::string::npos);
-}
-
-TEST(ServerHttp, ApiIndexListsExactlyTheRoutesServed) {
-  Running r({});
-  ASSERT_TRUE(r.server) << r.error;
-  auto c = r.client();
-  std::set<std::string> listed;
-  for (const char* path : {"/api/v1/", "/api/v1"}) {
-    auto res = c.Get(path);
-    ASSERT_TRUE(res) << path;
-    EXPECT_EQ(res->status, 200) << path;
-    const auto j = nlohmann::json::parse(res->body);
-    EXPECT_EQ(j["api"], "v1");
-    listed.clear();
-    for (const auto& route : j["routes"]) {
-      listed.insert(route["path"].get<std::string>());
-      EXPECT_FALSE(route["returns"].get<std::string>().empty());
-    }
-  }
-  // Every route listed is served (no 404), and every /api/v1/ route served is listed.
-  for (const auto& path : listed) {
-    auto res = c.Get(path);
-    ASSERT_TRUE(res) << path;
-    EXPECT_NE(res->status, 404) << path;
-  }
-  std::set<std::string> served;
-  for (const auto& path : r.server->route_paths()) {
-    if (path.starts_with("/api/v1/") && path != "/api/v1/") served.insert(path);
-  }
-  EXPECT_EQ(listed, served);
-}
-
-TEST(ServerHttp, ShowsCommandLinesOnlyWhenEnabled) {
-  ServerOptions o;
-  o.show_cmdline = true;
-  Running r(o);
-  ASSERT_TRUE(r.server) << r.error;
-  auto res = r.client().Get("/api/v1/latest");
-  ASSERT_TRUE(res);
-  EXPECT_NE(res->body.find("SECRET"), std::string::npos);
-}
-
 TEST(ServerHttp, ReadOnlyAndStrictAboutRequests) {
   Running r({});
   ASSERT_TRUE(r.server) << r.error;
@@ -182,46 +102,6 @@ TEST(ServerHttp, ReadOnlyAndStrictAboutRequests) {
   auto after = c.Get("/api/v1/version");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200);
-}
-
-TEST(ServerHttp, HistoryParametersAreValidated) {
-  const auto dir = scratch_dir("http-history");
-  store::StoreOptions so;
-  so.path = dir + "/h.db";
-  {
-    auto st = store::HistoryStore::open(so);
-    ASSERT_TRUE(st.ok()) << st.error().message;
-    std::vector<store::StoredSample> rows;
-    for (int i = 0; i < 120; ++i) {
-      store::StoredSample s;
-      s.t = 1732200000.5 - 119 + i;
-      s.values.set(Metric::SmActive, 42);
-      s.state = "compute_bound";
-      rows.push_back(s);
-    }
-    ASSERT_TRUE(st->write(rows, {}).ok());
-  }
-  Running r({}, so.path);
-  ASSERT_TRUE(r.server) << r.error;
-  auto c = r.client();
-  auto ok = c.Get("/api/v1/history?from=-1m&step=10s&metrics=sm_active&gpu=0");
-  ASSERT_TRUE(ok);
-  ASSERT_EQ(ok->status, 200) << ok->body;
-  const auto j = nlohmann::json::parse(ok->body);
-  EXPECT_EQ(j["series"][0]["metrics"]["sm_active"]["mean"][0], 42.0);
-  auto timeline = c.Get("/api/v1/timeline?from=-5m");
-  ASSERT_TRUE(timeline);
-  EXPECT_EQ(timeline->status, 200);
-  EXPECT_NE(timeline->body.find("compute_bound"), std::string::npos);
-  for (const char* bad :
-       {"/api/v1/history?from=yesterday", "/api/v1/history?step=0", "/api/v1/history?metrics=nope",
-        "/api/v1/history?gpu=-1", "/api/v1/history?from=-1h&to=-2h", "/api/v1/history?from=-200d",
-        "/api/v1/alerts?limit=0", "/api/v1/timeline?to=abc"}) {
-    auto res = c.Get(bad);
-    ASSERT_TRUE(res) << bad;
-    EXPECT_EQ(res->status, 400) << bad << ": " << res->body;
-    EXPECT_TRUE(nlohmann::json::accept(res->body)) << bad;
-  }
 }
 
 TEST(ServerHttp, BasicAuthFromTheWebConfig) {

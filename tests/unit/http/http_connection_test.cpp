@@ -87,5 +87,16 @@ TEST(HttpConnection, ARequestWithABodyIsTheLastOnItsConnection) {
   EXPECT_NE(served.reply.find("Connection: close\r\n"), std::string::npos) << served.reply;
 }
 
+TEST(HttpDeadline, CheckHeadMeasuresLinesWithTheirLineEnds) {
+  const std::string line = "GET / HTTP/1.1\r\n";
+  EXPECT_EQ(check_head(line + "\r\n"), HeadVerdict::Ok);
+  EXPECT_EQ(check_head(line + "X: " + std::string(8187, 'a') + "\r\n\r\n"), HeadVerdict::Ok);
+  EXPECT_EQ(check_head(line + "X: " + std::string(8188, 'a') + "\r\n\r\n"),
+            HeadVerdict::FieldsTooLarge);
+  EXPECT_EQ(check_head("GET /" + std::string(8176, 'a') + " HTTP/1.1\r\n\r\n"), HeadVerdict::Ok);
+  EXPECT_EQ(check_head("GET /" + std::string(8177, 'a') + " HTTP/1.1\r\n\r\n"),
+            HeadVerdict::UriTooLong);
+}
+
 }  // namespace
 }  // namespace gpulens::http

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The NVML collector's process list and energy counter against the fake NVML.
+// The NVML collector's process list (src/sources/nvml/nvml_processes.cpp) against
+// the fake NVML.
 #include <gtest/gtest.h>
 
 #include "nvml_fake.hpp"
@@ -81,68 +82,6 @@ TEST_F(NvmlCollectorTest, ProcessesOffLeavesProcsUnset) {
   auto c = open(options);
   EXPECT_FALSE(tick(*c, 0, 1.0).procs);
   EXPECT_EQ(fake.count("nvmlDeviceGetComputeRunningProcesses_v3", 0), 0);
-}
-
-TEST_F(NvmlCollectorTest, EnergyIsIntegratedBetweenRareReads) {
-  NvmlOptions options;
-  options.energy_refresh_s = 60;
-  fake.gpus[0].power_mw = 100000;  // 100 W
-  auto c = open(options);
-  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEnergyConsumption", 0), 1);
-  // The counter was read at open; 1.5 s at 100 W later (the GPM probe slept 0.1 s
-  // of it) the estimate is 150 J = 150000 mJ above it.
-  const double opened = 1000000;
-  Sample s = tick(*c, 0, 1.5 - 0.1);
-  EXPECT_NEAR(*s.get(Metric::EnergyMj), opened + 150000, 1e-6);
-  fake.gpus[0].power_mw = 300000;  // ramps to 300 W: a trapezoid, mean 200 W over 1 s
-  s = tick(*c, 0, 1.0);
-  EXPECT_NEAR(*s.get(Metric::EnergyMj), opened + 350000, 1e-6);
-  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEnergyConsumption", 0), 1);
-
-  // Past the refresh interval the counter is read again and wins...
-  fake.gpus[0].energy_mj = 90000000;
-  s = tick(*c, 0, 60.0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEnergyConsumption", 0), 2);
-  EXPECT_EQ(s.get(Metric::EnergyMj), 90000000.0);
-  // ...but a counter below the running estimate never makes the output go down.
-  fake.gpus[0].energy_mj = 1;
-  s = tick(*c, 0, 61.0);
-  EXPECT_EQ(s.get(Metric::EnergyMj), 90000000.0);
-}
-
-TEST_F(NvmlCollectorTest, EccCountsAreReadEveryTenSecondsAndRepeatedBetween) {
-  auto c = open();
-  const int at_open = fake.count("nvmlDeviceGetTotalEccErrors", 0);  // corrected + uncorrected
-  EXPECT_EQ(at_open, 2);
-  fake.gpus[0].ecc_corrected = 7;
-  // Within ten seconds of the read at open, the counts from then are repeated.
-  Sample s = tick(*c, 0, 4.0);
-  EXPECT_EQ(s.get(Metric::EccCorrected), 3.0);
-  EXPECT_EQ(s.get(Metric::EccUncorrected), 0.0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEccErrors", 0), at_open);
-  s = tick(*c, 0, 6.0);
-  EXPECT_EQ(s.get(Metric::EccCorrected), 7.0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetTotalEccErrors", 0), at_open + 2);
-}
-
-TEST_F(NvmlCollectorTest, EccCountsThatFailedToReadAreAbsentAndTriedNextTick) {
-  NvmlOptions options;
-  options.ecc_refresh_s = 60;
-  auto c = open(options);
-  fake.gpus[0].ecc_uncorrected = 1;
-  Sample s = tick(*c, 0, 61.0);
-  EXPECT_EQ(s.get(Metric::EccUncorrected), 1.0);
-  const int calls = fake.count("nvmlDeviceGetTotalEccErrors", 0);
-  // A refresh that fails (not for good) leaves the counts absent rather than
-  // repeating old ones...
-  fake.gpus[0].ecc_ret = Return::Unknown;
-  s = tick(*c, 0, 61.0);
-  EXPECT_FALSE(s.get(Metric::EccUncorrected));
-  // ...and the next tick asks again instead of waiting another minute.
-  fake.gpus[0].ecc_ret = Return::Success;
-  s = tick(*c, 0, 1.0);
-  EXPECT_EQ(s.get(Metric::EccUncorrected), 1.0);
-  EXPECT_GT(fake.count("nvmlDeviceGetTotalEccErrors", 0), calls + 2);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent's connection loop: a total deadline per request (slow clients are
-// cut off, keep-alive connections are not), and answers to oversized requests.
+// The connection gate (src/http/connection_gate.cpp) in the running server: a
+// total deadline per request while connections wait in it (slow clients and
+// stalled TLS handshakes are cut off, keep-alive connections are not),
+// pipelined requests in order, and the answers to requests that break a limit
+// before they reach a worker. check_head itself: http_connection_test.cpp.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -247,17 +250,6 @@ TEST(HttpDeadline, BodiesAreBoundedAndNeverReadAsRequests) {
   EXPECT_TRUE(smuggled.starts_with("HTTP/1.1 200 OK\r\n")) << smuggled;
   EXPECT_EQ(smuggled.find("HTTP/1.1", 1), std::string::npos) << smuggled;
   EXPECT_EQ(smuggled.find("\"gpus\""), std::string::npos) << "the body was served as a request";
-}
-
-TEST(HttpDeadline, CheckHeadMeasuresLinesWithTheirLineEnds) {
-  const std::string line = "GET / HTTP/1.1\r\n";
-  EXPECT_EQ(check_head(line + "\r\n"), HeadVerdict::Ok);
-  EXPECT_EQ(check_head(line + "X: " + std::string(8187, 'a') + "\r\n\r\n"), HeadVerdict::Ok);
-  EXPECT_EQ(check_head(line + "X: " + std::string(8188, 'a') + "\r\n\r\n"),
-            HeadVerdict::FieldsTooLarge);
-  EXPECT_EQ(check_head("GET /" + std::string(8176, 'a') + " HTTP/1.1\r\n\r\n"), HeadVerdict::Ok);
-  EXPECT_EQ(check_head("GET /" + std::string(8177, 'a') + " HTTP/1.1\r\n\r\n"),
-            HeadVerdict::UriTooLong);
 }
 
 TEST(HttpDeadline, StalledTlsHandshakeIsCutOff) {
