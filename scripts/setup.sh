@@ -32,6 +32,7 @@ test_packages=(
   prometheus prometheus-alertmanager chromium python3-yaml curl nodejs npm
   clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh) and the clang preset
   tmux
+  openssl                     # certificates for the TLS tests (tests/unit/http, exposition), not left to chance
   dpkg-dev rpm cpio           # the .deb (dpkg-shlibdeps) and the .rpm (cmake/install.cmake)
   groff-base man-db           # the man pages' checks (tests/e2e/man_pages.py)
   lintian                     # the .deb has no lintian errors (tests/e2e/package.sh)
