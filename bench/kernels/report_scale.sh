@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # `gpulens report` on the kernel records of long jobs, made without a GPU by
-# gpulens_synth_kernels (the injection library's own Collector and encoders):
+# gpulens_synth_kernels (the injection library's own ChunkBuilder and encoders):
 #   day:  24 hours traced in the default windows (2 s every 20 s), 50,000 kernels/s
 #   hour: 1 hour traced whole (--kernels-every 0), 50,000 kernels/s
 # Each report (text and HTML) is timed ROUNDS times with /usr/bin/time: wall

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A recording of a long `gpulens run --kernels` job, made without a GPU: samples
 // once a second, a step mark every half second, and the kernel record lines the
-// injection library would write, made by the same code it runs (inject::Collector
+// injection library would write, made by the same code it runs (inject::ChunkBuilder
 // fed kernel by kernel, drained per window or per 2-second chunk, encoded by
 // kernels/record/chunk_record.cpp). bench/kernels/report_scale.sh times `gpulens report`
 // on what it writes.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/trace_writer.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernels/record/chunk_record.hpp"
 
 namespace {
@@ -76,7 +76,7 @@ class Recorder {
     append(kernels::encode_process(kPid, p));
   }
 
-  // The kernels launched in [from, to) (ns of the process clock) go to the collector.
+  // The kernels launched in [from, to) (ns of the process clock) go to the chunk builder.
   void run(std::uint64_t from, std::uint64_t to) {
     // Inside a step, kernels back to back at the asked rate; the step's host gap after.
     const double step_kernel_ns = 1e9 / o_.rate;
@@ -121,7 +121,7 @@ class Recorder {
   const Options& o_;
   std::FILE* side_;
   Workload work_;
-  inject::Collector c_;
+  inject::ChunkBuilder c_;
   std::uint64_t seq_ = 0;
   std::size_t next_ = 0;
 };

@@ -15,7 +15,7 @@ function(compiles include result)
     set(fence_error "${err}" PARENT_SCOPE)
   endif()
 endfunction()
-foreach(inside inject/collector.hpp inject/agent_link.hpp inject/schedule.hpp
+foreach(inside inject/chunk_builder.hpp inject/agent_link.hpp inject/schedule.hpp
     kernels/record/chunk_record.hpp kernels/record/kernel_names.hpp
     kernels/record/summary_datagram.hpp core/intervals.hpp)
   compiles(${inside} ok)

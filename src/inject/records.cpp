@@ -72,14 +72,14 @@ void Records::set_unix_base(std::int64_t unix_ns) {
 
 void Records::start(std::uint64_t base_ns, std::int64_t base_unix_ns) {
   std::lock_guard lock(mutex_);
-  if (collector_ != nullptr) return;
+  if (builder_ != nullptr) return;
   clock_ = RecordClock{base_ns, base_unix_ns};
-  collector_ = std::make_unique<Collector>(base_ns);
+  builder_ = std::make_unique<ChunkBuilder>(base_ns);
 }
 
 bool Records::started() const {
   std::lock_guard lock(mutex_);
-  return collector_ != nullptr;
+  return builder_ != nullptr;
 }
 
 RecordClock Records::clock() const {
@@ -95,7 +95,7 @@ void Records::seen(std::uint64_t start, std::uint64_t end) {
 // Record structs are read only up to fields that every CUPTI version since
 // CUDA 11 lays out the same way.
 void Records::take_one(const CUpti_Activity* rec) {
-  Collector& c = *collector_;
+  ChunkBuilder& c = *builder_;
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -168,17 +168,17 @@ void Records::take_one(const CUpti_Activity* rec) {
 void Records::take(const Api& api, CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer,
                    std::size_t valid) {
   std::lock_guard lock(mutex_);
-  if (collector_ == nullptr) return;
+  if (builder_ == nullptr) return;
   CUpti_Activity* rec = nullptr;
   while (api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) take_one(rec);
   size_t dropped = 0;
-  if (api.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS) collector_->dropped(dropped);
+  if (api.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS) builder_->dropped(dropped);
 }
 
 std::optional<Drained> Records::drain() {
   std::lock_guard lock(mutex_);
-  if (collector_ == nullptr) return std::nullopt;
-  return collector_->drain();
+  if (builder_ == nullptr) return std::nullopt;
+  return builder_->drain();
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> Records::activity() const {
@@ -190,7 +190,7 @@ std::optional<std::pair<std::int64_t, std::int64_t>> Records::activity() const {
 
 std::uint64_t Records::unmatched_ranges() const {
   std::lock_guard lock(mutex_);
-  return collector_ != nullptr ? collector_->unmatched_ranges() : 0;
+  return builder_ != nullptr ? builder_->unmatched_ranges() : 0;
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// What CUPTI delivered to the injection library's buffers, kept by the Collector
+// What CUPTI delivered to the injection library's buffers, kept by the ChunkBuilder
 // until the next chunk drains it: the hand-over between the CUPTI seam
 // (cupti_seam.hpp, whose buffer callbacks fill it on CUPTI's thread) and the
 // sender (sender.hpp, which drains it on the window thread or at exit). It owns
@@ -14,7 +14,7 @@
 #include <optional>
 #include <utility>
 
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "inject/cupti_seam.hpp"
 #include "inject/demangled_names.hpp"
 
@@ -29,12 +29,12 @@ class Records {
  public:
   // At cuInit: the wall clock, for a record whose CUPTI never attached.
   void set_unix_base(std::int64_t unix_ns);
-  // At the first attach: the clock, and the collector from then on.
+  // At the first attach: the clock, and the chunk builder from then on.
   void start(std::uint64_t base_ns, std::int64_t base_unix_ns);
   bool started() const;
   RecordClock clock() const;
 
-  // CUPTI's buffer callback: every record of `buffer` into the collector.
+  // CUPTI's buffer callback: every record of `buffer` into the chunk builder.
   void take(const Api& api, CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer,
             std::size_t valid);
   // Everything since the last drain; nullopt before the first attach.
@@ -50,7 +50,7 @@ class Records {
   // Taken by CUPTI's buffer thread for every buffer; by the sender to drain.
   mutable std::mutex mutex_;
   RecordClock clock_;
-  std::unique_ptr<Collector> collector_;  // made at CUPTI's first attach
+  std::unique_ptr<ChunkBuilder> builder_;  // made at CUPTI's first attach
   DemangledNames names_;
   std::uint64_t first_ns_ = UINT64_MAX;  // first and last GPU activity seen
   std::uint64_t last_ns_ = 0;

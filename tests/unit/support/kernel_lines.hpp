@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel record lines (version 4, kernels/record/chunk_record.hpp) a process of the
-// injection library writes, made from a Collector the tests fill as CUPTI would:
-// the same Collector::drain() and encoders the library runs, read back as JSON.
+// injection library writes, made from a ChunkBuilder the tests fill as CUPTI would:
+// the same ChunkBuilder::drain() and encoders the library runs, read back as JSON.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernels/record/chunk_record.hpp"
 
 namespace gpulens::testing {
@@ -46,7 +46,7 @@ inline inject::KernelLaunch key(const std::string& name, int blocks, int threads
   return k;
 }
 
-inline void add_device(inject::Collector& c) {
+inline void add_device(inject::ChunkBuilder& c) {
   kernels::DeviceEntry d;
   d.id = 0;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -55,7 +55,7 @@ inline void add_device(inject::Collector& c) {
   c.device(d);
 }
 
-inline std::vector<nlohmann::json> process_lines(inject::Collector& c, ProcessLines o = {}) {
+inline std::vector<nlohmann::json> process_lines(inject::ChunkBuilder& c, ProcessLines o = {}) {
   if (o.h100) add_device(c);
   std::vector<std::string> text;
   auto add = [&](std::vector<std::string> lines) {

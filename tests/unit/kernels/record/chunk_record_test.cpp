@@ -250,7 +250,7 @@ TEST(ChunkRecord, AnOldWholeJobLinePastTheLimitIsSaidNotFatal) {
 }
 
 TEST(ChunkRecord, AKernelLineTheReaderRefusesIsSaidInTheViewAndTheRestStays) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   inject::KernelLaunch k;
   k.name = "gemm";
   c.kernel(k, 1000, 2000, 7);

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/occupancy.hpp"
 #include "render/kernels_output.hpp"
@@ -21,8 +21,8 @@ using nlohmann::json;
 
 using testing::kBaseUnixNs;
 
-// The lines a process of the injection library writes, from its Collector.
-std::vector<json> record(inject::Collector& c, testing::ProcessLines o = {}) {
+// The lines a process of the injection library writes, from its ChunkBuilder.
+std::vector<json> record(inject::ChunkBuilder& c, testing::ProcessLines o = {}) {
   o.base_ns = 1000;
   return testing::process_lines(c, o);
 }
@@ -43,7 +43,7 @@ TEST(KernelsAnalysis, NoRecordsNoView) {
 
 TEST(KernelsAnalysis, TinyKernelsBackToBackAreLaunchBoundAndUseFewSms) {
   // 1000 kernels of 5 us, each 15 us after the previous one ended, 4 blocks each.
-  inject::Collector c(1000);
+  inject::ChunkBuilder c(1000);
   std::uint64_t t = 1000;
   for (int i = 0; i < 1000; ++i) {
     c.kernel(
@@ -87,7 +87,7 @@ TEST(KernelsAnalysis, TinyKernelsBackToBackAreLaunchBoundAndUseFewSms) {
 
 TEST(KernelsAnalysis, LongGapsInsideMarkedStepsAreHostBound) {
   // Steps of 300 ms: 50 ms of GEMMs on all SMs, then 250 ms waiting for data.
-  inject::Collector c(1000);
+  inject::ChunkBuilder c(1000);
   Trace trace;
   for (int s = 0; s < 10; ++s) {
     const std::uint64_t step0 = 1000 + static_cast<std::uint64_t>(s) * 300'000'000;
@@ -125,7 +125,7 @@ TEST(KernelsAnalysis, LongGapsInsideMarkedStepsAreHostBound) {
 }
 
 TEST(KernelsAnalysis, PageableCopiesAreNamedWithTheirBandwidth) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   c.copy({0, "HtoD", "pageable", "device"}, 50'000'000, 0, 10'000'000, 7);
   c.copy({0, "HtoD", "pinned", "device"}, 50'000'000, 20'000'000, 22'000'000, 7);
   Trace trace;
@@ -155,7 +155,7 @@ TEST(KernelsAnalysis, ARecordWithoutActivitySaysWhy) {
 }
 
 TEST(KernelsAnalysis, TheJobsProfilerTakingOverIsSaid) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   c.kernel(key("k", 132, 128), 0, 1000, 7);
   testing::ProcessLines o;
   o.end->status = "job_profiler";

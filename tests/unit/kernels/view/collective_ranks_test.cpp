@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Collectives across ranks, end to end: two processes' version-4 kernel records
-// (made by the injection library's Collector and encoders), where rank 1 reaches
+// (made by the injection library's ChunkBuilder and encoders), where rank 1 reaches
 // every all-reduce a known time before rank 0, read into the kernel view; the
 // report (text, JSON, HTML) and the verdict's communication fix name rank 0 and
 // the wait within 1 %. One process alone: no split, nothing new said. And the
@@ -12,7 +12,7 @@
 
 #include "cli/report_setup.hpp"
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/analysis.hpp"
 #include "kernels/view/record_gatherer.hpp"
@@ -34,7 +34,7 @@ constexpr double kMoveS = 0.010;   // then the data moves for this long
 // every rank leaves at the same moment; this rank enters it `early_s` before the last.
 std::vector<nlohmann::json> rank_lines(std::int64_t pid, std::uint32_t device, double early_s,
                                        int steps = kSteps) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   auto ns = [](double s) { return static_cast<std::uint64_t>(s * 1e9); };
   for (int s = 0; s < steps; ++s) {
     const double t = 1.0 + s * 0.2;
@@ -120,7 +120,7 @@ TEST(KernelsCollectiveRanks, OneProcessAloneIsNotSplitAndSaysNothingNew) {
 }
 
 TEST(KernelsCollectiveRanks, TheLibraryKeepsTheFirstCollectivesOfAChunkAndCountsTheRest) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   for (std::size_t i = 0; i < kMaxChunkCollectives + 5; ++i) {
     const std::uint64_t t = 1000 + i * 100;
     c.kernel(key(kAllReduce, 24, 512), t, t + 50, 9);

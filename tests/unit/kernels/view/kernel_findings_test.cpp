@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/analysis.hpp"
 #include "render/kernels_output.hpp"
@@ -28,7 +28,7 @@ using testing::key;
 // 100 steps of a GEMM on every SM then a collective on 24 blocks (NCCL's
 // channels), `collective_ms` and `gemm_ms` long.
 KernelView ddp_view(const std::string& collective, double collective_ms, double gemm_ms) {
-  inject::Collector c(1000);
+  inject::ChunkBuilder c(1000);
   std::uint64_t t = 1000;
   const auto gemm_ns = static_cast<std::uint64_t>(gemm_ms * 1e6);
   const auto coll_ns = static_cast<std::uint64_t>(collective_ms * 1e6);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// NVTX ranges in the kernel view: the Collector pairing CUPTI's marker records
+// NVTX ranges in the kernel view: the ChunkBuilder pairing CUPTI's marker records
 // into ranges within its bounds, the split of idle time by innermost range, and a
 // starved training job whose data-loading range holds the GPU's idle time.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/analysis.hpp"
 #include "render/kernels_output.hpp"
@@ -20,7 +20,7 @@ using nlohmann::json;
 using testing::kBaseUnixNs;
 constexpr std::uint64_t kMs = 1'000'000;
 
-std::vector<json> nvtx_record(inject::Collector& c, int pid = 42,
+std::vector<json> nvtx_record(inject::ChunkBuilder& c, int pid = 42,
                               testing::ProcessLines o = testing::ProcessLines{}) {
   o.pid = pid;
   o.h100 = false;
@@ -32,7 +32,7 @@ struct NvtxChunk {
   kernels::NamesRecord names;
   kernels::ChunkRecord chunk;
 };
-NvtxChunk drained(inject::Collector& c) {
+NvtxChunk drained(inject::ChunkBuilder& c) {
   inject::Drained d = c.drain();
   return {std::move(d.names), std::move(d.chunk)};
 }
@@ -46,7 +46,7 @@ inject::KernelLaunch gemm() {
 }
 
 TEST(KernelsNvtxCollector, PairsStartsAndEndsByIdIntoPerNameTotalsAndInstances) {
-  inject::Collector c(1000);
+  inject::ChunkBuilder c(1000);
   c.range_start(1, 1000, "step", "");
   c.range_start(2, 1100, "data", "");  // nested, as push/pop gives it
   c.range_end(2, 1600);
@@ -83,7 +83,7 @@ TEST(KernelsNvtxCollector, PairsStartsAndEndsByIdIntoPerNameTotalsAndInstances) 
 }
 
 TEST(KernelsNvtxCollector, NamesAndInstancesStayBounded) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   std::uint32_t id = 0;
   for (std::size_t i = 0; i < inject::kMaxRangeNames + 5; ++i) {
     c.range_start(++id, i, "step " + std::to_string(i), "");
@@ -105,7 +105,7 @@ TEST(KernelsNvtxCollector, NamesAndInstancesStayBounded) {
             inject::kMaxRangeNames + 6 + inject::kMaxRangeInstances - kernels::kMaxChunkInstances);
   EXPECT_EQ(n.chunk.ranges[0].count, inject::kMaxRangeInstances + 1);
 
-  inject::Collector d(0);
+  inject::ChunkBuilder d(0);
   d.range_start(1, 0, std::string(5000, 'y'), "");
   d.range_end(1, 1);
   EXPECT_EQ(drained(d).names.range_names[0].name.size(), inject::kMaxRangeNameChars);
@@ -132,7 +132,7 @@ TEST(KernelsNvtxIdle, IdleGoesToTheInnermostOpenRange) {
 // Ten steps of 300 ms: 250 ms inside "data" with the GPU idle, then 50 ms of
 // GEMMs inside "forward"; each step inside "step".
 Trace starved_job() {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   Trace trace;
   std::uint32_t id = 0;
   for (std::uint64_t s = 0; s < 10; ++s) {
@@ -201,7 +201,7 @@ TEST(KernelsNvtx, AStarvedJobsDataRangeHoldsTheGpusIdleTime) {
 }
 
 TEST(KernelsNvtx, NoRangesNoTable) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   c.kernel(gemm(), 0, kMs, 7);
   Trace trace;
   testing::add_lines(trace, nvtx_record(c));
@@ -216,7 +216,7 @@ TEST(KernelsNvtx, NoRangesNoTable) {
 TEST(KernelsNvtx, RangesMergeByNameAcrossProcessesWithTheirDomain) {
   Trace trace;
   for (int pid : {1, 2}) {
-    inject::Collector c(0);
+    inject::ChunkBuilder c(0);
     c.kernel(gemm(), 0, 10 * kMs, 7);
     c.range_start(1, 0, "fwd", "");
     c.range_end(1, 20 * kMs);
@@ -236,7 +236,7 @@ TEST(KernelsNvtx, RangesMergeByNameAcrossProcessesWithTheirDomain) {
 TEST(KernelsNvtx, AnNvtxToolOfTheJobsOwnIsSaidOnceInTheNotes) {
   Trace trace;
   for (int pid : {1, 2}) {
-    inject::Collector c(0);
+    inject::ChunkBuilder c(0);
     c.kernel(gemm(), 0, kMs, 7);
     testing::ProcessLines o;
     o.end->nvtx_status = "injection_taken";

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/analysis.hpp"
 
@@ -21,7 +21,7 @@ using nlohmann::json;
 
 // 50 windows of 5,000 kernels each, 1 us apart, as the library writes them.
 Trace long_job() {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   inject::KernelLaunch k = testing::key("elementwise_kernel", 132, 256);
   Trace trace;
   ProcessRecord p;
@@ -88,7 +88,7 @@ TEST(ChunkRecord, TheReaderKeepsItsBoundOverAnyNumberOfWindows) {
 }
 
 TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   inject::KernelLaunch k;
   k.name = "gemm";
   c.kernel(k, 1000, 2000, 7);
@@ -106,7 +106,7 @@ TEST(ChunkRecord, AProcessThatDiedKeepsTheWindowsItClosed) {
 
 TEST(ChunkRecord, TheViewSaysWhenCuptiWasDetachedOrWhyNot) {
   auto notes_with = [](std::uint64_t detaches, const std::string& why) {
-    inject::Collector c(0);
+    inject::ChunkBuilder c(0);
     inject::KernelLaunch k;
     k.name = "gemm";
     c.kernel(k, 1000, 2000, 7);

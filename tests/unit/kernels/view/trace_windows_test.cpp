@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/trace_reader.hpp"
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 #include "inject/schedule.hpp"
 #include "kernel_lines.hpp"
 #include "kernels/view/analysis.hpp"
@@ -190,7 +190,7 @@ TEST(KernelsWindows, StepsCountOnlyWhenWholeInsideOneWindow) {
 // data, traced in windows [2.95, 5.05] and [8.95, 11.05] s of the process's clock.
 std::vector<json> starved_sampled_record(Trace& trace, bool with_nvtx) {
   constexpr std::int64_t kStepBaseUnixNs = 1'800'000'000'000'000'000;
-  inject::Collector c(0);
+  inject::ChunkBuilder c(0);
   inject::KernelLaunch k;
   k.name = "sm90_xmma_gemm_bf16bf16_bf16f32";
   k.config.grid[0] = 1056, k.config.grid[1] = 1, k.config.grid[2] = 1;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the injection library keeps of the job's GPU activity between chunks
-// (src/inject/collector.cpp), fed as CUPTI's records would be, without a GPU.
-#include "inject/collector.hpp"
+// (src/inject/chunk_builder.cpp), fed as CUPTI's records would be, without a GPU.
+#include "inject/chunk_builder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,8 +24,8 @@ KernelLaunch collector_launch(const std::string& name, std::uint32_t blocks,
   return k;
 }
 
-TEST(Collector, EachConfigurationAndNameIsNamedOnceInTheRecordsTerms) {
-  Collector c(1000);
+TEST(ChunkBuilder, EachConfigurationAndNameIsNamedOnceInTheRecordsTerms) {
+  ChunkBuilder c(1000);
   c.kernel(collector_launch("gemm", 132), 2000, 3000, 7);
   c.kernel(collector_launch("gemm", 132), 4000, 4500, 7);
   c.kernel(collector_launch("gemm", 264), 5000, 5400, 7);
@@ -57,8 +57,8 @@ TEST(Collector, EachConfigurationAndNameIsNamedOnceInTheRecordsTerms) {
   EXPECT_EQ(second.chunk.kernels[0].count, 1u);
 }
 
-TEST(Collector, TheSameKernelOnAnotherDeviceIsAnotherConfiguration) {
-  Collector c(0);
+TEST(ChunkBuilder, TheSameKernelOnAnotherDeviceIsAnotherConfiguration) {
+  ChunkBuilder c(0);
   c.kernel(collector_launch("gemm", 132, 0), 0, 10, 7);
   c.kernel(collector_launch("gemm", 132, 1), 0, 10, 7);
   const Drained d = c.drain();
@@ -68,8 +68,8 @@ TEST(Collector, TheSameKernelOnAnotherDeviceIsAnotherConfiguration) {
   ASSERT_EQ(d.chunk.busy.size(), 2u);  // each device's busy time apart
 }
 
-TEST(Collector, PastTheCapConfigurationsFoldIntoOnePerNameAndDevice) {
-  Collector c(0);
+TEST(ChunkBuilder, PastTheCapConfigurationsFoldIntoOnePerNameAndDevice) {
+  ChunkBuilder c(0);
   for (std::uint32_t i = 0; i < kMaxLaunchConfigs; ++i)
     c.kernel(collector_launch("k", i + 1), 0, 1, 7);
   EXPECT_EQ(c.drain().chunk.configs_folded, 0u);
@@ -84,8 +84,8 @@ TEST(Collector, PastTheCapConfigurationsFoldIntoOnePerNameAndDevice) {
   EXPECT_EQ(d.chunk.kernels[0].count, 2u);
 }
 
-TEST(Collector, ADeviceIsNamedAtItsFirstSightOnly) {
-  Collector c(0);
+TEST(ChunkBuilder, ADeviceIsNamedAtItsFirstSightOnly) {
+  ChunkBuilder c(0);
   kernels::DeviceEntry gpu;
   gpu.id = 3;
   gpu.name = "NVIDIA H200";
@@ -102,8 +102,8 @@ TEST(Collector, ADeviceIsNamedAtItsFirstSightOnly) {
   EXPECT_TRUE(c.drain().names.empty());
 }
 
-TEST(Collector, CopiesAndMemsetsAddUpAndCountAsBusyTime) {
-  Collector c(100);
+TEST(ChunkBuilder, CopiesAndMemsetsAddUpAndCountAsBusyTime) {
+  ChunkBuilder c(100);
   const CopyKey htod{0, "HtoD", "pinned", "device"};
   c.copy(htod, 4096, 200, 300, 7);
   c.copy(htod, 4096, 400, 450, 7);
@@ -125,8 +125,8 @@ TEST(Collector, CopiesAndMemsetsAddUpAndCountAsBusyTime) {
   EXPECT_EQ(d.chunk.busy[0].spans.back().end, 420);
 }
 
-TEST(Collector, RangesPairStartsWithEndsAndCountTheRest) {
-  Collector c(0);
+TEST(ChunkBuilder, RangesPairStartsWithEndsAndCountTheRest) {
+  ChunkBuilder c(0);
   c.range_start(1, 1000, "step", "");
   c.range_end(1, 3000);
   c.range_end(2, 3500);  // never started
@@ -144,8 +144,8 @@ TEST(Collector, RangesPairStartsWithEndsAndCountTheRest) {
   EXPECT_EQ(c.unmatched_ranges(), 3u);  // 2 and 4 unmatched, 3 still open
 }
 
-TEST(Collector, CollectivesKeepTheirInstancesAndOtherKernelsDoNot) {
-  Collector c(0);
+TEST(ChunkBuilder, CollectivesKeepTheirInstancesAndOtherKernelsDoNot) {
+  ChunkBuilder c(0);
   c.kernel(collector_launch("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 24), 500, 900, 9);
   c.kernel(collector_launch("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 24), 100, 300, 9);
   c.kernel(collector_launch("gemm", 132), 0, 1000, 7);
@@ -155,7 +155,7 @@ TEST(Collector, CollectivesKeepTheirInstancesAndOtherKernelsDoNot) {
   EXPECT_EQ(d.chunk.collectives[0].instances[0].first, 100);  // sorted by start
 }
 
-TEST(Collector, DurationsLandInLogBucketsOfEightPerPowerOfTwo) {
+TEST(ChunkBuilder, DurationsLandInLogBucketsOfEightPerPowerOfTwo) {
   EXPECT_EQ(duration_bucket(0), 0);
   EXPECT_EQ(duration_bucket(1), 1);
   EXPECT_EQ(duration_bucket(2), 9);
@@ -167,8 +167,8 @@ TEST(Collector, DurationsLandInLogBucketsOfEightPerPowerOfTwo) {
   }
 }
 
-TEST(Collector, DroppedRecordsAndSyncsAreCountedPerChunk) {
-  Collector c(0);
+TEST(ChunkBuilder, DroppedRecordsAndSyncsAreCountedPerChunk) {
+  ChunkBuilder c(0);
   c.dropped(5);
   c.sync(1, 10, 20);
   c.sync(1, 30, 25);  // ends before it starts: not kept
@@ -179,8 +179,8 @@ TEST(Collector, DroppedRecordsAndSyncsAreCountedPerChunk) {
   EXPECT_EQ(c.drain().chunk.dropped, 0u);
 }
 
-TEST(KernelsCollector, AggregatesLaunchesAndMergesBusyIntervals) {
-  Collector c(100);
+TEST(ChunkBuilder, AggregatesLaunchesAndMergesBusyIntervals) {
+  ChunkBuilder c(100);
   c.kernel(gpulens::testing::key("k", 1, 32), 100, 200, 1);
   c.kernel(gpulens::testing::key("k", 1, 32), 150, 400, 2);  // overlaps on another stream
   c.kernel(gpulens::testing::key("k", 2, 32), 1000, 1100, 1);
@@ -215,7 +215,7 @@ TEST(KernelsCollector, AggregatesLaunchesAndMergesBusyIntervals) {
   EXPECT_TRUE(next.chunk.syncs.empty());
 }
 
-TEST(KernelsCollector, DurationBucketsAreOrderedAndTight) {
+TEST(ChunkBuilder, DurationBucketsAreOrderedAndTight) {
   int last = -1;
   for (std::uint64_t ns : {1ull, 2ull, 10ull, 1000ull, 1001ull, 123456ull, 10000000000ull}) {
     const int b = duration_bucket(ns);

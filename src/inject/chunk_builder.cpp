@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "inject/collector.hpp"
+#include "inject/chunk_builder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,15 +30,15 @@ std::uint64_t bucket_low_ns(int bucket) {
   return static_cast<std::uint64_t>(std::ceil(std::exp2((bucket - 1) / 8.0)));
 }
 
-bool Collector::ConfigLess::operator()(const kernels::ConfigEntry& a,
-                                       const kernels::ConfigEntry& b) const {
+bool ChunkBuilder::ConfigLess::operator()(const kernels::ConfigEntry& a,
+                                          const kernels::ConfigEntry& b) const {
   return std::tie(a.device, a.name, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1],
                   a.block[2], a.registers, a.static_smem, a.dynamic_smem) <
          std::tie(b.device, b.name, b.grid[0], b.grid[1], b.grid[2], b.block[0], b.block[1],
                   b.block[2], b.registers, b.static_smem, b.dynamic_smem);
 }
 
-std::uint32_t Collector::name_id(const std::string& name) {
+std::uint32_t ChunkBuilder::name_id(const std::string& name) {
   auto it = name_ids_.find(name);
   if (it == name_ids_.end()) {
     it = name_ids_.emplace(name, static_cast<std::uint32_t>(name_ids_.size())).first;
@@ -48,7 +48,7 @@ std::uint32_t Collector::name_id(const std::string& name) {
   return it->second;
 }
 
-std::uint32_t Collector::config_id(const KernelLaunch& launch) {
+std::uint32_t ChunkBuilder::config_id(const KernelLaunch& launch) {
   kernels::ConfigEntry k = launch.config;
   k.id = 0;
   k.name = name_id(launch.name);
@@ -70,8 +70,8 @@ std::uint32_t Collector::config_id(const KernelLaunch& launch) {
   return id;
 }
 
-void Collector::kernel(const KernelLaunch& launch, std::uint64_t start, std::uint64_t end,
-                       std::uint32_t stream) {
+void ChunkBuilder::kernel(const KernelLaunch& launch, std::uint64_t start, std::uint64_t end,
+                          std::uint32_t stream) {
   if (end < start) return;
   const std::uint64_t d = end - start;
   const std::uint32_t id = config_id(launch);
@@ -93,8 +93,8 @@ void Collector::kernel(const KernelLaunch& launch, std::uint64_t start, std::uin
   }
 }
 
-void Collector::copy(const CopyKey& key, std::uint64_t bytes, std::uint64_t start,
-                     std::uint64_t end, std::uint32_t stream) {
+void ChunkBuilder::copy(const CopyKey& key, std::uint64_t bytes, std::uint64_t start,
+                        std::uint64_t end, std::uint32_t stream) {
   if (end < start) return;
   CopyStats& s = copies_[key];
   ++s.count;
@@ -103,8 +103,8 @@ void Collector::copy(const CopyKey& key, std::uint64_t bytes, std::uint64_t star
   busy(key.device, stream, start, end);
 }
 
-void Collector::memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t start,
-                       std::uint64_t end, std::uint32_t stream) {
+void ChunkBuilder::memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t start,
+                          std::uint64_t end, std::uint32_t stream) {
   if (end < start) return;
   CopyStats& s = memsets_[device];
   ++s.count;
@@ -113,7 +113,7 @@ void Collector::memset(std::uint32_t device, std::uint64_t bytes, std::uint64_t 
   busy(device, stream, start, end);
 }
 
-void Collector::sync(int /*type*/, std::uint64_t start, std::uint64_t end) {
+void ChunkBuilder::sync(int /*type*/, std::uint64_t start, std::uint64_t end) {
   if (end < start) return;
   if (syncs_.size() >= kMaxSyncs) {
     ++syncs_dropped_;  // a chunk's list is bounded even before its sketch is made
@@ -122,12 +122,12 @@ void Collector::sync(int /*type*/, std::uint64_t start, std::uint64_t end) {
   syncs_.emplace_back(rel(start, base_ns_), rel(end, base_ns_));
 }
 
-void Collector::device(const kernels::DeviceEntry& info) {
+void ChunkBuilder::device(const kernels::DeviceEntry& info) {
   if (devices_.insert(info.id).second) new_names_.devices.push_back(info);
 }
 
-void Collector::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start,
-                     std::uint64_t end) {
+void ChunkBuilder::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t start,
+                        std::uint64_t end) {
   auto& s = streams_[{device, stream}];
   ++s.first;
   s.second += end - start;
@@ -143,7 +143,7 @@ void Collector::busy(std::uint32_t device, std::uint32_t stream, std::uint64_t s
   }
 }
 
-std::size_t Collector::range_key(std::string_view name, std::string_view domain) {
+std::size_t ChunkBuilder::range_key(std::string_view name, std::string_view domain) {
   RangeKey k{std::string(domain.substr(0, kMaxRangeNameChars)),
              std::string(name.substr(0, kMaxRangeNameChars))};
   if (auto it = range_index_.find(k); it != range_index_.end()) return it->second;
@@ -158,8 +158,8 @@ std::size_t Collector::range_key(std::string_view name, std::string_view domain)
   return id;
 }
 
-void Collector::range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
-                            std::string_view domain) {
+void ChunkBuilder::range_start(std::uint32_t id, std::uint64_t ts, std::string_view name,
+                               std::string_view domain) {
   if (open_ranges_.size() >= kMaxOpenRanges && !open_ranges_.contains(id)) {
     ++ranges_unmatched_;  // ranges that never end must not grow the table without bound
     return;
@@ -167,7 +167,7 @@ void Collector::range_start(std::uint32_t id, std::uint64_t ts, std::string_view
   open_ranges_[id] = OpenRange{ts, range_key(name, domain)};
 }
 
-void Collector::range_end(std::uint32_t id, std::uint64_t ts) {
+void ChunkBuilder::range_end(std::uint32_t id, std::uint64_t ts) {
   auto it = open_ranges_.find(id);
   if (it == open_ranges_.end() || ts < it->second.start) {
     ++ranges_unmatched_;  // started before CUPTI recorded, or past the cap
@@ -190,7 +190,7 @@ void Collector::range_end(std::uint32_t id, std::uint64_t ts) {
   }
 }
 
-Drained Collector::drain() {
+Drained ChunkBuilder::drain() {
   Drained out;
   out.names = std::move(new_names_);
   new_names_ = {};

@@ -35,7 +35,7 @@ inline constexpr std::size_t kMaxLaunchConfigs = 50000;
 // One kernel launch as CUPTI reports it: the demangled name, and the launch
 // configuration in the record's own terms (kernels::ConfigEntry), so the record's
 // type is the one definition of a configuration. Its `id` and `name` are the
-// collector's to assign (ids in the record's names lines); the caller leaves them.
+// builder's to assign (ids in the record's names lines); the caller leaves them.
 struct KernelLaunch {
   std::string name;
   kernels::ConfigEntry config;
@@ -96,11 +96,11 @@ struct Drained {
   kernels::ChunkRecord chunk;  // `seq`, span and `window` are the caller's to set
 };
 
-class Collector {
+class ChunkBuilder {
  public:
   // Times are CUPTI timestamps (ns); `base_ns` is the one taken at start, all
   // times are written relative to it.
-  explicit Collector(std::uint64_t base_ns) : base_ns_(base_ns) {}
+  explicit ChunkBuilder(std::uint64_t base_ns) : base_ns_(base_ns) {}
 
   void kernel(const KernelLaunch& launch, std::uint64_t start, std::uint64_t end,
               std::uint32_t stream);
@@ -117,7 +117,7 @@ class Collector {
   void range_end(std::uint32_t id, std::uint64_t ts);
   void dropped(std::uint64_t n) { dropped_ += n; }
 
-  // Everything since the last drain, as the next chunk; the collector starts the
+  // Everything since the last drain, as the next chunk; the builder starts the
   // next chunk empty and keeps only its name tables. The chunk's lists are
   // bounded: per launch configuration a histogram, busy times and
   // synchronisations as sketches of at most kernels::kMaxSketchSpans spans.
