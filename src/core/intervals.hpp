@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one interval merge: the injection library's busy intervals (relative ns,
-// inject/collector.cpp) and the kernel view's busy times, syncs and trace windows
+// inject/chunk_builder.cpp) and the kernel view's busy times, syncs and trace windows
 // (seconds, kernels/) go through it. A template so that inject, which links
 // nothing but core's headers into the job's process, needs no object of core.
 #include <algorithm>
