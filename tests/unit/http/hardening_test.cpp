@@ -77,7 +77,8 @@ TEST(HardenedTls, HostileHandshakesDoNotDelayScrapes) {
   // connections made a scrape wait 5 s and 64 made it fail.
   const auto dir = scratch_dir("tls-hostile");
   const auto web_config = gpulens::testing::self_signed_web_config(dir);
-  if (!web_config) GTEST_SKIP() << "no openssl";
+  if (!web_config)
+    FAIL() << "the openssl command made no certificate (scripts/setup.sh --tests installs it)";
   const std::string hash = http::hash_password("pw", 4);
   ASSERT_FALSE(hash.empty());
   std::ofstream(*web_config, std::ios::app) << "basic_auth_users:\n  prometheus: " << hash << "\n";
@@ -114,7 +115,8 @@ TEST(HardenedTls, HostileHandshakesDoNotDelayScrapes) {
 
 TEST(HardenedTls, AStalledHandshakeIsClosedAtItsOwnDeadline) {
   const auto web_config = gpulens::testing::self_signed_web_config(scratch_dir("tls-stall"));
-  if (!web_config) GTEST_SKIP() << "no openssl";
+  if (!web_config)
+    FAIL() << "the openssl command made no certificate (scripts/setup.sh --tests installs it)";
   exposition::ServerOptions o;
   o.web_config = *web_config;
   o.request_timeout = 60s;  // the handshake's own deadline (5 s) must end it first
@@ -307,7 +309,8 @@ TEST(HardenedAuth, GuessersDoNotDelayScrapesWithARememberedPassword) {
 TEST(HardenedTls, AFifoCertificateIsRefusedWithoutHanging) {
   const auto dir = scratch_dir("tls-fifo");
   const auto web_config = gpulens::testing::self_signed_web_config(dir);
-  if (!web_config) GTEST_SKIP() << "no openssl";
+  if (!web_config)
+    FAIL() << "the openssl command made no certificate (scripts/setup.sh --tests installs it)";
   std::filesystem::remove(dir + "/tls.crt");
   ASSERT_EQ(mkfifo((dir + "/tls.crt").c_str(), 0600), 0);
   auto loaded = std::make_shared<std::promise<std::string>>();
