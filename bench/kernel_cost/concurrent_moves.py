@@ -17,7 +17,6 @@ Prints one JSON line: moves made, job iterations,
 error, and whether the graph's output still matches eager at the end.
 """
 import argparse
-import ctypes
 import json
 import os
 import random
@@ -28,7 +27,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from torch_slots import loaded_cupti  # noqa: E402
+from common import graph_mlp, job_loops, open_toggle  # noqa: E402
 
 
 def main():
@@ -38,49 +37,13 @@ def main():
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    os.environ.setdefault("GPULENS_CUPTI", loaded_cupti())
-    ct = ctypes.CDLL(a.toggle)
-    ct.ct_goto.restype = ctypes.c_double
-    ct.ct_goto.argtypes = [ctypes.c_int]
-    ct.ct_error.restype = ctypes.c_char_p
-    ct.ct_job_finalizes.restype = ctypes.c_long
+    ct = open_toggle(a.toggle)
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
-    inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
-    with torch.no_grad():
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                model(inp)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            out = model(inp)
+    model, inp, g, out = graph_mlp(dev)
     stop = threading.Event()
     errors, counts = [], {"graph": 0, "eager": 0, "moves": 0}
 
-    def graph_loop():
-        try:
-            while not stop.is_set():
-                g.replay()
-                torch.cuda.synchronize()
-                counts["graph"] += 1
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"graph: {type(e).__name__}: {str(e).splitlines()[0]}")
-            stop.set()
-
-    def eager_loop():
-        try:
-            x = torch.zeros(256, device=dev)
-            while not stop.is_set():
-                for _ in range(20):
-                    x.add_(1)
-                x.cpu()
-                counts["eager"] += 1
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"eager: {type(e).__name__}: {str(e).splitlines()[0]}")
-            stop.set()
+    graph_loop, eager_loop = job_loops(g, dev, stop, errors, counts)
 
     def jobfin_mover():
         rng = random.Random(a.seed)

@@ -16,7 +16,6 @@ Sequences (--variant):
             (quiet entered through traced), every transition torch_slots.py makes
 """
 import argparse
-import ctypes
 import json
 import os
 import random
@@ -25,7 +24,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from torch_slots import loaded_cupti  # noqa: E402
+from common import open_toggle  # noqa: E402
 
 
 def main():
@@ -35,11 +34,7 @@ def main():
     ap.add_argument("--moves", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    os.environ.setdefault("GPULENS_CUPTI", loaded_cupti())
-    ct = ctypes.CDLL(a.toggle)
-    ct.ct_goto.restype = ctypes.c_double
-    ct.ct_goto.argtypes = [ctypes.c_int]
-    ct.ct_error.restype = ctypes.c_char_p
+    ct = open_toggle(a.toggle)
     dev = torch.device("cuda")
     model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
     inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)

@@ -15,8 +15,6 @@ Benches (one per process, --bench):
 Prints one JSON line per measured slot.
 """
 import argparse
-import ctypes
-import glob
 import json
 import os
 import random
@@ -25,18 +23,8 @@ import time
 
 import torch
 
-
-def loaded_cupti():
-    """The libcupti this process has mapped, else the one torch ships, else none."""
-    with open("/proc/self/maps") as f:
-        for line in f:
-            if "libcupti.so" in line:
-                return line.split()[-1]
-    for base in sys.path:
-        hits = sorted(glob.glob(os.path.join(base, "nvidia", "**", "libcupti.so*"), recursive=True))
-        if hits:
-            return hits[0]
-    return ""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import graph_mlp, open_toggle  # noqa: E402
 
 
 def main():
@@ -63,19 +51,7 @@ def main():
                 torch.cuda.synchronize()
             return per
     elif a.bench == "graph":
-        model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
-        inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
-        with torch.no_grad():
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    model(inp)
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                out = model(inp)
-        del out
+        _, _, g, _ = graph_mlp(dev)
 
         def work(end):
             per = []
@@ -100,12 +76,7 @@ def main():
             return [(time.perf_counter() - t0) * 1e6 / max(n, 1)]
 
     torch.cuda.synchronize()
-    os.environ.setdefault("GPULENS_CUPTI", loaded_cupti())
-    ct = ctypes.CDLL(a.toggle)
-    ct.ct_goto.restype = ctypes.c_double
-    ct.ct_goto.argtypes = [ctypes.c_int]
-    ct.ct_error.restype = ctypes.c_char_p
-    ct.ct_records.restype = ctypes.c_long
+    ct = open_toggle(a.toggle)
 
     def go(state):
         torch.cuda.synchronize()

@@ -8,11 +8,14 @@ harm a graph-replaying job; bench/results/kernel-cost-h200-2026-11-29 has why th
 is the one pattern of CUPTI moves that did not.
 """
 import argparse
+import os
 import sys
 import threading
-import time
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernel_cost"))
+from common import graph_mlp, job_loops  # noqa: E402
 
 
 def main():
@@ -20,42 +23,11 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     a = ap.parse_args()
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(8)]).to(dev, torch.bfloat16)
-    inp = torch.randn(1, 1024, device=dev, dtype=torch.bfloat16)
-    with torch.no_grad():
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                model(inp)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            out = model(inp)
+    model, inp, g, out = graph_mlp(dev)
     stop = threading.Event()
     errors, counts = [], {"graph": 0, "eager": 0}
 
-    def graph_loop():
-        try:
-            while not stop.is_set():
-                g.replay()
-                torch.cuda.synchronize()
-                counts["graph"] += 1
-        except Exception as e:  # noqa: BLE001 - any failure is the finding
-            errors.append(f"graph: {type(e).__name__}: {e}")
-            stop.set()
-
-    def eager_loop():
-        try:
-            x = torch.zeros(256, device=dev)
-            while not stop.is_set():
-                for _ in range(20):
-                    x.add_(1)
-                x.cpu()
-                counts["eager"] += 1
-        except Exception as e:  # noqa: BLE001
-            errors.append(f"eager: {type(e).__name__}: {e}")
-            stop.set()
+    graph_loop, eager_loop = job_loops(g, dev, stop, errors, counts)
 
     threads = [threading.Thread(target=f) for f in (graph_loop, eager_loop)]
     for t in threads:
