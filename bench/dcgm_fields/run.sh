@@ -99,7 +99,7 @@ if header:
                 print(f"  {key}: {reason}")
 print("\nmean CPU ms per GPU per tick (10 Hz)   classic   total   classic vs without")
 base = None
-for mode, label in (("without", "without the fields"), ("with", "with them (30 s cadence)"),
+for mode, label in (("without", "without the fields"), ("with", "with them (30 s, 300 s cadences)"),
                     ("every_tick", "with them, counters every tick")):
     runs = modes.get(mode, [])
     if not runs:

@@ -4,8 +4,9 @@
 CPU per GPU per tick and peak RSS for each configuration, beside nvidia-smi dmon's
 CPU per GPU-sample and peak RSS on the same GPUs in the same minute; then gpulens
 against the floor measured in the same folder (bench/overhead/floor.py: the tick's
-NVML calls alone, the GPM pair the cheaper of in turn and at once), and the ticks
-late at 100 ms (skipped slots plus GPUs without an answer in time).
+NVML calls alone, the GPM pair the cheaper of in turn and at once; the slow
+counters apart, against their reads' own cost), and the ticks late at 100 ms
+(skipped slots plus GPUs without an answer in time).
 
     bench/multi_gpu/cost_table.py DIR [DIR ...]   (each holds run_overhead.sh's JSON)
 """
@@ -48,8 +49,11 @@ def main(dirs):
             row += f" {per:>9.3f} {j['peak_rss_mib']:>6.1f} {ratio:>12}"
         print(row)
         floors.append((gpus, d, stats))
-    print("\ngpulens (gpm-noprocs-1s, whole process) against the floor, ms of CPU per GPU per tick")
-    print(f"{'GPUs':>4} {'gpulens':>8} {'in turn':>8} {'at once':>8} {'floor':>7} {'ratio':>6} {'late@100ms':>10}")
+    print("\ngpulens (gpm-noprocs-1s, whole process) against the floor, ms of CPU per GPU per tick;")
+    print("the slow counters (energy, ECC, PCIe replays, NVLink errors: read at the start, then every")
+    print("10-300 s) apart, against what their reads cost alone in a run this long")
+    print(f"{'GPUs':>4} {'gpulens':>8} {'slow':>6} {'per-tick':>8} {'in turn':>8} {'at once':>8} {'floor':>7} "
+          f"{'ratio':>6} {'slow floor':>10} {'ratio':>6} {'late@100ms':>10}")
     for gpus, d, stats in floors:
         calls = floor.call_costs(d / "call-costs.jsonl")
         ways = floor.fanout(d / "gpm-fanout.jsonl")
@@ -60,12 +64,18 @@ def main(dirs):
         gpm, _ = floor.gpm_ms(calls, ways)
         turn = ways.get("serial", ways.get("alone"))
         once = ways.get("parallel", ways.get("alone"))
-        ours = stats.get("gpm-noprocs-1s", {}).get("per_gpu_tick_ms", {}).get("process_total")
+        run = stats.get("gpm-noprocs-1s", {})
+        tick = run.get("per_gpu_tick_ms", {})
+        ours = tick.get("process_total", 0)
+        slow = tick.get("slow_counters", 0)
+        slow_floor = floor.slow_ms(calls, run.get("wall_s", 0), run.get("ticks", 0))
         fast = stats.get("gpm-100ms", {})
         late = fast.get("missed_ticks", 0) + fast.get("timeouts", 0) if fast else "-"
         cell = lambda f: f"{classic + f['cpu_us_per_gpu'] / 1000:8.3f}" if f else f"{'-':>8}"  # noqa: E731
-        print(f"{gpus:>4} {ours or 0:>8.3f} {cell(turn)} {cell(once)} {classic + gpm:>7.3f} "
-              f"{(ours / (classic + gpm)) if ours else 0:>5.2f}x {late!s:>10}")
+        ratio = lambda a, b: f"{a / b:>5.2f}x" if a and b else f"{'-':>6}"  # noqa: E731
+        print(f"{gpus:>4} {ours:>8.3f} {slow:>6.3f} {ours - slow:>8.3f} {cell(turn)} {cell(once)} "
+              f"{classic + gpm:>7.3f} {ratio(ours - slow, classic + gpm)} {slow_floor:>10.3f} "
+              f"{ratio(slow, slow_floor)} {late!s:>10}")
     return 0
 
 

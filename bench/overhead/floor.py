@@ -16,6 +16,17 @@ TWICE = ["nvmlDeviceGetClockInfo(SM)"]
 FRESH = "nvmlGpmSampleGet+MetricsGet(15), fresh 100 ms apart"
 
 
+# Counters read every few seconds or minutes (gpulens' "slow_counters", timed apart):
+# (call as --call-costs names it, calls per read, seconds between reads as in
+# NvmlOptions). The NVLink pass is one call per active link and counter; the probe
+# times a whole pass on GPU 0 under a name that says how many links it had.
+SLOW = [("nvmlDeviceGetTotalEnergyConsumption", 1, 300),
+        ("nvmlDeviceGetTotalEccErrors", 2, 10),
+        ("nvmlDeviceGetPcieReplayCounter", 1, 30)]
+NVLINK_PASS = "active links x 4 counters)"
+NVLINK_PASS_EVERY_S = 300
+
+
 def json_lines(path):
     path = pathlib.Path(path)
     if not path.exists():
@@ -59,3 +70,19 @@ def gpm_ms(calls, ways):
         return calls[FRESH]["cpu_us"] / 1000, "tight loop"
     return sum(calls[n]["cpu_us"] for n in ["nvmlGpmSampleGet", "nvmlGpmMetricsGet(15 metrics)"]
                if n in calls) / 1000, "tight loop"
+
+
+def slow_ms(calls, wall_s, ticks):
+    """What the slow counters' reads cost by themselves in a run of wall_s seconds and
+    `ticks` ticks, per tick: each is read at the start and then once per its period,
+    as gpulens reads them. A short run pays the start's reads over few ticks."""
+    if ticks <= 0:
+        return 0.0
+    total_us = 0.0
+    for name, per_read, every_s in SLOW:
+        if name in calls:
+            total_us += calls[name]["cpu_us"] * per_read * (1 + int(wall_s // every_s))
+    nvlink = [c for n, c in calls.items() if n.endswith(NVLINK_PASS)]
+    if nvlink:
+        total_us += nvlink[0]["cpu_us"] * (1 + int(wall_s // NVLINK_PASS_EVERY_S))
+    return total_us / 1000 / ticks

@@ -93,10 +93,10 @@ void Agent::loop() {
     if (const auto sampled = source_->stats()) {
       const sources::SamplerStats& stats = *sampled;
       const sources::CollectCost& c = stats.cost;
-      const double total = c.classic_s + c.gpm_s + c.procs_s + c.procfs_s;
+      const double total = c.total_s();
       if (last_cost_ && stats.gpu_samples > last_gpu_samples_) {
         const sources::CollectCost& p = *last_cost_;
-        const double before = p.classic_s + p.gpm_s + p.procs_s + p.procfs_s;
+        const double before = p.total_s();
         health_.sample_cpu_s =
             (total - before) / static_cast<double>(stats.gpu_samples - last_gpu_samples_);
       }

@@ -79,14 +79,13 @@ nlohmann::json stats_json(const sources::SamplerStats& s, std::size_t gpus, doub
   j["missed_ticks"] = s.missed_ticks;
   j["wall_s"] = wall_s;
   j["per_gpu_tick_ms"] = {{"classic_nvml", s.cost.classic_s * per},
+                          {"slow_counters", s.cost.slow_s * per},
                           {"gpm", s.cost.gpm_s * per},
                           {"processes", s.cost.procs_s * per},
                           {"procfs", s.cost.procfs_s * per},
                           {"host", s.host_s * per},
                           {"events", s.events_s * per},
-                          {"sampler_total", (s.cost.classic_s + s.cost.gpm_s + s.cost.procs_s +
-                                             s.cost.procfs_s + s.host_s + s.events_s) *
-                                                per},
+                          {"sampler_total", (s.cost.total_s() + s.host_s + s.events_s) * per},
                           {"write", write_s * per},
                           {"process_total", cpu_s * per}};
   j["process_cpu_s"] = cpu_s;

@@ -94,11 +94,12 @@ void write_sampler_metrics(PromWriter& w, const agent::LiveSnapshot& snap) {
              "Ticks skipped because a tick overran its interval");
     w.sample("gpulens_sampler_missed_ticks_total", "", static_cast<double>(s->missed_ticks));
     w.family("gpulens_sampler_cpu_seconds_total", "counter",
-             "CPU time spent sampling, by part (classic NVML, GPM, processes, procfs, host, "
-             "events)");
+             "CPU time spent sampling, by part (classic NVML every tick, slow counters read "
+             "every few seconds or minutes, GPM, processes, procfs, host, events)");
     const std::pair<const char*, double> parts[] = {
-        {"classic", s->cost.classic_s}, {"gpm", s->cost.gpm_s}, {"processes", s->cost.procs_s},
-        {"procfs", s->cost.procfs_s},   {"host", s->host_s},    {"events", s->events_s}};
+        {"classic", s->cost.classic_s}, {"slow", s->cost.slow_s},     {"gpm", s->cost.gpm_s},
+        {"processes", s->cost.procs_s}, {"procfs", s->cost.procfs_s}, {"host", s->host_s},
+        {"events", s->events_s}};
     for (const auto& [part, secs] : parts)
       w.sample("gpulens_sampler_cpu_seconds_total", "", "part", part, secs);
     w.family("gpulens_slurm_attribution_problems_total", "counter",

@@ -16,11 +16,14 @@ namespace gpulens::sources {
 // Summed by the sampler and reported by `record --stats` and the agent's self-metrics.
 struct CollectCost {
   double classic_s = 0;  // utilization, memory, power, clocks, temperature, ...
+  double slow_s = 0;     // counters read every few seconds or minutes (energy, links)
   double gpm_s = 0;      // nvmlGpmSampleGet + nvmlGpmMetricsGet
   double procs_s = 0;    // running processes and their SM share
   double procfs_s = 0;   // /proc reads for those processes (filled by the sampler)
+  double total_s() const { return classic_s + slow_s + gpm_s + procs_s + procfs_s; }
   CollectCost& operator+=(const CollectCost& o) {
     classic_s += o.classic_s;
+    slow_s += o.slow_s;
     gpm_s += o.gpm_s;
     procs_s += o.procs_s;
     procfs_s += o.procfs_s;

@@ -11,9 +11,9 @@
 // keep the cost figures in docs/nvml-facts.md honest on new drivers.
 // --no-dcgm-fields leaves out dcgm-exporter's fields beyond the classic set (encoder,
 // decoder, remapped rows, PCIe replays, NVLink errors) and --link-errors-refresh sets
-// how often the PCIe replay and NVLink error counters are read (default 30 s; 0: every
-// tick), so that the summary's classic_ms tells what those fields cost per tick
-// (bench/dcgm_fields/run.sh).
+// how often the PCIe replay counter is read and an NVLink error pass begins (defaults
+// 30 and 300 s; 0: every tick, and passes back to back), so that the summary's classic_ms tells
+// what those fields cost per tick (bench/dcgm_fields/run.sh).
 // --gpm-fanout takes a fresh GPM sample pair (SampleGet + MetricsGet of 15
 // metrics, 100 ms apart, as the sampler does) on every GPU, ROUNDS times in each of
 // three ways: the first GPU alone; all GPUs one after another on one thread; all
@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,7 @@ bool parse(int argc, char** argv, Args& args) {
       args.nvml.energy_refresh_s = std::atof(argv[++i]);
     } else if (arg == "--link-errors-refresh" && has_value) {
       args.nvml.link_errors_refresh_s = std::atof(argv[++i]);
+      args.nvml.nvlink_errors_refresh_s = args.nvml.link_errors_refresh_s;
     } else if (arg == "--no-dcgm-fields") {
       args.nvml.dcgm_fields = false;
     } else if (arg == "--gpus" && has_value) {
@@ -145,6 +147,119 @@ void time_file_reads(int reps) {
     });
     std::printf("{\"file\": \"%s\", \"bytes\": %zu}\n", path, bytes);
   }
+}
+
+// The NVLink error counters two ways: every active link and counter one call at a
+// time (a refresh as the collector made it), and the four totals over all links in
+// one nvmlDeviceGetFieldValues call. On an NVLink H200 one per-link call costs about
+// 0.7 ms of driver time, so the refresh is timed a few times only.
+void time_nvlink_error_reads(const sources::NvmlApi& api, sources::nvml::Device dev, int reps) {
+  std::vector<unsigned> active;
+  for (unsigned link = 0;
+       api.deviceGetNvLinkState != nullptr && link < sources::nvml::kNvlinkMaxLinks; ++link) {
+    int state = 0;
+    if (api.deviceGetNvLinkState(dev, link, &state) == sources::nvml::Return::Success &&
+        state == sources::nvml::kFeatureEnabled) {
+      active.push_back(link);
+    }
+  }
+  std::printf("{\"nvlinks_active\": %zu}\n", active.size());
+  const std::string every = "nvmlDeviceGetNvLinkErrorCounter(" + std::to_string(active.size()) +
+                            " active links x 4 counters)";
+  if (!active.empty()) {
+    time_nvml_call(every.c_str(), api.deviceGetNvLinkErrorCounter, std::min(reps, 3), [&] {
+      sources::nvml::Return last = sources::nvml::Return::Success;
+      unsigned long long value = 0;
+      for (const unsigned link : active) {
+        for (const unsigned counter :
+             {sources::nvml::kNvlinkErrorDlReplay, sources::nvml::kNvlinkErrorDlRecovery,
+              sources::nvml::kNvlinkErrorDlCrcFlit, sources::nvml::kNvlinkErrorDlCrcData}) {
+          last = api.deviceGetNvLinkErrorCounter(dev, link, counter, &value);
+        }
+      }
+      return last;
+    });
+  }
+  time_nvml_call("nvmlDeviceGetFieldValues(4 NVLink error totals)", api.deviceGetFieldValues,
+                 std::min(reps, 50), [&] {
+                   std::array<sources::nvml::FieldValue, 4> f{};
+                   const std::array<unsigned, 4> ids = {sources::nvml::kFieldNvlinkReplayTotal,
+                                                        sources::nvml::kFieldNvlinkRecoveryTotal,
+                                                        sources::nvml::kFieldNvlinkCrcFlitTotal,
+                                                        sources::nvml::kFieldNvlinkCrcDataTotal};
+                   for (std::size_t k = 0; k < f.size(); ++k) f[k].fieldId = ids[k];
+                   const sources::nvml::Return r =
+                       api.deviceGetFieldValues(dev, static_cast<int>(f.size()), f.data());
+                   if (r != sources::nvml::Return::Success) return r;
+                   for (const auto& v : f) {
+                     if (v.nvmlReturn != sources::nvml::Return::Success) return v.nvmlReturn;
+                   }
+                   return r;
+                 });
+  // Every active link's replay, recovery and CRC counters in one call (scopeId = link).
+  std::vector<sources::nvml::FieldValue> per_link;
+  for (const unsigned link : active) {
+    for (const unsigned field :
+         {sources::nvml::kFieldNvlinkDlReplay, sources::nvml::kFieldNvlinkDlRecovery,
+          sources::nvml::kFieldNvlinkDlCrc}) {
+      sources::nvml::FieldValue f{};
+      f.fieldId = field;
+      f.scopeId = link;
+      per_link.push_back(f);
+    }
+  }
+  if (!per_link.empty()) {
+    const std::string batch = "nvmlDeviceGetFieldValues(" + std::to_string(per_link.size()) +
+                              " NVLink DL error fields, scope = link)";
+    time_nvml_call(batch.c_str(), api.deviceGetFieldValues, std::min(reps, 10), [&] {
+      const sources::nvml::Return r =
+          api.deviceGetFieldValues(dev, static_cast<int>(per_link.size()), per_link.data());
+      if (r != sources::nvml::Return::Success) return r;
+      for (const auto& v : per_link) {
+        if (v.nvmlReturn != sources::nvml::Return::Success) return v.nvmlReturn;
+      }
+      return r;
+    });
+    std::array<unsigned long long, 3> dl{};
+    for (std::size_t k = 0; k < per_link.size(); ++k) {
+      if (per_link[k].nvmlReturn == sources::nvml::Return::Success) {
+        dl[k % 3] += per_link[k].value.ullVal;
+      }
+    }
+    const nlohmann::json j = {{"nvlink_dl_fields_replay_recovery_crc", dl}};
+    std::printf("%s\n", j.dump().c_str());
+  }
+  // Both ways' values, to show they count the same errors.
+  nlohmann::json sums = nlohmann::json::array();
+  nlohmann::json totals = nlohmann::json::array();
+  const std::array<std::pair<unsigned, unsigned>, 4> pairs = {
+      {{sources::nvml::kNvlinkErrorDlReplay, sources::nvml::kFieldNvlinkReplayTotal},
+       {sources::nvml::kNvlinkErrorDlRecovery, sources::nvml::kFieldNvlinkRecoveryTotal},
+       {sources::nvml::kNvlinkErrorDlCrcFlit, sources::nvml::kFieldNvlinkCrcFlitTotal},
+       {sources::nvml::kNvlinkErrorDlCrcData, sources::nvml::kFieldNvlinkCrcDataTotal}}};
+  for (const auto& [counter, field] : pairs) {
+    unsigned long long sum = 0;
+    for (const unsigned link : active) {
+      unsigned long long value = 0;
+      if (api.deviceGetNvLinkErrorCounter != nullptr &&
+          api.deviceGetNvLinkErrorCounter(dev, link, counter, &value) ==
+              sources::nvml::Return::Success) {
+        sum += value;
+      }
+    }
+    sums.push_back(sum);
+    sources::nvml::FieldValue f{};
+    f.fieldId = field;
+    if (api.deviceGetFieldValues != nullptr &&
+        api.deviceGetFieldValues(dev, 1, &f) == sources::nvml::Return::Success &&
+        f.nvmlReturn == sources::nvml::Return::Success) {
+      totals.push_back(f.value.ullVal);
+    } else {
+      totals.push_back(sources::nvml_error_name(f.nvmlReturn));
+    }
+  }
+  const nlohmann::json j = {{"nvlink_error_sums", sums}, {"nvlink_error_totals", totals}};
+  std::printf("%s\n", j.dump().c_str());
 }
 
 int call_costs(int reps) {
@@ -209,6 +324,7 @@ int call_costs(int reps) {
                    return api.deviceGetNvLinkErrorCounter(
                        dev, 0, sources::nvml::kNvlinkErrorDlReplay, &ull);
                  });
+  time_nvlink_error_reads(api, dev, reps);
   time_nvml_call("nvmlDeviceGetTotalEnergyConsumption", api.deviceGetTotalEnergyConsumption,
                  std::min(reps, 5), [&] { return api.deviceGetTotalEnergyConsumption(dev, &ull); });
   std::vector<sources::nvml::ProcessInfo_v3> procs(256);
@@ -469,10 +585,13 @@ int main(int argc, char** argv) {
       {"summary", "mean CPU ms per device per tick"},
       {"ticks", args.count},
       {"devices", n},
-      {"classic_ms", total.classic_s * per},
+      // classic_ms holds the slow counters too (bench/dcgm_fields/run.sh compares it
+      // with and without them); slow_ms is their share.
+      {"classic_ms", (total.classic_s + total.slow_s) * per},
+      {"slow_ms", total.slow_s * per},
       {"gpm_ms", total.gpm_s * per},
       {"procs_ms", total.procs_s * per},
-      {"total_ms", (total.classic_s + total.gpm_s + total.procs_s) * per},
+      {"total_ms", (total.classic_s + total.slow_s + total.gpm_s + total.procs_s) * per},
       {"open_s", open_s},
       {"max_rss_mib", static_cast<double>(usage_now.ru_maxrss) / 1024.0}};
   std::printf("%s\n", summary.dump().c_str());

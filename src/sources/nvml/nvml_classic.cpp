@@ -160,7 +160,7 @@ bool accept(DeviceSlot& slot, Call c, Return r) {
   return false;
 }
 
-void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+void read_classic(const NvmlApi& api, DeviceSlot& slot, MetricValues& out) {
   const nvml::Device dev = slot.handle;
   if (slot.use(Call::Utilization)) {
     nvml::Utilization u{};
@@ -205,9 +205,13 @@ void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues
       pstate < nvml::kPstateUnknown) {
     out.set(Metric::Pstate, pstate);
   }
+  read_dcgm_fields(api, slot, out);
+}
+
+void read_slow_counters(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
   read_energy(api, slot, now, out);
   read_ecc(api, slot, now, out);
-  read_dcgm_fields(api, slot, now, out);
+  read_link_errors(api, slot, now, out);
 }
 
 void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {
@@ -251,7 +255,8 @@ void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now) {
 
   MetricValues scratch;
   slot.probing = true;
-  read_classic(api, slot, now, scratch);
+  read_classic(api, slot, scratch);
+  read_slow_counters(api, slot, now, scratch);
   slot.probing = false;
 }
 

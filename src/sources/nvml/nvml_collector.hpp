@@ -36,12 +36,16 @@ struct NvmlOptions {
   // change rarely; an uncorrectable error also raises an XID event at once. They are
   // read at most this often and the last counts repeated in between.
   double ecc_refresh_s = 10;
-  // nvmlDeviceGetPcieReplayCounter costs ~178 us of CPU per call on an H200 and
-  // nvmlDeviceGetNvLinkErrorCounter ~7.6 us per link and counter (4 counters x up to
-  // 18 links); both count rare link faults that an alert reads over minutes. They are
-  // read at most this often and the last values repeated in between (counters never
-  // go backwards between reads; docs/nvml-facts.md).
+  // nvmlDeviceGetPcieReplayCounter costs ~0.18 ms of CPU per call on an H200; it
+  // counts rare link faults that an alert reads over minutes. It is read at most
+  // this often and the last count repeated in between (docs/nvml-facts.md).
   double link_errors_refresh_s = 30;
+  // nvmlDeviceGetNvLinkErrorCounter costs ~0.9 ms of driver time per link and counter
+  // on an H200 with 18 active links, 67 ms for all four counters of every link. A
+  // pass reads one link a tick (no tick is made late), and one begins at most this
+  // often: 0.2 ms a second per GPU on average. The sums appear once every link has
+  // been read and repeat the last values in between (docs/nvml-facts.md).
+  double nvlink_errors_refresh_s = 300;
   // Reads dcgm-exporter's default fields beyond the classic set (encoder/decoder
   // utilization, remapped rows, PCIe replays, NVLink errors). Off only to measure what
   // they cost (gpulens_nvml_probe --no-dcgm-fields, bench/dcgm_fields/run.sh).

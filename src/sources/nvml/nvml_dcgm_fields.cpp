@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // dcgm-exporter's default fields that the classic readings lack, where NVML gives
 // them (issue 48): encoder and decoder utilization and remapped rows every tick
-// (0.3-1.3 us each on an H200), the PCIe replay counter and the NVLink error
-// counters every link_errors_refresh_s (178 us, and 7.6 us per link and counter:
+// (0.3-1.3 us each on an H200), the PCIe replay counter every link_errors_refresh_s
+// (0.18 ms) and the NVLink error counters in passes of one link a tick every
+// nvlink_errors_refresh_s (0.9 ms per link and counter with NVLink active:
 // docs/nvml-facts.md). A field the driver or the GPU cannot give is absent, with
 // the reason in the device's unsupported list, never 0.
 #include <array>
@@ -65,12 +66,14 @@ void read_remapped_rows(const NvmlApi& api, DeviceSlot& slot, MetricValues& out)
   out.set(Metric::RowRemapFailure, failed != 0 ? 1 : 0);
 }
 
-// One counter on every active link. While probing, a counter the first link refuses
-// for good is switched off with its reason; later refusals keep the last value.
-void read_nvlink_counter(const NvmlApi& api, DeviceSlot& slot, std::size_t c) {
+// Every counter still on, on one active link. While probing, a counter the first
+// link refuses for good is switched off with its reason; later refusals keep the last
+// value.
+void read_nvlink_link(const NvmlApi& api, DeviceSlot& slot, std::size_t i) {
   LinkErrorState& e = slot.link_errors;
-  const NvlinkCounter& counter = kNvlinkCounters[c];
-  for (std::size_t i = 0; i < slot.nvlinks_active.size(); ++i) {
+  for (std::size_t c = 0; c < kNvlinkCounters.size(); ++c) {
+    if (!e.nvlink_on.test(c)) continue;
+    const NvlinkCounter& counter = kNvlinkCounters[c];
     unsigned long long value = 0;
     const Return r =
         api.deviceGetNvLinkErrorCounter(slot.handle, slot.nvlinks_active[i], counter.id, &value);
@@ -79,38 +82,58 @@ void read_nvlink_counter(const NvmlApi& api, DeviceSlot& slot, std::size_t c) {
     } else if (slot.probing && permanent(r) && i == 0) {
       e.nvlink_on.reset(c);
       add_unsupported(slot.info, counter.metric, reason_for(r, counter.function));
-      return;
     }
   }
 }
 
-// PCIe replays and NVLink errors: NVML's own counters since the driver loaded, read
-// every link_errors_refresh_s and repeated in between, so that a scrape between two
-// reads sees the last count rather than a gap. A read that fails keeps the last value
-// and is tried again a refresh later, not at the next tick (the calls are dear).
-void read_link_errors(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+// PCIe replays: NVML's own counter since the driver loaded, read every
+// link_errors_refresh_s and repeated in between, so that a scrape between two reads
+// sees the last count rather than a gap. A read that fails keeps the last value and
+// is tried again a refresh later, not at the next tick (the call is dear).
+void read_pcie_replays(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+  if (!slot.use(Call::PcieReplays)) return;
   LinkErrorState& e = slot.link_errors;
   if (!e.read_at || now - *e.read_at >= slot.link_errors_refresh_s) {
     e.read_at = now;
-    if (slot.use(Call::PcieReplays)) {
-      unsigned replays = 0;
-      if (accept(slot, Call::PcieReplays, api.deviceGetPcieReplayCounter(slot.handle, &replays))) {
-        e.pcie_replays = replays;
-      }
-    }
-    if (slot.use(Call::NvlinkErrors)) {
-      for (std::size_t c = 0; c < kNvlinkCounters.size(); ++c) {
-        if (e.nvlink_on.test(c)) read_nvlink_counter(api, slot, c);
-      }
-      if (slot.probing && e.nvlink_on.none()) slot.switch_off(Call::NvlinkErrors);
+    unsigned replays = 0;
+    if (accept(slot, Call::PcieReplays, api.deviceGetPcieReplayCounter(slot.handle, &replays))) {
+      e.pcie_replays = replays;
     }
   }
-  if (slot.use(Call::PcieReplays) && e.pcie_replays) out.set(Metric::PcieReplays, *e.pcie_replays);
+  if (e.pcie_replays) out.set(Metric::PcieReplays, *e.pcie_replays);
+}
+
+// NVLink errors, NVML's counters since the driver loaded. One call costs ~0.9 ms of
+// driver time per link and counter on an H200, so a pass reads one link a tick (a
+// tick is never made late by all of them at once) and begins every
+// nvlink_errors_refresh_s. The GPU's sums appear once every link has been read, so
+// that a counter never climbs while a first pass fills in, and repeat the last
+// values in between.
+void read_nvlink_errors(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
   if (!slot.use(Call::NvlinkErrors)) return;
+  LinkErrorState& e = slot.link_errors;
+  if (!e.pass_running &&
+      (!e.pass_begun_at || now - *e.pass_begun_at >= slot.nvlink_errors_refresh_s)) {
+    e.pass_running = true;
+    e.pass_begun_at = now;
+    e.next_link = 0;
+  }
+  if (e.pass_running) {
+    read_nvlink_link(api, slot, e.next_link);
+    if (slot.probing && e.nvlink_on.none()) {
+      slot.switch_off(Call::NvlinkErrors);
+      return;
+    }
+    if (++e.next_link == e.nvlink.size()) {
+      e.pass_running = false;
+      e.pass_done = true;
+    }
+  }
+  if (!e.pass_done) return;
   for (std::size_t c = 0; c < kNvlinkCounters.size(); ++c) {
     if (!e.nvlink_on.test(c)) continue;
     // The GPU's count is the sum over its active links, as dcgm-exporter's
-    // *_ERROR_COUNT_TOTAL fields are; a link not read yet adds nothing.
+    // *_ERROR_COUNT_TOTAL fields are; a link whose reads have all failed adds nothing.
     std::optional<double> sum;
     for (const auto& link : e.nvlink) {
       if (link[c]) sum = sum.value_or(0) + *link[c];
@@ -153,10 +176,14 @@ void probe_dcgm_fields(const NvmlApi& api, DeviceSlot& slot) {
   }
 }
 
-void read_dcgm_fields(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+void read_dcgm_fields(const NvmlApi& api, DeviceSlot& slot, MetricValues& out) {
   read_codec(api, slot, out);
   read_remapped_rows(api, slot, out);
-  read_link_errors(api, slot, now, out);
+}
+
+void read_link_errors(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
+  read_pcie_replays(api, slot, now, out);
+  read_nvlink_errors(api, slot, now, out);
 }
 
 }  // namespace gpulens::sources::nvml_detail

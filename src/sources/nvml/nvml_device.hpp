@@ -81,12 +81,17 @@ struct EccState {
   std::optional<double> corrected, uncorrected;
 };
 
-// The PCIe replay counter and the NVLink error counters, read every
-// link_errors_refresh_s (NvmlOptions) and repeated in between.
+// The PCIe replay counter, read every link_errors_refresh_s, and the NVLink error
+// counters, read in passes of one link a tick, a pass begun every
+// nvlink_errors_refresh_s (NvmlOptions); the last values are repeated in between.
 struct LinkErrorState {
   static constexpr std::size_t kNvlinkCounters = 4;  // nvmlNvLinkErrorCounter_t 0..3
-  std::optional<double> read_at;                     // monotonic time of the last read
+  std::optional<double> read_at;                     // PCIe replays' last read (monotonic)
   std::optional<double> pcie_replays;
+  std::optional<double> pass_begun_at;  // monotonic time the last NVLink pass began
+  std::size_t next_link = 0;            // index into nvlink the running pass reads next
+  bool pass_running = false;
+  bool pass_done = false;  // every link read once: the sums can be published
   // Per active link (DeviceSlot::nvlinks_active), per counter: the last value read.
   std::vector<std::array<std::optional<double>, kNvlinkCounters>> nvlink;
   std::bitset<kNvlinkCounters> nvlink_on;  // counters the device answers
@@ -106,6 +111,7 @@ struct DeviceSlot {
   double process_util_every_s = 5;
   double ecc_refresh_s = 10;
   double link_errors_refresh_s = 30;
+  double nvlink_errors_refresh_s = 300;
   bool dcgm_fields = true;  // NvmlOptions::dcgm_fields
   EnergyState energy;
   EccState ecc;
@@ -163,7 +169,11 @@ int fp32_cores_per_sm(int major, int minor);
 // nvml_classic.cpp: per-tick classic readings. With slot.probing set, also records why
 // calls are switched off.
 void probe_classic(const NvmlApi& api, DeviceSlot& slot, double now);
-void read_classic(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
+void read_classic(const NvmlApi& api, DeviceSlot& slot, MetricValues& out);
+// The counters read every few seconds or minutes (energy, ECC, PCIe replays, NVLink
+// errors), repeated or integrated in between; after read_classic, whose power reading
+// the energy integral uses. Timed apart from the per-tick calls (CollectCost::slow_s).
+void read_slow_counters(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
 // The NVML function behind a call, for reasons users can search for.
 const char* call_function(Call c);
 // Switches a call off and gives each of its metrics `reason`.
@@ -175,9 +185,11 @@ bool accept(DeviceSlot& slot, Call c, nvml::Return r);
 // nvml_dcgm_fields.cpp: dcgm-exporter's default fields that the classic set lacks
 // (encoder/decoder utilization, remapped rows, PCIe replays, NVLink errors).
 // probe_dcgm_fields turns their calls on or explains why not, before the probing
-// read; read_dcgm_fields is called by read_classic.
+// read; read_dcgm_fields (every tick: codec, remapped rows) is called by read_classic,
+// read_link_errors (PCIe replays, NVLink errors) by read_slow_counters.
 void probe_dcgm_fields(const NvmlApi& api, DeviceSlot& slot);
-void read_dcgm_fields(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
+void read_dcgm_fields(const NvmlApi& api, DeviceSlot& slot, MetricValues& out);
+void read_link_errors(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out);
 
 // nvml_gpm.cpp
 // Decides whether GPM runs on this device and takes the baseline sample; returns

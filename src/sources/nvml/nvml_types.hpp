@@ -110,6 +110,18 @@ inline constexpr unsigned kNvlinkErrorDlRecovery = 1;
 inline constexpr unsigned kNvlinkErrorDlCrcFlit = 2;
 inline constexpr unsigned kNvlinkErrorDlCrcData = 3;
 
+// NVML_FI_DEV_NVLINK_*_ERROR_COUNT_TOTAL: a counter summed over every link of the
+// GPU, in the order of kNvlinkErrorDl* above (replay, recovery, CRC flit, CRC data).
+inline constexpr unsigned kFieldNvlinkReplayTotal = 52;
+inline constexpr unsigned kFieldNvlinkRecoveryTotal = 59;
+inline constexpr unsigned kFieldNvlinkCrcFlitTotal = 38;
+inline constexpr unsigned kFieldNvlinkCrcDataTotal = 45;
+// NVML_FI_DEV_NVLINK_ERROR_DL_*: one link's counter, the link in scopeId; the
+// totals above are not supported on Hopper.
+inline constexpr unsigned kFieldNvlinkDlReplay = 161;
+inline constexpr unsigned kFieldNvlinkDlRecovery = 162;
+inline constexpr unsigned kFieldNvlinkDlCrc = 163;
+
 // nvmlEnableState_t: what nvmlDeviceGetNvLinkState writes (NVML_FEATURE_ENABLED).
 inline constexpr int kFeatureEnabled = 1;
 

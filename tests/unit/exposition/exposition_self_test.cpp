@@ -39,6 +39,23 @@ TEST(ExpositionSelf, TheAgentAndItsSource) {
   EXPECT_FALSE(self_has(text, "gpulens_last_sample_timestamp_seconds")) << text;
 }
 
+// The sampler's CPU by part: the slow counters (energy, ECC, link errors) apart from
+// the per-tick calls, so that a pass over 18 NVLink links shows as what it is.
+TEST(ExpositionSelf, SamplerCpuBySlowAndPerTickParts) {
+  auto snap = gpulens::testing::fixed_snapshot();
+  sources::SamplerStats stats;
+  stats.cost.classic_s = 1.25;
+  stats.cost.slow_s = 0.5;
+  stats.cost.gpm_s = 2;
+  snap.source.sampler = stats;
+  std::string text;
+  render_self_metrics(text, snap, SelfStats{});
+  EXPECT_TRUE(self_has(text, "gpulens_sampler_cpu_seconds_total{part=\"classic\"} 1.25\n")) << text;
+  EXPECT_TRUE(self_has(text, "gpulens_sampler_cpu_seconds_total{part=\"slow\"} 0.5\n"));
+  EXPECT_TRUE(self_has(text, "gpulens_sampler_cpu_seconds_total{part=\"gpm\"} 2\n"));
+  EXPECT_EQ(stats.cost.total_s(), 3.75);
+}
+
 TEST(ExpositionSelf, HistoryOffReadsDownWithoutItsSeries) {
   const auto snap = gpulens::testing::fixed_snapshot();
   std::string off;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // dcgm-exporter's default fields from NVML (nvml_dcgm_fields.cpp) against the fake:
-// what is read every tick, what only every link_errors_refresh_s, which NVLink links
-// are read, and the reasons for what cannot be.
+// what is read every tick, what only every link_errors_refresh_s, how the NVLink
+// error counters are read a link a tick, which links are read, and the reasons for
+// what cannot be.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,41 +61,61 @@ TEST_F(NvmlCollectorTest, PcieReplaysAreReadOncePerRefreshAndRepeatedBetween) {
   EXPECT_EQ(fake.count("nvmlDeviceGetPcieReplayCounter", 0), 3);
 }
 
-TEST_F(NvmlCollectorTest, NvlinkErrorsSumTheActiveLinksOnlyAtTheSlowCadence) {
+TEST_F(NvmlCollectorTest, NvlinkErrorsAreReadOneLinkATickAndSummedOncePassed) {
   fake.gpus[1].nvlinks_active = 4;
   fake.gpus[1].nvlinks_down = {1};  // links 0, 2 and 3 are active
   NvmlOptions options;
-  options.link_errors_refresh_s = 30;
+  options.nvlink_errors_refresh_s = 300;
   auto c = open(options);
-  // The probe read each of the 4 counters on each active link, and no other link.
-  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 4 * 3);
-  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link1"), 0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link2"), 4);
+  // The probe read the 4 counters of the first active link only: a whole pass costs
+  // ~0.9 ms per link and counter on an H200, too much for one tick.
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 4);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link0"), 4);
+  // No sum until every link has been read: a counter must not climb as links come in.
   Sample s = tick(*c, 1, 1.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link2"), 4);
+  EXPECT_FALSE(s.values.has(Metric::NvlinkReplayErrors));
+  s = tick(*c, 1, 1.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link3"), 4);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter#1/link1"), 0);  // down: never read
   EXPECT_EQ(s.get(Metric::NvlinkCrcFlitErrors), 3 * 3.0);  // 3 per link (fake's DL_CRC_FLIT)
   EXPECT_EQ(s.get(Metric::NvlinkCrcDataErrors), 3 * 2.0);
   EXPECT_EQ(s.get(Metric::NvlinkReplayErrors), 3 * 7.0);
   EXPECT_EQ(s.get(Metric::NvlinkRecoveryErrors), 3 * 1.0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 4 * 3);
+  // Between passes the sums repeat and nothing is called.
   fake.gpus[1].nvlink_errors[nvml::kNvlinkErrorDlReplay] = 10;
-  s = tick(*c, 1, 30.0);
+  for (int i = 0; i < 290; ++i) s = tick(*c, 1, 1.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 4 * 3);
+  EXPECT_EQ(s.get(Metric::NvlinkReplayErrors), 3 * 7.0);
+  // 300 s after the first pass began the next one does, a link a tick again; the sum
+  // takes each link's new count as it is read, so it only ever rises.
+  s = tick(*c, 1, 10.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 4 * 4);
+  EXPECT_EQ(s.get(Metric::NvlinkReplayErrors), 10.0 + 2 * 7.0);
+  tick(*c, 1, 1.0);
+  s = tick(*c, 1, 1.0);
   EXPECT_EQ(s.get(Metric::NvlinkReplayErrors), 3 * 10.0);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 2 * 4 * 3);
+  tick(*c, 1, 1.0);
   EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), 2 * 4 * 3);
 }
 
 TEST_F(NvmlCollectorTest, NvlinkCounterTheGpuRefusesIsAbsentWithItsReason) {
   fake.gpus[1].nvlinks_active = 2;
   fake.gpus[1].nvlink_counter_ret[nvml::kNvlinkErrorDlCrcData] = Return::NotSupported;
-  auto c = open();
-  const Sample s = tick(*c, 1, 1.0);
+  NvmlOptions options;
+  options.nvlink_errors_refresh_s = 30;
+  auto c = open(options);
+  const Sample s = tick(*c, 1, 1.0);  // the second link: the pass is done
   EXPECT_FALSE(s.values.has(Metric::NvlinkCrcDataErrors));
   EXPECT_EQ(s.get(Metric::NvlinkCrcFlitErrors), 2 * 3.0);
   EXPECT_EQ(reason_of(c->devices()[1], Metric::NvlinkCrcDataErrors),
             "n/a: not supported by this GPU");
   // Refused for good: never asked again, on any link.
   const int before = fake.count("nvmlDeviceGetNvLinkErrorCounter", 1);
+  EXPECT_EQ(before, 4 + 3);  // the probe asked all 4 on the first link
   tick(*c, 1, 60.0);
-  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), before + 3 * 2);
+  EXPECT_EQ(fake.count("nvmlDeviceGetNvLinkErrorCounter", 1), before + 3);
 }
 
 TEST_F(NvmlCollectorTest, NoActiveNvlinkMeansNoNvlinkCallsAndAReason) {
