@@ -134,10 +134,15 @@ void CuptiSeam::disable_per_launch_kinds() {
   }
 }
 
+// Every kind off first, then a forced flush: CUPTI then hands back every buffer it
+// took from us and asks for no new one before the job's profiler registers its own
+// callbacks. (Flushed first, a launch in between could leave a fresh buffer of ours
+// with CUPTI, later handed to the job's callbacks.) This order alone did not end the
+// torch.profiler failures of docs/kernels.md, "A profiler inside the job".
 void CuptiSeam::stop() {
   if (!attached()) return;
-  api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes the records' lock
   for (CUpti_ActivityKind k : kKinds) api_.disable(k);
+  api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // our buffer callback takes the records' lock
 }
 
 void CuptiSeam::flush(bool forced) {

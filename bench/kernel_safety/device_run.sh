@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs on the GPU machine (.devbin/gpulens and .devbin/libgpulens_kernels.so carried):
+# bench/kernel_safety/run.py's jobs, bare and under `gpulens run --kernels`, several at
+# once; the manifest and the table land in $OUT. One call; SAFETY_PER_KIND jobs of each
+# kind (default 30; 8 kinds on one GPU, nccl added where there are two or more).
+#   OUT=... SAFETY_PER_KIND=30 SAFETY_PARALLEL=10 SAFETY_SECONDS=540 bash bench/kernel_safety/device_run.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/kernel-safety}
+mkdir -p "$OUT"
+kinds=eager,graph,compile,threads,profiler,fork,exit_mid,cupy
+(($(nvidia-smi -L | wc -l) >= 2)) && kinds+=,nccl
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  python3 -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)'
+  echo "$(nproc) cores, uid $(id -u), kinds $kinds"
+} | tee "$OUT/machine.txt"
+# One compile first, bare, so that Inductor's cache serves the timed jobs.
+python3 bench/kernel_safety/jobs.py compile 0 --steps 10 >"$OUT/warm.log" 2>&1 || tail -5 "$OUT/warm.log"
+# The manifest grows job by job in $OUT, so a call cut short keeps what ran.
+timeout "${SAFETY_SECONDS:-540}" python3 bench/kernel_safety/run.py --gpulens .devbin/gpulens \
+  --out "$OUT" --runs /tmp/kernel-safety-runs --per-kind "${SAFETY_PER_KIND:-30}" \
+  --parallel "${SAFETY_PARALLEL:-10}" --kinds "$kinds" | grep -v "jobs$" >"$OUT/progress.txt"
+python3 bench/kernel_safety/run.py --summary "$OUT/manifest.jsonl" | tee "$OUT/table.txt"
+cat "$OUT/progress.txt"

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Issue 51, item 2: the kernel view never harms the job. Runs each job of
+jobs.py twice, bare and under `gpulens run --kernels` with short windows (CUPTI
+attached by the library's thread and its kinds switched on and off while the job
+runs), several jobs at once, and writes a manifest: per job its command, both exit
+codes and checksums, both durations and how many kernel windows the recording
+holds. A job is harmed when its exit code or checksum differs, or it hangs.
+
+    run.py --gpulens .devbin/gpulens --out DIR [--per-kind 30] [--parallel 10] [--runs DIR]
+    run.py --summary DIR/manifest.jsonl      (the table again, from a manifest)
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Steps per kind for a few seconds of CUDA work: long enough for several windows.
+# (About 4 s each alone on an H200; windows of 0.5 s every 1.5 s give each job 4-16.)
+STEPS = {"eager": 5000, "graph": 10000, "compile": 2000, "threads": 2000, "profiler": 4000,
+         "fork": 4000, "exit_mid": 4000, "cupy": 4000, "nccl": 2000}
+
+
+def run_one(cmd, env, timeout):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = "hang", (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
+    sums = [l.split()[-1] for l in out.splitlines() if l.startswith("checksum ")]
+    return {"rc": rc, "checksum": sums[-1] if sums else None, "s": round(time.time() - t0, 2),
+            "stderr_tail": err[-3000:] if rc != 0 else ""}
+
+
+def job(args, kind, seed, tmp):
+    steps = STEPS[kind]
+    base = [sys.executable, os.path.join(HERE, "jobs.py"), kind, str(seed), "--steps", str(steps)]
+    trace = os.path.join(tmp, f"{kind}-{seed}.trace.jsonl")
+    wrapped = [args.gpulens, "run", "--kernels", "--kernels-window", str(args.window),
+               "--kernels-every", str(args.every), "--no-stderr-scan", "--trace", trace,
+               "-o", os.path.join(tmp, f"{kind}-{seed}.txt"), "--"] + base
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    order = [("bare", base), ("gpulens", wrapped)]
+    random.Random(seed).shuffle(order)
+    rec = {"kind": kind, "seed": seed, "cmd": " ".join(base[1:]),
+           "gpulens_args": f"run --kernels --kernels-window {args.window} --kernels-every {args.every}"}
+    for name, cmd in order:
+        rec[name] = run_one(cmd, env, args.timeout)
+    windows = 0
+    if os.path.exists(trace):
+        with open(trace, encoding="utf-8", errors="replace") as f:
+            windows = sum(1 for line in f if '"x_kernels"' in line)
+        os.remove(trace)
+    rec["kernel_windows"] = windows
+    b, g = rec["bare"], rec["gpulens"]
+    rec["same"] = b["rc"] == g["rc"] and b["checksum"] == g["checksum"] and b["checksum"] is not None
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpulens", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--per-kind", type=int, default=30)
+    ap.add_argument("--kinds", default="eager,graph,compile,threads,profiler,fork,exit_mid,cupy")
+    ap.add_argument("--parallel", type=int, default=10)
+    ap.add_argument("--window", type=float, default=0.5)
+    ap.add_argument("--every", type=float, default=1.5)
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--runs", help="folder for each run's report and recording (default OUT/runs)")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    tmp = args.runs or os.path.join(args.out, "runs")
+    os.makedirs(tmp, exist_ok=True)
+    kinds = args.kinds.split(",")
+    todo = [(k, s) for s in range(args.per_kind) for k in kinds]
+    manifest = os.path.join(args.out, "manifest.jsonl")
+    done = 0
+    with open(manifest, "w", encoding="utf-8") as m, \
+            concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
+        for rec in pool.map(lambda ks: job(args, ks[0], ks[1], tmp), todo):
+            m.write(json.dumps(rec) + "\n")
+            m.flush()
+            done += 1
+            if not rec["same"]:
+                print(f"DIFFERS: {json.dumps(rec)}", flush=True)
+            if done % 50 == 0:
+                print(f"{done} of {len(todo)} jobs", flush=True)
+    return summarize(manifest)
+
+
+def summarize(manifest):
+    recs = [json.loads(l) for l in open(manifest, encoding="utf-8")]
+    by_kind = {}
+    for r in recs:
+        k = by_kind.setdefault(r["kind"], {"jobs": 0, "same": 0, "windows": 0, "no_window": 0,
+                                           "bare_s": 0.0, "gpulens_s": 0.0})
+        k["jobs"] += 1
+        k["same"] += r["same"]
+        k["windows"] += r["kernel_windows"]
+        k["no_window"] += r["kernel_windows"] == 0
+        k["bare_s"] += r["bare"]["s"]
+        k["gpulens_s"] += r["gpulens"]["s"]
+    print(f"{'kind':<10} {'jobs':>5} {'same':>5} {'windows':>8} {'none':>5} {'bare s':>7} {'gpulens s':>9}")
+    for kind, k in by_kind.items():
+        print(f"{kind:<10} {k['jobs']:>5} {k['same']:>5} {k['windows']:>8} {k['no_window']:>5} "
+              f"{k['bare_s'] / k['jobs']:>7.1f} {k['gpulens_s'] / k['jobs']:>9.1f}")
+    same = sum(r["same"] for r in recs)
+    hangs = sum(1 for r in recs if "hang" in (r["bare"]["rc"], r["gpulens"]["rc"]))
+    print(f"{same} of {len(recs)} jobs: the same exit code and checksum with and without gpulens; "
+          f"{hangs} hung")
+    return 0 if same == len(recs) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        sys.exit(summarize(sys.argv[2]))
+    sys.exit(main())
