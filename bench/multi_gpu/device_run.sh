@@ -15,12 +15,15 @@
 #                                          traced whole, reported from another directory
 #   bench/multi_gpu/device_run.sh cost     bench/multi_gpu/cost_scaling.sh: collector
 #                                          cost per GPU at 1, 2, 4 (8) GPUs beside dmon
+#   bench/multi_gpu/device_run.sh prom     bench/multi_gpu/prom_scrape.sh: Prometheus
+#                                          scraping gpulens-serve every second during
+#                                          an NCCL job on every GPU (issue 53)
 # Everything lands under $OUT as one archive plus the printed tables.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH="$PWD/.devbin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:?OUT must name the output folder}
-stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|advice_holdout2|kernels|cost}
+stage=${1:?usage: device_run.sh phases|holdout|advice|advice_holdout|advice_holdout2|kernels|cost|prom}
 n=$(nvidia-smi -L | wc -l)
 work=/tmp/multi-gpu
 mkdir -p "$work"
@@ -60,6 +63,10 @@ case $stage in
   cost)
     OUT="$work" bench/multi_gpu/cost_scaling.sh
     cp "$work/cost-scaling.txt" "$out/" 2>/dev/null
+    ;;
+  prom)
+    OUT="$work" SECONDS_RUN=${SECONDS_RUN:-120} bench/multi_gpu/prom_scrape.sh
+    cp "$work/prom-summary.txt" "$work/metrics-during-nccl.prom" "$out/" 2>/dev/null
     ;;
   *) echo "device_run.sh: unknown stage $stage" >&2; exit 2 ;;
 esac
