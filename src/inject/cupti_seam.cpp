@@ -70,6 +70,7 @@ bool CuptiSeam::resolve() {
     fail("no_cupti", library_.path + " lacks the CUPTI Activity API");
     return false;
   }
+  resolve_one(h, "cuptiActivitySetAttribute", a.set_attribute);
   return true;
 }
 

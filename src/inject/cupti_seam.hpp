@@ -25,6 +25,8 @@ namespace gpulens::inject {
 // libcupti's entry points, resolved from the copy the job uses.
 struct Api {
   decltype(&::cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  // Never called by this library: passed the job's call (entry_points.cpp). Optional.
+  decltype(&::cuptiActivitySetAttribute) set_attribute = nullptr;
   decltype(&::cuptiActivityEnable) enable = nullptr;
   decltype(&::cuptiActivityDisable) disable = nullptr;
   decltype(&::cuptiActivityFlushAll) flush_all = nullptr;

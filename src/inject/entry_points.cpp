@@ -2,7 +2,7 @@
 // libgpulens_kernels.so: loaded into every CUDA process of a `gpulens run
 // --kernels` job, by the driver (CUDA_INJECTION64_PATH, which calls
 // InitializeInjection from cuInit) and by the dynamic loader (LD_PRELOAD, so that
-// the two CUPTI entry points below stand in front of libcupti's own).
+// the CUPTI entry points below stand in front of libcupti's own).
 //
 // It records GPU activity with the CUPTI Activity API only: kernels, copies,
 // memsets, synchronisations, device properties, and the job's NVTX ranges as
@@ -10,7 +10,8 @@
 // one subscriber per process, so a profiler the job starts itself (torch.profiler,
 // kineto) still can. When the job registers its own activity buffers, this
 // library flushes what it has, steps aside and says so in its record: the job's
-// profiler then gets every record, as it would alone.
+// profiler then gets every record, as it would alone. It steps aside at the job's
+// first activity attribute already, which a profiler sets before registering.
 //
 // NVTX reaches a tool only through the library NVTX_INJECTION64_PATH names (NVTX
 // ignores preloaded libraries). `gpulens run` names this library there, unless
@@ -168,6 +169,34 @@ GPULENS_EXPORT int InitializeInjection(void) {
   return result;
 }
 
+namespace gpulens::inject {
+namespace {
+
+// The job's profiler takes CUPTI's Activity API: our kinds off, our buffers
+// flushed (stop_tracing), and the moment noted for the record. Once only: the
+// windows are no longer active afterwards.
+void hand_over_to_job(Injection& in) {
+  if (!in.started || !in.windows.active) return;
+  // When, on the record's clock: CUPTI's where it answers, else CLOCK_REALTIME
+  // from the same base. On an H200 (2026-11-29) a nested torch.profiler job's
+  // record said the profiler came 1.8e9 s before CUDA started: CUPTI's clock
+  // read 0 here.
+  const std::uint64_t cupti_now = in.cupti.now();
+  const std::int64_t unix_now = unix_now_ns();
+  stop_tracing(in);
+  std::optional<std::int64_t> yielded;
+  if (in.records.started()) {  // else it came before the first window
+    const RecordClock c = in.records.clock();
+    yielded = cupti_now >= c.base_ns ? static_cast<std::int64_t>(cupti_now - c.base_ns)
+                                     : unix_now - c.base_unix_ns;
+  }
+  in.cupti.job_profiler_took_over(yielded,
+                                  "the job started its own CUPTI profiler (e.g. torch.profiler)");
+}
+
+}  // namespace
+}  // namespace gpulens::inject
+
 // The job (torch.profiler through kineto, or any CUPTI client) registers its own
 // activity buffers: CUPTI keeps one pair of callbacks per process, so ours would
 // be replaced and the two would take each other's records. Flush ours, step
@@ -183,24 +212,29 @@ GPULENS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
   if (requested != buffer_requested) {
     if (!in.started) {
       in.job_registered_first = true;
-    } else if (in.windows.active) {
-      // When, on the record's clock: CUPTI's where it answers, else CLOCK_REALTIME
-      // from the same base. On an H200 (2026-11-29) a nested torch.profiler job's
-      // record said the profiler came 1.8e9 s before CUDA started: CUPTI's clock
-      // read 0 here.
-      const std::uint64_t cupti_now = in.cupti.now();
-      const std::int64_t unix_now = unix_now_ns();
-      stop_tracing(in);
-      std::optional<std::int64_t> yielded;
-      if (in.records.started()) {  // else it came before the first window
-        const RecordClock c = in.records.clock();
-        yielded = cupti_now >= c.base_ns ? static_cast<std::int64_t>(cupti_now - c.base_ns)
-                                         : unix_now - c.base_unix_ns;
-      }
-      in.cupti.job_profiler_took_over(
-          yielded, "the job started its own CUPTI profiler (e.g. torch.profiler)");
+    } else {
+      hand_over_to_job(in);
     }
   }
   if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
   return real(requested, completed);
+}
+
+// A profiler sets its activity attributes before it registers its buffers: kineto
+// sets CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER (and device buffer sizes)
+// first. CUPTI wants that attribute set before callbacks are registered and before
+// any kind is enabled, and calls a change in mid-session undefined
+// (cupti_activity.h). Inside one of our windows our kinds are on, so the job's
+// first attribute, not its registration, is where we step aside. This library sets
+// no attribute itself, so every call here is the job's.
+GPULENS_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attribute,
+                                                     size_t* value_size, void* value) {
+  using namespace gpulens::inject;
+  Injection& in = injection();
+  using Fn = decltype(&::cuptiActivitySetAttribute);
+  Fn real = in.cupti.api().set_attribute;
+  if (real == nullptr) real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "cuptiActivitySetAttribute"));
+  hand_over_to_job(in);
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  return real(attribute, value_size, value);
 }

@@ -40,6 +40,11 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
   log_call("register", 0);
   return CUPTI_SUCCESS;
 }
+FAKE_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attribute, size_t*,
+                                                  void*) {
+  log_call("attribute", static_cast<int>(attribute));
+  return CUPTI_SUCCESS;
+}
 FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (const char* refuse = std::getenv("FAKE_CUPTI_REFUSE");
       refuse != nullptr && std::atoi(refuse) == static_cast<int>(kind)) {

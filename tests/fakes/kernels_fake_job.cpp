@@ -35,8 +35,16 @@ const void* export_table(std::uint32_t id) {
 void own_buffer_requested(std::uint8_t**, std::size_t*, std::size_t*) {}
 void own_buffer_completed(void*, std::uint32_t, std::uint8_t*, std::size_t, std::size_t) {}
 
-// The job's profiler registering its buffers (cupti.h's signature, without cupti.h).
+// The job's profiler setting an activity attribute (per-thread buffers, 9 in
+// cupti_activity.h's enum), then registering its buffers, as kineto does (cupti.h's
+// signatures, without cupti.h).
 void register_own_buffers(void* lib) {
+  using SetAttribute = int (*)(int, std::size_t*, void*);
+  if (auto set = reinterpret_cast<SetAttribute>(dlsym(lib, "cuptiActivitySetAttribute"))) {
+    std::uint8_t one = 1;
+    std::size_t size = sizeof one;
+    set(9, &size, &one);
+  }
   using Register = int (*)(void (*)(std::uint8_t**, std::size_t*, std::size_t*),
                            void (*)(void*, std::uint32_t, std::uint8_t*, std::size_t, std::size_t));
   if (auto reg = reinterpret_cast<Register>(dlsym(lib, "cuptiActivityRegisterCallbacks"))) {

@@ -7,9 +7,11 @@
 #ifdef GPULENS_INJECTION_SEAMS
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -66,6 +68,38 @@ TEST(EntryPoints, TheJobsOwnProfilerAfterCudaStartedTakesOverAndItIsSaid) {
   EXPECT_EQ((*end)["status"], "job_profiler");
   EXPECT_EQ((*end)["reason"], "the job started its own CUPTI profiler (e.g. torch.profiler)");
   EXPECT_TRUE(end->contains("yielded_ns"));
+  std::filesystem::remove_all(dir);
+}
+
+// kineto sets CUPTI's per-thread-buffer attribute before registering its buffers,
+// and CUPTI calls a change of it with kinds on undefined: every kind of ours is off
+// before the job's first attribute reaches libcupti, not only before its
+// registration.
+TEST(EntryPoints, TheJobsFirstAttributeFindsOurKindsOff) {
+  const auto dir = testing::fresh_dir("entry-attribute");
+  const std::string log = (dir / "cupti.log").string();
+  const auto lines = run_entry_job(dir, "FAKE_JOB_OWN_PROFILER=after FAKE_CUPTI_LOG='" + log + "'");
+  const auto* end = entry_end_line(lines);
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ((*end)["status"], "job_profiler");
+  const auto calls = testing::fake_cupti_calls(log);
+  const auto attribute = std::find(calls.begin(), calls.end(), "attribute 9");
+  ASSERT_NE(attribute, calls.end());
+  // Each kind we enabled before it was disabled again before it.
+  std::map<std::string, int> on;
+  for (auto c = calls.begin(); c != attribute; ++c) {
+    const auto space = c->find(' ');
+    const std::string what = c->substr(0, space), kind = c->substr(space + 1);
+    if (what == "enable") ++on[kind];
+    if (what == "disable") on[kind] = 0;
+  }
+  for (const auto& [kind, n] : on) EXPECT_EQ(n, 0) << "kind " << kind << " still on";
+  EXPECT_FALSE(on.empty());  // we had attached and traced
+  // The job's registration comes after, and nothing of ours is enabled again.
+  EXPECT_NE(std::find(attribute, calls.end(), "register 0"), calls.end());
+  EXPECT_EQ(std::count_if(attribute, calls.end(),
+                          [](const std::string& c) { return c.rfind("enable ", 0) == 0; }),
+            0);
   std::filesystem::remove_all(dir);
 }
 
