@@ -14,7 +14,9 @@
 # Each job prints its own CUDA-event busy share; table.py sets it against the
 # view's windows, the counters' job-wide figure and what the headline said.
 # $OUT ends with table.txt, steps.txt, probe.txt and kernels-windows.tgz (the
-# reports NAME.json/.txt, the jobs' output NAME.log/.err, the recordings).
+# reports NAME.json/.txt, the jobs' output NAME.log/.err, the recordings). A recording
+# kept in tests/fixtures/kernels/ is committed packed when over 300 KB
+# (scripts/fixtures.sh pack).
 # About 4 minutes. STAGES picks jobs (default: all of the above and fixtures).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels-windows}
