@@ -7,6 +7,7 @@
 file(GLOB_RECURSE GPULENS_PACKED_RECORDINGS CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/tests/fixtures/*.xz ${CMAKE_SOURCE_DIR}/examples/*.xz)
 set(restored 0)
+string(MD5 build_tag ${CMAKE_BINARY_DIR})
 foreach(packed ${GPULENS_PACKED_RECORDINGS})
   string(REGEX REPLACE "\\.xz$" "" plain ${packed})
   # A pull that changes a .xz configures again; so does a restored copy deleted
@@ -21,14 +22,17 @@ foreach(packed ${GPULENS_PACKED_RECORDINGS})
     message(FATAL_ERROR "xz is needed to restore ${plain} from its .xz "
       "(Debian: apt-get install xz-utils, or scripts/setup.sh)")
   endif()
-  # A temporary name, then a rename: an interrupted configure leaves no half recording.
-  execute_process(COMMAND ${GPULENS_XZ} -dc ${packed} OUTPUT_FILE ${plain}.unxz-tmp
+  # A temporary name of this build folder, then a rename: an interrupted configure
+  # leaves no half recording, and two build folders configured at once (debug and
+  # asan) do not write into one file.
+  set(tmp ${plain}.${build_tag}.unxz-tmp)
+  execute_process(COMMAND ${GPULENS_XZ} -dc ${packed} OUTPUT_FILE ${tmp}
     RESULT_VARIABLE status ERROR_VARIABLE error)
   if(NOT status EQUAL 0)
-    file(REMOVE ${plain}.unxz-tmp)
+    file(REMOVE ${tmp})
     message(FATAL_ERROR "xz -dc ${packed} failed (${status}): ${error}")
   endif()
-  file(RENAME ${plain}.unxz-tmp ${plain})
+  file(RENAME ${tmp} ${plain})
   math(EXPR restored "${restored} + 1")
 endforeach()
 if(restored GREATER 0)

@@ -40,9 +40,10 @@ unpack() {
   while IFS= read -r xz; do
     plain=${xz%.xz}
     [[ -f $plain && ! $xz -nt $plain ]] && continue
-    # A temporary name, then a rename: an interrupted run leaves no half recording.
-    unxz "$xz" >"$plain.unxz-tmp"
-    mv -f "$plain.unxz-tmp" "$plain"
+    # A temporary name of this process, then a rename: an interrupted run leaves no
+    # half recording, and two runs at once do not write into one file.
+    unxz "$xz" >"$plain.$$.unxz-tmp"
+    mv -f "$plain.$$.unxz-tmp" "$plain"
     restored=$((restored + 1))
   done < <(packed)
   echo "fixtures: $restored of $(packed | wc -l) recordings restored from .xz"
@@ -62,8 +63,8 @@ pack() {
       echo "fixtures: $rel is 300 KB or less: committed as it is"
       continue
     fi
-    xz -9 -T1 -c -- "$rel" >"$rel.xz.tmp"
-    mv -f "$rel.xz.tmp" "$rel.xz"
+    xz -9 -T1 -c -- "$rel" >"$rel.$$.xz-tmp"
+    mv -f "$rel.$$.xz-tmp" "$rel.xz"
     # Newer than the .xz, so neither CMake nor unpack writes over it.
     touch -- "$rel"
     grep -qxF -- "$rel" <(ignored) || added+=("$rel")
@@ -73,8 +74,8 @@ pack() {
     # The list, sorted, stays the last lines of .gitignore, after the marker.
     local list
     list=$({ ignored; printf '%s\n' "${added[@]}"; } | LC_ALL=C sort -u | sed 's|^|/|')
-    { sed "\\|^$marker\$|,\$d" .gitignore; echo "$marker"; echo "$list"; } >.gitignore.tmp
-    mv -f .gitignore.tmp .gitignore
+    { sed "\\|^$marker\$|,\$d" .gitignore; echo "$marker"; echo "$list"; } >.gitignore.$$.xz-tmp
+    mv -f .gitignore.$$.xz-tmp .gitignore
     echo "fixtures: listed in .gitignore: ${added[*]}; once: git rm --cached -q --ignore-unmatch ${added[*]}"
   fi
   echo "fixtures: commit the .xz files (git add -- FILE.xz .gitignore)"
