@@ -18,7 +18,9 @@
 #
 # GPU machines whose image lacks xz-utils decompress with Python's lzma module.
 set -euo pipefail
+caller=$PWD  # pack's FILEs are named from where it was called
 cd "$(dirname "$0")/.."
+root=$PWD
 
 limit=300000
 folders=(tests/fixtures examples)
@@ -53,7 +55,7 @@ pack() {
   (($# > 0)) || { echo "usage: scripts/fixtures.sh pack FILE..." >&2; exit 2; }
   local f rel added=()
   for f in "$@"; do
-    rel=$(realpath --relative-to=. -- "$f")
+    rel=$(cd "$caller" && realpath --relative-to="$root" -- "$f")
     case $rel in
       tests/fixtures/* | examples/*) ;;
       *) echo "fixtures: $f: only recordings under tests/fixtures/ or examples/ are restored" >&2; exit 2 ;;

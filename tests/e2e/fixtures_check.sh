@@ -44,6 +44,10 @@ git check-ignore -q tests/fixtures/deep/big.trace.jsonl || fail "git does not ig
 git check-ignore -q tests/fixtures/small.trace.jsonl && fail "git ignores a recording left as it is"
 bash scripts/fixtures.sh check >/dev/null || fail "check fails on a packed tree"
 expect_fail "only recordings under tests/fixtures/ or examples/" bash scripts/fixtures.sh pack .gitignore
+# FILEs are named from where pack is called.
+(cd tests/fixtures/deep && bash ../../../scripts/fixtures.sh pack big.trace.jsonl >/dev/null) ||
+  fail "pack of a FILE named from its folder failed"
+[[ $(sha256sum <tests/fixtures/deep/big.trace.jsonl.xz) == "$first" ]] || fail "pack from a folder wrote other bytes"
 
 rm tests/fixtures/deep/big.trace.jsonl
 bash scripts/fixtures.sh >/dev/null
