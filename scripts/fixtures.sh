@@ -44,7 +44,11 @@ unpack() {
     [[ -f $plain && ! $xz -nt $plain ]] && continue
     # A temporary name of this process, then a rename: an interrupted run leaves no
     # half recording, and two runs at once do not write into one file.
-    unxz "$xz" >"$plain.$$.unxz-tmp"
+    if ! unxz "$xz" >"$plain.$$.unxz-tmp"; then
+      rm -f -- "$plain.$$.unxz-tmp"
+      echo "fixtures: $xz does not decompress" >&2
+      exit 1
+    fi
     mv -f "$plain.$$.unxz-tmp" "$plain"
     restored=$((restored + 1))
   done < <(packed)

@@ -5,7 +5,8 @@
 # and on a .xz that .gitignore does not list; `pack` writes the same .xz bytes each
 # time, leaves a small recording as it is and lists the packed one in .gitignore
 # (which git then ignores); `unpack` restores a missing copy byte for byte, with xz
-# and, on a machine without xz, with Python's lzma, and keeps a copy newer than its .xz.
+# and, on a machine without xz, with Python's lzma, keeps a copy newer than its .xz,
+# and fails on a cut .xz, leaving no file behind.
 set -euo pipefail
 script=${1:?usage: fixtures_check.sh SCRIPTS/fixtures.sh}
 command -v git >/dev/null || { echo "SKIP: git is not installed" >&2; exit 77; }
@@ -65,6 +66,11 @@ bash scripts/fixtures.sh >/dev/null
 [[ $(tail -n 1 tests/fixtures/deep/big.trace.jsonl) == '{"t": 9999}' ]] || fail "unpack wrote over a newer copy"
 expect_fail "tests/fixtures/deep/big.trace.jsonl differs from" bash scripts/fixtures.sh check
 cp "$tmp/big.orig" tests/fixtures/deep/big.trace.jsonl
+
+head -c 2000 tests/fixtures/deep/big.trace.jsonl.xz >examples/cut.jsonl.xz
+expect_fail "examples/cut.jsonl.xz does not decompress" bash scripts/fixtures.sh
+[[ -z $(find . -name '*-tmp') && ! -e examples/cut.jsonl ]] || fail "a failed unpack left a file behind"
+rm examples/cut.jsonl.xz
 
 cp tests/fixtures/deep/big.trace.jsonl.xz examples/other.jsonl.xz
 bash scripts/fixtures.sh >/dev/null
