@@ -8,6 +8,8 @@
 #
 #   calibration/multi_gpu.sh OUTDIR [N]
 #
+# A run kept as a fixture (tests/fixtures/multi_gpu/RUN/): its multi.trace.jsonl is
+# committed packed (scripts/fixtures.sh pack).
 # Environment: GPULENS (default .devbin/gpulens), SCALE (phase length factor),
 # PLAN (main: expected.json, the default; holdout: expected-holdout.json; advice:
 # expected-advice.json; advice_holdout: expected-advice-holdout.json; advice_holdout2:

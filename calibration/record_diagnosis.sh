@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: records new workloads for the diagnosis acceptance tests
 # (shapes and sizes the reference traces do not have) under `gpulens record`, one
-# phase per kind of problem, with marks. Writes $OUT/diagnosis-h100.trace.jsonl.
+# phase per kind of problem, with marks. Writes $OUT/diagnosis-h100.trace.jsonl;
+# copied to tests/fixtures/traces/, it is committed packed (scripts/fixtures.sh pack).
 #   starved          4096^3 matmuls, then 120 ms of CPU spin      -> host_bound
 #   gemm_fp16_small  2048^3 fp16 matmul loop                      -> compute_bound
 #   spin8            a kernel spinning on 8 SMs for 90 s          -> sm_underused + stalled alert

@@ -4,6 +4,8 @@
 # nvidia-smi dmon prints the same GPM SM activity, then checks every phase.
 # Expects the binaries in .devbin/ (gpulens, calibration_check) and
 # calibration/build/gpulens-workload; writes everything under $OUT (or /tmp/calib).
+# A recording copied into examples/ or tests/fixtures/ is committed packed when over
+# 300 KB (scripts/fixtures.sh pack).
 set -uo pipefail
 out=${OUT:-/tmp/calib}
 mkdir -p "$out"

@@ -24,6 +24,7 @@ build_packages=(
   zlib1g-dev                            # gzip of /metrics, linked statically
   libnghttp2-dev                        # HTTP/2 of the kubelet's pod-resources API, linked statically
   python3                               # writes the wheel of python/ (python/build_wheel.py)
+  xz-utils                              # configuring restores the recordings committed as .xz (cmake/fixtures.cmake)
 )
 # Everything else scripts/test.sh runs.
 test_packages=(

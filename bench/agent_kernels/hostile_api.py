@@ -143,6 +143,9 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=40)
     args = ap.parse_args()
+    # The recording is committed as .xz; a GPU machine's copy of the tree has no
+    # build that restored it (scripts/fixtures.sh).
+    subprocess.run([os.path.join(REPO, "scripts", "fixtures.sh")], check=True, stdout=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="gpulens-hostile-api-")
     sock_path = os.path.join(work, "kernels.sock")
     db = os.path.join(work, "history.db")

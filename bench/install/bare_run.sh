@@ -7,6 +7,8 @@
 #   BIN=.devstatic OUT=DIR bench/install/bare_run.sh
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# The calibration recording is committed as .xz; nothing here configured CMake to restore it.
+"$repo/scripts/fixtures.sh" >/dev/null || exit 1
 out=${OUT:?OUT must name the output folder}
 work=$(mktemp -d)
 cp "$repo/${BIN:-.devstatic}/gpulens" "$repo/${BIN:-.devstatic}/gpulens-serve" "$work/"

@@ -16,7 +16,8 @@
 #  11. crash: a windowed job killed with SIGKILL keeps the windows it closed
 # STAGES (default: train compare nested nocuda cost nvtx) picks stages, so a
 # call fits the device tool's 10 minutes. Writes everything under $OUT (traces in
-# kernels-raw.tgz) and prints a short table.
+# kernels-raw.tgz) and prints a short table. A trace kept in tests/fixtures/kernels/
+# is committed packed when over 300 KB (scripts/fixtures.sh pack).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels}
 mkdir -p "$OUT"

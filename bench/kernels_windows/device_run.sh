@@ -14,7 +14,9 @@
 # Each job prints its own CUDA-event busy share; table.py sets it against the
 # view's windows, the counters' job-wide figure and what the headline said.
 # $OUT ends with table.txt, steps.txt, probe.txt and kernels-windows.tgz (the
-# reports NAME.json/.txt, the jobs' output NAME.log/.err, the recordings).
+# reports NAME.json/.txt, the jobs' output NAME.log/.err, the recordings). A recording
+# kept in tests/fixtures/kernels/ is committed packed when over 300 KB
+# (scripts/fixtures.sh pack).
 # About 4 minutes. STAGES picks jobs (default: all of the above and fixtures).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpulens-kernels-windows}
@@ -71,6 +73,7 @@ fi
 if want short-fixed; then run short-fixed 120 fixed -- gemm:10 bursts:10; names+=(short-fixed); fi
 if want fixtures; then
   step "the suite's kernel recordings"
+  scripts/fixtures.sh >/dev/null  # committed as .xz; nothing here configured CMake to restore them
   for f in tests/fixtures/kernels/*.trace.jsonl; do
     n=fixture-$(basename "$f" .trace.jsonl)
     timeout 120 "$B/gpulens" report "$f" -o "$OUT/$n.json" 2>"$OUT/$n.err"

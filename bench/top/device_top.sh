@@ -14,6 +14,8 @@
 # cost-raw.tsv, cost-table.txt. About 190 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+# The replayed recording is committed as .xz; nothing here configured CMake to restore it.
+scripts/fixtures.sh >/dev/null || exit 1
 out=${OUT:-/tmp/devtop-out}
 mkdir -p "$out"
 dt=$PWD/.devtop

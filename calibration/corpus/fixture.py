@@ -9,11 +9,14 @@ the verdict) and every sample within --margin seconds of a phase (NAME:start ..
 NAME:end), plus the last --margin seconds before the job ended (where an
 out-of-memory death shows). Samples are kept byte for byte at their recorded
 100 ms interval: the fixture reads exactly as the recording did inside the phases.
+Written into tests/fixtures/, a fixture over 300 KB is packed as NAME.xz beside it
+(scripts/fixtures.sh pack): commit the .xz, git ignores NAME.
 """
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,10 +67,16 @@ def main(argv):
     parser.add_argument("--margin", type=float, default=10.0)
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    written = []
     for src in args.recordings:
         dst = os.path.join(args.out, os.path.basename(src))
         before, after = thin(src, dst, args.margin)
+        written.append(dst)
         print(f"{os.path.basename(src):<32} {before:>6} -> {after:>6} lines, {os.path.getsize(dst):>9} bytes")
+    fixtures = os.path.realpath(os.path.join(ROOT, "tests", "fixtures")) + os.sep
+    if os.path.realpath(args.out).startswith(fixtures):
+        # The large ones are committed as .xz (the tree is carried to GPU machines).
+        subprocess.run([os.path.join(ROOT, "scripts", "fixtures.sh"), "pack", *written], check=True)
     return 0
 
 
