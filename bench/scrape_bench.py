@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the scrape-latency benchmarks under attack share (bench/slow_clients.py,
 bench/tls_clients.py): the agent on a free loopback port, waited for and stopped,
-and the latencies of the answered scrapes summed up the same way, so that their
-rows in docs/reliability.md compare."""
+a scrape of /metrics, and the latencies of the answered scrapes summed up the
+same way, so that their rows in docs/reliability.md compare."""
 import socket
 import subprocess
 import time
@@ -25,6 +25,21 @@ def wait_up(port, deadline):
         except OSError:
             time.sleep(0.1)
     return False
+
+
+def get_metrics(s, limit_s, headers=b""):
+    """GET /metrics on the connected socket `s` (plain or TLS) with `headers` (lines
+    ending in CRLF), read until the agent closes it; the answer's bytes."""
+    s.settimeout(limit_s)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + b"\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
 
 
 def latency_summary(lat):

@@ -25,23 +25,14 @@ import sys
 import threading
 import time
 
-from scrape_bench import free_port, latency_summary, stop_agent, wait_up
+from scrape_bench import free_port, get_metrics, latency_summary, stop_agent, wait_up
 
 
 def scrape(port, limit_s):
     t0 = time.perf_counter()
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
-        s.settimeout(limit_s)
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        ok = data.startswith(b"HTTP/1.1 200")
+        ok = get_metrics(s, limit_s).startswith(b"HTTP/1.1 200")
     except OSError:
         ok = False
     return ok, (time.perf_counter() - t0) * 1000.0

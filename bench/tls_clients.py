@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from scrape_bench import free_port, latency_summary, stop_agent, wait_up
+from scrape_bench import free_port, get_metrics, latency_summary, stop_agent, wait_up
 
 
 def tls_context():
@@ -43,16 +43,7 @@ def request(port, authorization, limit_s, ctx):
     try:
         raw = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
         s = ctx.wrap_socket(raw, server_hostname="localhost")
-        s.settimeout(limit_s)
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: "
-                  + authorization + b"\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = get_metrics(s, limit_s, b"Authorization: " + authorization + b"\r\n")
         if data.startswith(b"HTTP/1.1 "):
             status = int(data[9:12])
     except (OSError, ValueError):
