@@ -9,6 +9,7 @@
 
 #include "exposition/exposition.hpp"
 #include "exposition/http_server.hpp"
+#include "h100_live.hpp"         // tests/unit/support: an H100 in the snapshot
 #include "http_test_client.hpp"  // tests/unit/support: the tests' small HTTP client
 
 namespace gpulens::exposition {
@@ -22,16 +23,8 @@ agent::LiveSnapshot eight_gpus() {
   snap.t = 1732200000;
   snap.host_cpu_pct = 35;
   for (int i = 0; i < 8; ++i) {
-    agent::GpuLive g;
-    g.device.index = i;
-    g.device.uuid = "GPU-6c9027b2-1b96-8024-3bc4-b07603d35bd" + std::to_string(i);
-    g.device.name = "NVIDIA H100 80GB HBM3";
-    g.device.sm_count = 132;
-    g.device.mem_total_mib = 81559;
-    g.device.power_limit_w = 700;
-    g.device.max_sm_clock_mhz = 1980;
-    g.device.max_mem_clock_mhz = 2619;
-    g.limits.architecture = "Hopper";
+    agent::GpuLive g =
+        testing::h100_live(i, "GPU-6c9027b2-1b96-8024-3bc4-b07603d35bd" + std::to_string(i));
     g.limits.pcie_mibs = 60082;
     Sample s;
     s.gpu = i;

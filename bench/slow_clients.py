@@ -25,39 +25,14 @@ import sys
 import threading
 import time
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_up(port, deadline):
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
+from scrape_bench import free_port, get_metrics, latency_summary, stop_agent, wait_up
 
 
 def scrape(port, limit_s):
     t0 = time.perf_counter()
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
-        s.settimeout(limit_s)
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        ok = data.startswith(b"HTTP/1.1 200")
+        ok = get_metrics(s, limit_s).startswith(b"HTTP/1.1 200")
     except OSError:
         ok = False
     return ok, (time.perf_counter() - t0) * 1000.0
@@ -151,20 +126,13 @@ def main():
             results.extend(batch)
         stop.set()
         lat = sorted(ms for ok, ms in results if ok)
-        answered = len(lat)
-        def pct(p):
-            return lat[min(len(lat) - 1, int(round(p / 100.0 * (len(lat) - 1))))] if lat else float("nan")
-        print(f"slow={a.slow} idle={a.idle} nofile={a.nofile or soft}:{a.nofile_hard or hard} scrapes={len(results)} answered={answered} "
-              f"p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} max_ms={(lat[-1] if lat else float('nan')):.1f}")
+        print(f"slow={a.slow} idle={a.idle} nofile={a.nofile or soft}:{a.nofile_hard or hard} "
+              f"scrapes={len(results)} {latency_summary(lat)}")
         if lat:
             print(f"mean_ms={statistics.mean(lat):.1f}")
         return 0
     finally:
-        agent.terminate()
-        try:
-            agent.wait(10)
-        except subprocess.TimeoutExpired:
-            agent.kill()
+        stop_agent(agent)
 
 
 if __name__ == "__main__":

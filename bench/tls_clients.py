@@ -26,23 +26,7 @@ import tempfile
 import threading
 import time
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_up(port, deadline):
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
+from scrape_bench import free_port, get_metrics, latency_summary, stop_agent, wait_up
 
 
 def tls_context():
@@ -59,16 +43,7 @@ def request(port, authorization, limit_s, ctx):
     try:
         raw = socket.create_connection(("127.0.0.1", port), timeout=limit_s)
         s = ctx.wrap_socket(raw, server_hostname="localhost")
-        s.settimeout(limit_s)
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: "
-                  + authorization + b"\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = get_metrics(s, limit_s, b"Authorization: " + authorization + b"\r\n")
         if data.startswith(b"HTTP/1.1 "):
             status = int(data[9:12])
     except (OSError, ValueError):
@@ -172,21 +147,13 @@ def main():
             g.join(15)
         counts["guesses"], counts["429"] = guesses.value, busy.value
         lat = sorted(ms for status, ms in results if status == 200)
-
-        def pct(p):
-            return lat[min(len(lat) - 1, int(round(p / 100.0 * (len(lat) - 1))))] if lat else float("nan")
         print(f"idle={a.idle} partial={a.partial} guessers={a.guessers} scrapes={len(results)} "
-              f"answered={len(lat)} p50_ms={pct(50):.1f} p99_ms={pct(99):.1f} "
-              f"max_ms={(lat[-1] if lat else float('nan')):.1f}")
+              f"{latency_summary(lat)}")
         if a.guessers:
             print(f"guesses_answered={counts['guesses']} of_them_429={counts['429']}")
         return 0
     finally:
-        agent.terminate()
-        try:
-            agent.wait(10)
-        except subprocess.TimeoutExpired:
-            agent.kill()
+        stop_agent(agent)
         for name in os.listdir(tmp):
             os.remove(os.path.join(tmp, name))
         os.rmdir(tmp)

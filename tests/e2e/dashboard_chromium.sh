@@ -13,26 +13,10 @@
 # Exit 77 (ctest: skipped) only when Chromium is not installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/e2e/find_tools.sh
 
-chrome=""
-for c in chromium chromium-browser google-chrome; do
-  if command -v "$c" >/dev/null; then chrome=$c; break; fi
-done
-if [[ -z "$chrome" ]]; then
-  echo "dashboard_chromium: SKIPPED: chromium is not installed (apt-get install -y chromium)" >&2
-  exit 77
-fi
-
-bin=${GPULENS_SERVE_BIN:-}
-if [[ -z "$bin" ]]; then
-  for b in build/debug/gpulens-serve build/release/gpulens-serve; do
-    if [[ -x "$b" ]]; then bin=$b; break; fi
-  done
-fi
-if [[ -z "$bin" || ! -x "$bin" ]]; then
-  echo "dashboard_chromium: no gpulens-serve binary (build it, or set GPULENS_SERVE_BIN)" >&2
-  exit 1
-fi
+find_chromium
+find_binary gpulens-serve GPULENS_SERVE_BIN
 
 out=${1:-build/e2e-dashboard}
 mkdir -p "$out"

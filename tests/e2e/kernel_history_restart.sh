@@ -10,17 +10,9 @@
 #   GPULENS_SERVE_BIN=build/debug/gpulens-serve tests/e2e/kernel_history_restart.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/e2e/find_tools.sh
 
-bin=${GPULENS_SERVE_BIN:-}
-if [[ -z "$bin" ]]; then
-  for b in build/debug/gpulens-serve build/release/gpulens-serve; do
-    if [[ -x "$b" ]]; then bin=$b; break; fi
-  done
-fi
-if [[ -z "$bin" || ! -x "$bin" ]]; then
-  echo "kernel_history_restart: no gpulens-serve binary (build it, or set GPULENS_SERVE_BIN)" >&2
-  exit 1
-fi
+find_binary gpulens-serve GPULENS_SERVE_BIN
 
 work=$(mktemp -d)
 server_pid=""

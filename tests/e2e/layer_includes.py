@@ -21,9 +21,10 @@ Usage: layer_includes.py [SOURCE_DIR]   (the repository; default: this checkout)
        layer_includes.py --self-test    (scratch trees the check must refuse)"""
 import os
 import re
-import shutil
 import sys
 import tempfile
+
+import tree_check
 
 HEADING = "## Folders, what each may use"
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([A-Za-z0-9_]+)/(?:([A-Za-z0-9_]+)/)?', re.MULTILINE)
@@ -197,33 +198,13 @@ def self_test():
             {**fine, "CMakeLists.txt": "gpulens_layer(mid PUBLIC gpulens_core\n  gpulens_top)\n"},
             "gpulens_layer(mid) links gpulens_top"),
     }
-    failed = 0
-    for name, (files, expected) in cases.items():
-        said = problems(tree(files))
-        if not any(expected in line for line in said):
-            print(f"self-test: {name}: expected '{expected}', the check said {said}")
-            failed += 1
-    said = problems(tree(fine))
-    if said:
-        print(f"self-test: a tree that keeps the table was refused: {said}")
-        failed += 1
-    shutil.rmtree(scratch)
-    print(f"self-test: {len(cases) + 1 - failed} of {len(cases) + 1} cases as expected")
-    return 1 if failed else 0
+    return tree_check.self_test(problems, tree, scratch, cases, fine)
 
 
-def main():
-    if sys.argv[1:] == ["--self-test"]:
-        return self_test()
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    said = problems(root)
-    for line in said:
-        print(f"layer_includes: {line}")
+def summary(_root, said):
     if not said:
         print("layer_includes: every include of src/ is one ARCHITECTURE.md's table allows")
-    return 1 if said else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tree_check.main("layer_includes", problems, self_test, summary))

@@ -12,26 +12,10 @@
 # package is `chromium` (apt-get install -y chromium).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source tests/e2e/find_tools.sh
 
-chrome=""
-for c in chromium chromium-browser google-chrome; do
-  if command -v "$c" >/dev/null; then chrome=$c; break; fi
-done
-if [[ -z "$chrome" ]]; then
-  echo "report_chromium: SKIPPED: chromium is not installed (apt-get install -y chromium)" >&2
-  exit 77
-fi
-
-bin=${GPULENS_BIN:-}
-if [[ -z "$bin" ]]; then
-  for b in build/debug/gpulens build/release/gpulens build/run/gpulens; do
-    if [[ -x "$b" ]]; then bin=$b; break; fi
-  done
-fi
-if [[ -z "$bin" || ! -x "$bin" ]]; then
-  echo "report_chromium: no gpulens binary (build it, or set GPULENS_BIN)" >&2
-  exit 1
-fi
+find_chromium
+find_binary gpulens GPULENS_BIN
 
 out=${1:-build/e2e-report}
 mkdir -p "$out"

@@ -11,9 +11,10 @@ is under MIN_LINES lines, or that is listed twice or out of order, fails too.
 Usage: test_mirror.py [SOURCE_DIR]   (the repository; default: this checkout)
        test_mirror.py --self-test    (scratch trees the check must refuse)"""
 import os
-import shutil
 import sys
 import tempfile
+
+import tree_check
 
 MIN_LINES = 60
 LIST = os.path.join("tests", "unmirrored.txt")
@@ -105,41 +106,21 @@ def self_test():
         "a test under another name": (
             {"src/a/b.cpp": big, "tests/unit/a/b_other_test.cpp": 1}, "has no"),
     }
-    failed = 0
-    for name, (files, expected) in cases.items():
-        said = problems(tree(files))
-        if not any(expected in line for line in said):
-            print(f"self-test: {name}: expected '{expected}', the check said {said}")
-            failed += 1
     accepted = {
         "src/a/b.cpp": big, "tests/unit/a/b_test.cpp": 1, "src/a/small.cpp": small,
         "src/a/c.cpp": big, "src/a/d/e.cpp": big, "tests/unit/a/d/e_test.cpp": 1,
         LIST: "# comment\na/c.cpp  # not yet\n",
     }
-    said = problems(tree(accepted))
-    if said:
-        print(f"self-test: a tree that keeps the rule was refused: {said}")
-        failed += 1
-    shutil.rmtree(scratch)
-    print(f"self-test: {len(cases) + 1 - failed} of {len(cases) + 1} cases as expected")
-    return 1 if failed else 0
+    return tree_check.self_test(problems, tree, scratch, cases, accepted)
 
 
-def main():
-    if sys.argv[1:] == ["--self-test"]:
-        return self_test()
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    said = problems(root)
-    for line in said:
-        print(f"test_mirror: {line}")
+def summary(root, _said):
     total = sources(root)
     mirrored = [s for s in total if os.path.isfile(os.path.join(root, mirror_of(s)))]
     print(f"test_mirror: {len(mirrored)} of {len(total)} sources of "
           f"{MIN_LINES}+ lines have tests/unit/<path>_test.cpp; {len(read_list(root))} listed "
           f"in {LIST}")
-    return 1 if said else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tree_check.main("test_mirror", problems, self_test, summary))

@@ -25,6 +25,8 @@ namespace gpulens {
 namespace {
 
 using testing::read_file;
+using testing::start_gpulens;
+using testing::wait_for_file_text;
 
 const std::string kReplay = "--replay examples/calibration-h100.trace.jsonl --speed 0";
 
@@ -208,39 +210,6 @@ TEST(RunCli, WithoutGpusTheJobStillRunsAndNothingIsMeasured) {
   EXPECT_NE(r.err.find("Nothing was measured"), std::string::npos) << r.err;
 }
 
-// Starts gpulens with its stdout and stderr in files; the test then signals it.
-pid_t start_gpulens_to_files(const std::vector<std::string>& args, const std::string& out,
-                             const std::string& err) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(GPULENS_SOURCE_DIR) != 0) _exit(98);
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, STDOUT_FILENO);
-    dup2(e, STDERR_FILENO);
-    // The test runner may run us with SIGINT ignored (a background job): the
-    // job must see it with its default meaning.
-    signal(SIGINT, SIG_DFL);
-    std::vector<char*> argv;
-    std::vector<std::string> all = {GPULENS_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(GPULENS_BINARY, argv.data());
-    _exit(99);
-  }
-  return pid;
-}
-
-bool wait_for_file_text(const std::string& path, const std::string& text, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (read_file(path).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 int wait_status(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
@@ -257,10 +226,9 @@ TEST(RunCli, ASignalSentToGpulensAloneIsPassedToTheJob) {
     const std::string out = run_temp_path(fmt::format("sig{}.out", sig));
     const std::string err = run_temp_path(fmt::format("sig{}.err", sig));
     std::ofstream(out).close();
-    const pid_t pid =
-        start_gpulens_to_files({"run", "--replay", "examples/calibration-h100.trace.jsonl",
-                                "--speed", "0", "--", "sh", "-c", kTrapJob},
-                               out, err);
+    const pid_t pid = start_gpulens({"run", "--replay", "examples/calibration-h100.trace.jsonl",
+                                     "--speed", "0", "--", "sh", "-c", kTrapJob},
+                                    out, err);
     ASSERT_TRUE(wait_for_file_text(out, "ready", 10)) << read_file(err);
     kill(pid, sig);
     const int code = wait_status(pid);

@@ -30,42 +30,11 @@ namespace gpulens {
 namespace {
 
 using testing::read_file;
+using testing::start_gpulens;
+using testing::wait_for_file_text;
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/run_hard_" + std::to_string(getpid()) + "_" + name;
-}
-
-// gpulens, its stdout and stderr in files, from the source directory.
-pid_t start_gpulens(const std::vector<std::string>& args, const std::string& out,
-                    const std::string& err) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(GPULENS_SOURCE_DIR) != 0) _exit(98);
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = open("/dev/null", O_RDONLY);
-    dup2(in, STDIN_FILENO);
-    dup2(o, STDOUT_FILENO);
-    dup2(e, STDERR_FILENO);
-    signal(SIGINT, SIG_DFL);
-    std::vector<std::string> all = {GPULENS_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(GPULENS_BINARY, argv.data());
-    _exit(99);
-  }
-  return pid;
-}
-
-bool wait_for_text(const std::string& path, const std::string& text, double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (read_file(path).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 // The exit status as a shell gives it, or -1 when gpulens had not ended within
@@ -136,7 +105,7 @@ TEST(HardenedRun, AJobIgnoringTheStopSignalIsKilledAfterTheGrace) {
          "0", "--", "bash", "-c",
          "trap '' TERM INT; echo $$ > '" + job_pid + "'; echo ready; sleep 100; echo survived"},
         out, err);
-    ASSERT_TRUE(wait_for_text(out, "ready", 60)) << read_file(err);
+    ASSERT_TRUE(wait_for_file_text(out, "ready", 60)) << read_file(err);
     const auto sent = std::chrono::steady_clock::now();
     kill(pid, sig);
     const int code = wait_status_within(pid, 60, job_pid);

@@ -46,23 +46,10 @@ struct Finished {
 // gpulens run ARGS -- JOB with stdout and stderr to files, from the source directory.
 Finished run_to_files(std::vector<std::string> args, const std::string& job, const std::string& out,
                       const std::string& err) {
-  std::vector<std::string> argv = {GPULENS_BINARY, "run"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  for (const char* w : {"--", "sh", "-c"}) argv.emplace_back(w);
-  argv.push_back(job);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (o < 0 || e < 0 || chdir(GPULENS_SOURCE_DIR) != 0) _exit(98);
-    dup2(o, STDOUT_FILENO);
-    dup2(e, STDERR_FILENO);
-    std::vector<char*> p;
-    for (auto& a : argv) p.push_back(a.data());
-    p.push_back(nullptr);
-    execv(GPULENS_BINARY, p.data());
-    _exit(99);
-  }
+  args.insert(args.begin(), "run");
+  for (const char* w : {"--", "sh", "-c"}) args.emplace_back(w);
+  args.push_back(job);
+  const pid_t pid = testing::start_gpulens(args, out, err);
   Finished f;
   int status = 0;
   rusage use{};

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <ctime>
@@ -20,37 +19,21 @@
 #include "core/duration.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "store_support.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::store {
 namespace {
 
 using gpulens::testing::run_gpulens;
+using gpulens::testing::scratch_dir;
 
 constexpr double kT0 = 1795200000;  // 2026-11-20T18:40:00Z: minutes start on it
 
-std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("gpulens-rh-" + name + "-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
+// Two H100s without NVLink: what the history says of a metric a GPU lacks comes back.
 TraceHeader two_gpus() {
-  TraceHeader h;
-  h.host = "node-7";
-  h.interval_s = 1.0;
-  for (int i = 0; i < 2; ++i) {
-    DeviceInfo d;
-    d.index = i;
-    d.uuid = fmt::format("GPU-{}", i);
-    d.name = "NVIDIA H100 80GB HBM3";
-    d.sm_count = 132;
-    d.mem_total_mib = 81559;
-    d.unsupported.push_back({Metric::NvlinkRxMibs, "n/a: no NVLink"});
-    h.devices.push_back(d);
-  }
+  TraceHeader h = gpulens::testing::h100_history_header(2);
+  for (auto& d : h.devices) d.unsupported.push_back({Metric::NvlinkRxMibs, "n/a: no NVLink"});
   return h;
 }
 
@@ -78,25 +61,17 @@ StoredSample sample(int gpu, double t, bool busy) {
 
 class HistoryTraceTest : public ::testing::Test {
  protected:
-  void SetUp() override { path_ = fresh_dir("store") + "/history.db"; }
+  void SetUp() override { path_ = scratch_dir("rh-store") + "/history.db"; }
 
   // Writes `seconds` of 1 Hz samples from kT0 for both GPUs: GPU 0 busy from
   // `busy_from` seconds on, GPU 1 always idle; then rolls every minute up.
   void write(int seconds, int busy_from, double raw_retention_s = 48 * 3600.0) {
-    StoreOptions o;
-    o.path = path_;
-    o.raw_retention_s = raw_retention_s;
-    auto store = HistoryStore::open(o);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    ASSERT_TRUE(store->write_devices(two_gpus()).ok());
     std::vector<StoredSample> batch;
     for (int i = 0; i < seconds; ++i) {
       batch.push_back(sample(0, kT0 + i, i >= busy_from));
       batch.push_back(sample(1, kT0 + i, false));
     }
-    ASSERT_TRUE(store->write(batch, {}).ok());
-    ASSERT_TRUE(store->roll_up_closed(/*close_all=*/true).ok());
-    ASSERT_TRUE(store->enforce_limits().ok());
+    gpulens::testing::write_history(path_, two_gpus(), batch, {}, raw_retention_s);
   }
 
   Result<HistoryTrace> load(double from, double to, std::vector<int> gpus = {}) {
@@ -443,7 +418,7 @@ double number(const nlohmann::json& j) {
 class ReportFromHistory : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReportFromHistory, GivesTheFunnelOfTheRecordingItself) {
-  const std::string db = fresh_dir("e2e") + "/history.db";
+  const std::string db = scratch_dir("rh-e2e") + "/history.db";
   const std::string name = GetParam() + ".trace.jsonl";
   const Trace trace = write_store_from(name, db);
   ASSERT_FALSE(trace.samples.empty());
@@ -492,7 +467,7 @@ INSTANTIATE_TEST_SUITE_P(ReferenceRecordings, ReportFromHistory,
                          ::testing::Values("multi-gpu-h200x2", "training-h100"));
 
 TEST(ReportFromHistoryCli, TextAndHtmlSayTheySourceIsTheHistory) {
-  const std::string dir = fresh_dir("cli");
+  const std::string dir = scratch_dir("rh-cli");
   const std::string db = dir + "/history.db";
   const Trace trace = write_store_from("multi-gpu-h200x2.trace.jsonl", db);
   ASSERT_FALSE(trace.samples.empty());

@@ -18,6 +18,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "store_support.hpp"
 #include "wait_for.hpp"
 
 namespace gpulens::store {
@@ -271,16 +272,9 @@ using gpulens::testing::wait_for;
 // fills, a window past it is dropped and counted, and the rest are written once
 // the file opens.
 TEST(KernelWindowsWriter, AFullQueueDropsAndCountsAndTheRestAreWritten) {
-  const std::string dir = gpulens::testing::scratch_dir("kernel-writer");
-  const std::string blocker = dir + "/state";
-  std::ofstream(blocker) << "a file where the history's directory should be";
-  StoreOptions o;
-  o.path = blocker + "/history.db";
-  WriterOptions w;
-  w.flush_interval_s = 0.02;
-  w.retry_interval_s = 0.05;
-  w.max_kernel_backlog = 3;
-  StoreWriter writer(o, w, [](bool, const std::string&) {});
+  auto blocked = gpulens::testing::blocked_history("kernel-writer");
+  blocked.writer.max_kernel_backlog = 3;
+  StoreWriter writer(blocked.store, blocked.writer, [](bool, const std::string&) {});
   // Queued before the thread runs, so that no batch is in flight while counting.
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(writer.push_kernel_window(window(0, 100, 20 * i)));
   EXPECT_FALSE(writer.push_kernel_window(window(0, 100, 60)));
@@ -288,10 +282,10 @@ TEST(KernelWindowsWriter, AFullQueueDropsAndCountsAndTheRestAreWritten) {
   writer.start(TraceHeader{});
   ASSERT_TRUE(wait_for([&] { return !writer.status().error.empty(); }));
   EXPECT_EQ(writer.status().kernel_windows_written, 0u);
-  std::filesystem::remove(blocker);
+  std::filesystem::remove(blocked.blocker);
   ASSERT_TRUE(wait_for([&] { return writer.status().kernel_windows_written == 3; }));
   writer.stop();
-  auto store = HistoryStore::open(o);
+  auto store = HistoryStore::open(blocked.store);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto loaded = read_newest_kernel_windows(store->db(), 100, {0, 1, 2});
   ASSERT_TRUE(loaded.ok());

@@ -13,6 +13,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "store_support.hpp"
 #include "wait_for.hpp"
 
 namespace gpulens::store {
@@ -56,18 +57,8 @@ TEST(PodUses, OnlyTheKubeletsPodsAreKeptARowPerPodAndGpu) {
   for (const auto& r : uses.rows()) EXPECT_NE(r.pod, "old");
 }
 
-class PodStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    options_.path = gpulens::testing::scratch_dir("pod-store") + "/history.db";
-  }
-  HistoryStore open() {
-    auto s = HistoryStore::open(options_);
-    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-    return std::move(*s);
-  }
-  StoreOptions options_;
-};
+// A history file in a scratch directory, opened by open().
+class PodStoreTest : public gpulens::testing::StoreTest {};
 
 TEST_F(PodStoreTest, SpansGrowAcrossBatchesAndTheLatestComeFirst) {
   auto store = open();
@@ -136,15 +127,8 @@ TEST_F(PodStoreTest, AFileOfSchemaThreeIsMigrated) {
 // Pods pushed while the history cannot be opened wait, merged, and are written
 // once it can.
 TEST(PodStoreWriter, KeepsPodsWhileTheFileCannotBeOpened) {
-  const std::string dir = gpulens::testing::scratch_dir("pod-writer");
-  const std::string blocker = dir + "/state";
-  std::ofstream(blocker) << "a file where the history's directory should be";
-  StoreOptions o;
-  o.path = blocker + "/history.db";
-  WriterOptions w;
-  w.flush_interval_s = 0.02;
-  w.retry_interval_s = 0.05;
-  StoreWriter writer(o, w, [](bool, const std::string&) {});
+  auto blocked = gpulens::testing::blocked_history("pod-writer");
+  StoreWriter writer(blocked.store, blocked.writer, [](bool, const std::string&) {});
   writer.start(TraceHeader{});
   StoredSample s;
   s.gpu = 0;
@@ -158,10 +142,10 @@ TEST(PodStoreWriter, KeepsPodsWhileTheFileCannotBeOpened) {
   second.add({"ml", "nb-0", 0, kPodT0 + 2, kPodT0 + 5});
   s.t = kPodT0 + 5;
   writer.push({s}, {}, {}, second);
-  std::filesystem::remove(blocker);
+  std::filesystem::remove(blocked.blocker);
   ASSERT_TRUE(gpulens::testing::wait_for([&] { return writer.status().samples_written == 2; }, 20));
   writer.stop();
-  auto store = HistoryStore::open(o);
+  auto store = HistoryStore::open(blocked.store);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto rows = pod_uses_between(store->db(), 0, kPodT0 + 10, {}, 10);
   ASSERT_TRUE(rows.ok());

@@ -7,14 +7,13 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
 #include "core/duration.hpp"
 #include "store/history_store.hpp"
+#include "store_support.hpp"
 
 namespace gpulens::store {
 namespace {
@@ -22,30 +21,6 @@ namespace {
 using gpulens::testing::run_gpulens;
 
 constexpr double kJobT0 = 1795200000;  // 2026-11-20T18:40:00Z: minutes start on it
-
-std::string fresh_job_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("gpulens-sj-" + name + "-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-TraceHeader four_gpus() {
-  TraceHeader h;
-  h.host = "node-7";
-  h.interval_s = 1.0;
-  for (int i = 0; i < 4; ++i) {
-    DeviceInfo d;
-    d.index = i;
-    d.uuid = fmt::format("GPU-{}", i);
-    d.name = "NVIDIA H100 80GB HBM3";
-    d.sm_count = 132;
-    d.mem_total_mib = 81559;
-    h.devices.push_back(d);
-  }
-  return h;
-}
 
 StoredSample job_sample(int gpu, double t, double sm) {
   StoredSample s;
@@ -66,17 +41,12 @@ StoredSample job_sample(int gpu, double t, double sm) {
 class SlurmJobReport : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fresh_job_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = gpulens::testing::scratch_dir(
+        "sj-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     path_ = dir_ + "/history.db";
   }
 
   void write(double raw_retention_s = 48 * 3600.0, std::vector<SlurmJobUse> extra = {}) {
-    StoreOptions o;
-    o.path = path_;
-    o.raw_retention_s = raw_retention_s;
-    auto store = HistoryStore::open(o);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    ASSERT_TRUE(store->write_devices(four_gpus()).ok());
     std::vector<StoredSample> batch;
     SlurmJobUses uses;
     for (int i = 0; i < 240; ++i) {
@@ -94,9 +64,8 @@ class SlurmJobReport : public ::testing::Test {
       }
     }
     for (const auto& u : extra) uses.add(u);
-    ASSERT_TRUE(store->write(batch, {}, uses.rows()).ok());
-    ASSERT_TRUE(store->roll_up_closed(/*close_all=*/true).ok());
-    ASSERT_TRUE(store->enforce_limits().ok());
+    gpulens::testing::write_history(path_, gpulens::testing::h100_history_header(4), batch,
+                                    uses.rows(), raw_retention_s);
   }
 
   nlohmann::json report_json(const std::string& job) {

@@ -15,6 +15,7 @@
 #include "server_support.hpp"
 #include "store/history_store.hpp"
 #include "store/store_writer.hpp"
+#include "store_support.hpp"
 #include "wait_for.hpp"
 
 namespace gpulens::store {
@@ -97,18 +98,8 @@ TEST(SlurmJobUses, TrimKeepsTheUsesSeenLast) {
   EXPECT_EQ(rows[2].job, "9");
 }
 
-class SlurmStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    options_.path = gpulens::testing::scratch_dir("slurm-store") + "/history.db";
-  }
-  HistoryStore open() {
-    auto s = HistoryStore::open(options_);
-    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
-    return std::move(*s);
-  }
-  StoreOptions options_;
-};
+// A history file in a scratch directory, opened by open().
+class SlurmStoreTest : public gpulens::testing::StoreTest {};
 
 TEST_F(SlurmStoreTest, UpsertsExtendTheRowAcrossBatches) {
   auto store = open();
@@ -193,15 +184,8 @@ using gpulens::testing::wait_for;
 // Uses pushed while the history cannot be opened wait, merged, and are written
 // once it can.
 TEST(SlurmStoreWriter, KeepsUsesWhileTheFileCannotBeOpened) {
-  const std::string dir = gpulens::testing::scratch_dir("slurm-writer");
-  const std::string blocker = dir + "/state";
-  std::ofstream(blocker) << "a file where the history's directory should be";
-  StoreOptions o;
-  o.path = blocker + "/history.db";
-  WriterOptions w;
-  w.flush_interval_s = 0.02;
-  w.retry_interval_s = 0.05;
-  StoreWriter writer(o, w, [](bool, const std::string&) {});
+  auto blocked = gpulens::testing::blocked_history("slurm-writer");
+  StoreWriter writer(blocked.store, blocked.writer, [](bool, const std::string&) {});
   writer.start(TraceHeader{});
   SlurmJobUses first;
   first.add({"9", "0", 0, "alice", "", kSlurmT0, kSlurmT0 + 1});
@@ -210,10 +194,10 @@ TEST(SlurmStoreWriter, KeepsUsesWhileTheFileCannotBeOpened) {
   SlurmJobUses second;
   second.add({"9", "0", 0, "", "", kSlurmT0 + 2, kSlurmT0 + 5});
   writer.push({stored(0, kSlurmT0 + 5)}, {}, second);
-  std::filesystem::remove(blocker);
+  std::filesystem::remove(blocked.blocker);
   ASSERT_TRUE(wait_for([&] { return writer.status().samples_written == 2; }));
   writer.stop();
-  auto store = HistoryStore::open(o);
+  auto store = HistoryStore::open(blocked.store);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto job = read_slurm_job(store->db(), "9");
   ASSERT_TRUE(job.ok());

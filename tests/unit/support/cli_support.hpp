@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the real gpulens binary for end-to-end and golden tests.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "wait_for.hpp"
 
 namespace gpulens::testing {
 
@@ -53,6 +58,39 @@ inline CommandResult run_gpulens(const std::string& args) {
   result.err = read_file(err_path);
   std::remove(err_path.c_str());
   return result;
+}
+
+// Starts `gpulens ARGS` from the source directory, its stdout and stderr in files and
+// stdin from /dev/null, for a test that then signals it or waits for it. No terminal:
+// a signal the test sends reaches gpulens alone, as a batch scheduler's does. SIGINT
+// keeps its default meaning (a test runner may run us with it ignored, as a
+// background job).
+inline pid_t start_gpulens(const std::vector<std::string>& args, const std::string& out,
+                           const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = open("/dev/null", O_RDONLY);
+    if (o < 0 || e < 0 || in < 0 || chdir(GPULENS_SOURCE_DIR) != 0) _exit(98);
+    dup2(in, STDIN_FILENO);
+    dup2(o, STDOUT_FILENO);
+    dup2(e, STDERR_FILENO);
+    signal(SIGINT, SIG_DFL);
+    std::vector<std::string> all = {GPULENS_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(GPULENS_BINARY, argv.data());
+    _exit(99);
+  }
+  return pid;
+}
+
+// True once the file at `path` holds `text`; false when `seconds` pass first.
+inline bool wait_for_file_text(const std::string& path, const std::string& text, double seconds) {
+  return wait_for([&] { return read_file(path).find(text) != std::string::npos; }, seconds);
 }
 
 // Compares with tests/golden/NAME; GPULENS_UPDATE_GOLDEN=1 rewrites the file instead.

@@ -20,6 +20,7 @@
 #include "agent/snapshot.hpp"
 #include "cli_support.hpp"
 #include "exposition/http_server.hpp"
+#include "h100_live.hpp"
 #include "http_test_client.hpp"
 
 namespace gpulens::testing {
@@ -43,16 +44,7 @@ inline agent::LiveSnapshot fixed_snapshot() {
   snap.t = 1732200000.5;
   snap.started_at = 1732199000;
   for (int i = 0; i < 2; ++i) {
-    agent::GpuLive g;
-    g.device.index = i;
-    g.device.uuid = "GPU-0000000" + std::to_string(i);
-    g.device.name = "NVIDIA H100 80GB HBM3";
-    g.device.sm_count = 132;
-    g.device.mem_total_mib = 81559;
-    g.device.power_limit_w = 700;
-    g.device.max_sm_clock_mhz = 1980;
-    g.device.max_mem_clock_mhz = 2619;
-    g.limits.architecture = "Hopper";
+    agent::GpuLive g = h100_live(i, "GPU-0000000" + std::to_string(i));
     Sample s;
     s.t = snap.t;
     s.gpu = i;

@@ -9,52 +9,41 @@
 
 #include <gtest/gtest.h>
 
+#include "protobuf_encode.hpp"
 #include "sources/kube/kube_allocations.hpp"
 #include "sources/kube/protobuf_wire.hpp"
 
 namespace gpulens::sources::kube {
 namespace {
 
-std::string pr_varint(std::uint64_t v) {
-  std::string out;
-  do {
-    auto byte = static_cast<char>(v & 0x7f);
-    v >>= 7;
-    if (v != 0) byte = static_cast<char>(byte | 0x80);
-    out += byte;
-  } while (v != 0);
-  return out;
-}
-
-std::string pr_bytes(std::uint32_t field, const std::string& value) {
-  return pr_varint(field << 3 | 2) + pr_varint(value.size()) + value;
-}
+using gpulens::testing::proto_bytes;
+using gpulens::testing::proto_varint;
 
 std::string pr_devices(const std::string& resource, const std::vector<std::string>& ids) {
-  std::string m = pr_bytes(1, resource);
-  for (const auto& id : ids) m += pr_bytes(2, id);
+  std::string m = proto_bytes(1, resource);
+  for (const auto& id : ids) m += proto_bytes(2, id);
   // topology (3): a NUMA node, skipped by the reader
-  m += pr_bytes(3, pr_bytes(1, pr_varint(1 << 3 | 0) + pr_varint(0)));
+  m += proto_bytes(3, proto_bytes(1, proto_varint(1 << 3 | 0) + proto_varint(0)));
   return m;
 }
 
 std::string pr_container(const std::string& name, const std::vector<std::string>& devices) {
-  std::string m = pr_bytes(1, name);
-  for (const auto& d : devices) m += pr_bytes(2, d);
-  m += pr_varint(3 << 3 | 0) + pr_varint(7);  // cpu_ids: a varint field, skipped
+  std::string m = proto_bytes(1, name);
+  for (const auto& d : devices) m += proto_bytes(2, d);
+  m += proto_varint(3 << 3 | 0) + proto_varint(7);  // cpu_ids: a varint field, skipped
   return m;
 }
 
 std::string pr_pod(const std::string& ns, const std::string& name,
                    const std::vector<std::string>& containers) {
-  std::string m = pr_bytes(1, name) + pr_bytes(2, ns);
-  for (const auto& c : containers) m += pr_bytes(3, c);
+  std::string m = proto_bytes(1, name) + proto_bytes(2, ns);
+  for (const auto& c : containers) m += proto_bytes(3, c);
   return m;
 }
 
 std::string pr_list(const std::vector<std::string>& pods) {
   std::string m;
-  for (const auto& p : pods) m += pr_bytes(1, p);
+  for (const auto& p : pods) m += proto_bytes(1, p);
   return m;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Protobuf's wire format read within bounds: varints, length-delimited bytes and
 // the fixed widths skipped; a malformed message ends the read with ok() false,
-// never a read past the buffer. Messages are encoded here by hand.
+// never a read past the buffer. Messages are encoded by hand (protobuf_encode.hpp).
 #include "sources/kube/protobuf_wire.hpp"
 
 #include <gtest/gtest.h>
@@ -9,28 +9,18 @@
 #include <cstdint>
 #include <string>
 
+#include "protobuf_encode.hpp"
+
 namespace gpulens::sources::kube {
 namespace {
 
-std::string wire_varint(std::uint64_t v) {
-  std::string out;
-  do {
-    auto byte = static_cast<char>(v & 0x7f);
-    v >>= 7;
-    if (v != 0) byte = static_cast<char>(byte | 0x80);
-    out += byte;
-  } while (v != 0);
-  return out;
-}
-
-std::string wire_bytes(std::uint32_t field, const std::string& value) {
-  return wire_varint(field << 3 | 2) + wire_varint(value.size()) + value;
-}
+using gpulens::testing::proto_bytes;
+using gpulens::testing::proto_varint;
 
 TEST(ProtoWire, ReadsVarintsAndBytesAndSkipsTheRest) {
-  const std::string m = wire_varint(1 << 3 | 0) + wire_varint(300) + wire_bytes(2, "hi") +
-                        wire_varint(3 << 3 | 5) + std::string(4, 'x') + wire_varint(4 << 3 | 1) +
-                        std::string(8, 'y') + wire_bytes(5, "end");
+  const std::string m = proto_varint(1 << 3 | 0) + proto_varint(300) + proto_bytes(2, "hi") +
+                        proto_varint(3 << 3 | 5) + std::string(4, 'x') + proto_varint(4 << 3 | 1) +
+                        std::string(8, 'y') + proto_bytes(5, "end");
   ProtoReader r(m);
   ASSERT_TRUE(r.next());
   EXPECT_EQ(r.field(), 1u);
@@ -50,9 +40,9 @@ TEST(ProtoWire, MalformedInputStopsTheReadWithinTheBuffer) {
   // A length past the end, a truncated varint, an 11-byte varint, a group (wire
   // type 3), field 0: each ends the read with ok() false.
   for (const std::string& m :
-       {wire_varint(2 << 3 | 2) + wire_varint(10) + "abc", std::string("\x08\x80", 2),
-        wire_varint(1 << 3) + std::string(11, '\xff'), wire_varint(1 << 3 | 3),
-        wire_varint(0 << 3 | 0) + wire_varint(1)}) {
+       {proto_varint(2 << 3 | 2) + proto_varint(10) + "abc", std::string("\x08\x80", 2),
+        proto_varint(1 << 3) + std::string(11, '\xff'), proto_varint(1 << 3 | 3),
+        proto_varint(0 << 3 | 0) + proto_varint(1)}) {
     ProtoReader r(m);
     while (r.next()) {
       if (r.wire_type() == WireType::Bytes) r.bytes();
@@ -60,7 +50,7 @@ TEST(ProtoWire, MalformedInputStopsTheReadWithinTheBuffer) {
     EXPECT_FALSE(r.ok()) << ::testing::PrintToString(m);
   }
   // Asking a varint field for bytes is malformed, not a read of garbage.
-  const std::string varint_field = wire_varint(1 << 3) + wire_varint(5);
+  const std::string varint_field = proto_varint(1 << 3) + proto_varint(5);
   ProtoReader r(varint_field);  // a view: the bytes must outlive the reader
   ASSERT_TRUE(r.next());
   EXPECT_EQ(r.bytes(), "");
