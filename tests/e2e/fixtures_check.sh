@@ -9,7 +9,8 @@
 # and fails on a cut .xz, leaving no file behind.
 set -euo pipefail
 script=${1:?usage: fixtures_check.sh SCRIPTS/fixtures.sh}
-command -v git >/dev/null || { echo "SKIP: git is not installed" >&2; exit 77; }
+# git comes with scripts/setup.sh; without it the check cannot run, which is a failure.
+command -v git >/dev/null || { echo "FAIL: git is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpulens-fixtures.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -112,22 +112,18 @@ void read_pcie_replays(const NvmlApi& api, DeviceSlot& slot, double now, MetricV
 void read_nvlink_errors(const NvmlApi& api, DeviceSlot& slot, double now, MetricValues& out) {
   if (!slot.use(Call::NvlinkErrors)) return;
   LinkErrorState& e = slot.link_errors;
-  if (!e.pass_running &&
-      (!e.pass_begun_at || now - *e.pass_begun_at >= slot.nvlink_errors_refresh_s)) {
-    e.pass_running = true;
+  const auto running = [&e] { return e.pass_begun_at && e.next_link < e.nvlink.size(); };
+  if (!running() && (!e.pass_begun_at || now - *e.pass_begun_at >= slot.nvlink_errors_refresh_s)) {
     e.pass_begun_at = now;
     e.next_link = 0;
   }
-  if (e.pass_running) {
+  if (running()) {
     read_nvlink_link(api, slot, e.next_link);
     if (slot.probing && e.nvlink_on.none()) {
       slot.switch_off(Call::NvlinkErrors);
       return;
     }
-    if (++e.next_link == e.nvlink.size()) {
-      e.pass_running = false;
-      e.pass_done = true;
-    }
+    if (++e.next_link == e.nvlink.size()) e.pass_done = true;
   }
   if (!e.pass_done) return;
   for (std::size_t c = 0; c < kNvlinkCounters.size(); ++c) {

@@ -89,8 +89,9 @@ struct LinkErrorState {
   std::optional<double> read_at;                     // PCIe replays' last read (monotonic)
   std::optional<double> pcie_replays;
   std::optional<double> pass_begun_at;  // monotonic time the last NVLink pass began
-  std::size_t next_link = 0;            // index into nvlink the running pass reads next
-  bool pass_running = false;
+  // Index into nvlink the running pass reads next; nvlink.size() once it has ended,
+  // so a pass runs while a pass has begun and this is below the link count.
+  std::size_t next_link = 0;
   bool pass_done = false;  // every link read once: the sums can be published
   // Per active link (DeviceSlot::nvlinks_active), per counter: the last value read.
   std::vector<std::array<std::optional<double>, kNvlinkCounters>> nvlink;
