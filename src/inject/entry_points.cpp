@@ -220,13 +220,12 @@ GPULENS_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
   return real(requested, completed);
 }
 
-// A profiler sets its activity attributes before it registers its buffers: kineto
-// sets CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER (and device buffer sizes)
-// first. CUPTI wants that attribute set before callbacks are registered and before
-// any kind is enabled, and calls a change in mid-session undefined
-// (cupti_activity.h). Inside one of our windows our kinds are on, so the job's
-// first attribute, not its registration, is where we step aside. This library sets
-// no attribute itself, so every call here is the job's.
+// A profiler may set its activity attributes before it registers its buffers:
+// kineto's source sets CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER first when
+// per-thread buffers are asked for. CUPTI wants that attribute set before callbacks are registered
+// and before any kind is enabled, and calls a change in mid-session undefined (cupti_activity.h).
+// Inside one of our windows our kinds are on, so the job's first attribute, not its registration,
+// is where we step aside. This library sets no attribute itself, so every call here is the job's.
 GPULENS_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attribute,
                                                      size_t* value_size, void* value) {
   using namespace gpulens::inject;

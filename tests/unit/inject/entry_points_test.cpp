@@ -71,7 +71,7 @@ TEST(EntryPoints, TheJobsOwnProfilerAfterCudaStartedTakesOverAndItIsSaid) {
   std::filesystem::remove_all(dir);
 }
 
-// kineto sets CUPTI's per-thread-buffer attribute before registering its buffers,
+// kineto's source sets CUPTI's per-thread-buffer attribute before registering its buffers,
 // and CUPTI calls a change of it with kinds on undefined: every kind of ours is off
 // before the job's first attribute reaches libcupti, not only before its
 // registration.
