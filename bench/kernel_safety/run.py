@@ -34,8 +34,12 @@ def run_one(cmd, env, timeout):
     except subprocess.TimeoutExpired as e:
         rc, out, err = "hang", (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
     sums = [l.split()[-1] for l in out.splitlines() if l.startswith("checksum ")]
+    # gpulens run's summary shares the job's stderr and would push the job's own error
+    # out of a plain tail: the error lines are kept apart.
+    errors = [l for l in err.splitlines() if "Error" in l or "ASSERT" in l or "Traceback" in l]
     return {"rc": rc, "checksum": sums[-1] if sums else None, "s": round(time.time() - t0, 2),
-            "stderr_tail": err[-3000:] if rc != 0 else ""}
+            "stderr_tail": err[-3000:] if rc != 0 else "",
+            "error_lines": errors[-5:] if rc != 0 else []}
 
 
 def job(args, kind, seed, tmp):

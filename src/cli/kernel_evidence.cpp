@@ -73,14 +73,18 @@ diagnosis::KernelEvidence kernel_evidence(const kernels::KernelView& view) {
     }
   }
   e.syncs = view.syncs;
-  if (view.launches > 0) {
+  e.syncs_recorded = view.syncs_recorded;
+  // Synchronisations not recorded: how often the host waits is unknown, not zero.
+  if (view.launches > 0 && view.syncs_recorded) {
     e.syncs_per_launch = static_cast<double>(view.syncs) / static_cast<double>(view.launches);
   }
   if (!view.devices.empty()) {
     const auto& d = view.devices.front();
     if (d.steps && d.steps->steps > 0) {
-      e.syncs_per_step = d.steps->syncs_per_step;
-      e.sync_s_per_step = d.steps->sync_s_per_step;
+      if (view.syncs_recorded) {
+        e.syncs_per_step = d.steps->syncs_per_step;
+        e.sync_s_per_step = d.steps->sync_s_per_step;
+      }
       // A sampled view counts launches in its windows only: per step they would
       // read low, so only a view traced whole gives a rate per step.
       if (!view.sampling.sampled) {
@@ -89,7 +93,7 @@ diagnosis::KernelEvidence kernel_evidence(const kernels::KernelView& view) {
       }
     }
     const double traced = view.sampling.sampled ? view.sampling.traced_s : d.activity.window_s;
-    if (traced > 0) e.sync_share = std::min(1.0, view.sync_s / traced);
+    if (traced > 0 && view.syncs_recorded) e.sync_share = std::min(1.0, view.sync_s / traced);
   }
   for (const auto& c : view.copies) {
     if ((c.kind != "HtoD" && c.kind != "DtoH") || c.bytes < (1u << 20)) continue;

@@ -269,6 +269,16 @@ std::string gpu_waits_for_process(const FixInput& in) {
       in.window.procs.top_cpu_pid, points_text(in.facts().process_cpu_pct.value_or(0)));
 }
 
+// Where the counters cannot tell a synchronising loop from one that works or only
+// launches: what would tell them apart for this job.
+std::string how_syncs_are_told(const FixInput& in) {
+  if (in.ctx.kernels && !in.ctx.kernels->syncs_recorded) {
+    return "This job's kernel view cannot tell them apart: it recorded no CUDA "
+           "synchronisations, because the job carries PyTorch's profiler (see its notes).";
+  }
+  return "`gpulens run --kernels` counts the synchronisations and tells them apart.";
+}
+
 // The GPU waits on the host. Which host work it is, the counters tell only in
 // part: a process at a full core either synchronises every step (CUDA's wait
 // spins) or does the work itself, and only a trace tells which.
@@ -278,10 +288,9 @@ std::string process_at_full_core(const FixInput& in) {
       "{} keeps a CPU core busy ({}) while the GPU waits. Two causes look alike in the "
       "counters: it synchronises every step (.item(), .cpu(), printing a loss, "
       "torch.cuda.synchronize(): the wait spins a core until the GPU drains), or it does the "
-      "work itself (Python preprocessing in the loop, a DataLoader with num_workers=0). "
-      "`gpulens run --kernels` counts the synchronisations and tells them apart.",
+      "work itself (Python preprocessing in the loop, a DataLoader with num_workers=0). {}",
       process_label(procs.top_cpu_name, procs.top_cpu_pid),
-      points_text(in.facts().process_cpu_pct.value_or(0)));
+      points_text(in.facts().process_cpu_pct.value_or(0)), how_syncs_are_told(in));
 }
 
 // The kernel view counts the synchronisations: the core spins in CUDA's wait.
@@ -325,11 +334,11 @@ std::string process_waits_on_input(const FixInput& in) {
       points_text(in.facts().process_cpu_pct.value_or(0)));
 }
 
-std::string host_wait_unknown(const FixInput&) {
+std::string host_wait_unknown(const FixInput& in) {
   return "The GPU waits on the host; without per-process CPU figures the cause cannot be told: "
          "input (DataLoader num_workers), per-step synchronisation (.item(), .cpu()) or host "
-         "work in the loop. `gpulens run --kernels` counts synchronisations and tells them "
-         "apart.";
+         "work in the loop. " +
+         how_syncs_are_told(in);
 }
 
 std::string pin_and_prefetch(const FixInput&) {
@@ -348,10 +357,9 @@ std::string launch_or_sync(const FixInput& in) {
       "the kernel runs: launch fewer, bigger kernels with fusion, torch.compile, CUDA "
       "Graphs or larger batches) or a synchronisation after every op (.item(), .cpu(), "
       "torch.cuda.synchronize(): each kernel waits for the host's round trip; read values "
-      "every N steps instead). `gpulens run --kernels` counts the synchronisations and "
-      "tells them apart.",
+      "every N steps instead). {}",
       process_label(procs.top_cpu_name, procs.top_cpu_pid),
-      points_text(in.facts().process_cpu_pct.value_or(0)));
+      points_text(in.facts().process_cpu_pct.value_or(0)), how_syncs_are_told(in));
 }
 
 std::string sync_after_every_op(const FixInput& in) {

@@ -25,6 +25,9 @@ struct KernelEvidence {
   // CUDA synchronisations (stream, device, event waits) and the host's time
   // blocked in them: per marked step where the job marks steps, else over the
   // traced time.
+  // False when the view was recorded without CUDA synchronisations (a job
+  // carrying its own profiler): the figures below are then absent, not zero.
+  bool syncs_recorded = true;
   std::optional<double> syncs_per_step;
   std::optional<double> sync_s_per_step;
   std::uint64_t syncs = 0;

@@ -69,6 +69,7 @@ CuptiLibrary open_cupti() {
       lib.handle = dlopen(p.c_str(), RTLD_NOW | RTLD_NOLOAD);
       if (lib.handle != nullptr) {
         lib.path = p;
+        lib.job_loaded = true;
         return lib;
       }
     }
@@ -112,6 +113,15 @@ CuptiLibrary open_cupti() {
     }
   }
   return lib;
+}
+
+bool job_may_profile(const CuptiLibrary& lib) {
+  if (lib.job_loaded) return true;
+  for (const auto& p : loaded_library_paths()) {
+    const std::string name = std::filesystem::path(p).filename().string();
+    if (name.rfind("libtorch_cuda", 0) == 0 || name.rfind("libkineto", 0) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace gpulens::inject

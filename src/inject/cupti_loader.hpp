@@ -12,6 +12,7 @@ struct CuptiLibrary {
   void* handle = nullptr;
   std::string path;                   // where it was found
   std::vector<std::string> searched;  // every place tried, for the report when none was found
+  bool job_loaded = false;            // the job had this copy loaded before we looked
 };
 
 // In order: a libcupti already loaded in the process (the job's own, e.g. PyTorch's
@@ -21,5 +22,10 @@ struct CuptiLibrary {
 // (LD_LIBRARY_PATH, ld.so.cache) by soname; the toolkit copy `gpulens run` found
 // ($GPULENS_TOOLKIT_CUPTI); the CUDA toolkit under $CUDA_HOME and /usr/local/cuda.
 CuptiLibrary open_cupti();
+
+// Whether the job carries a CUPTI client of its own that may start an activity
+// session later: it had libcupti loaded before we opened it (`lib.job_loaded`), or
+// PyTorch's CUDA library (kineto, torch.profiler) or kineto itself is loaded.
+bool job_may_profile(const CuptiLibrary& lib);
 
 }  // namespace gpulens::inject

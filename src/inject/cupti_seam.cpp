@@ -94,6 +94,9 @@ bool CuptiSeam::attach(CUpti_BuffersCallbackRequestFunc requested,
     fail("cupti_error", "cuptiActivityRegisterCallbacks: " + result_text(r));
     return false;
   }
+  const char* kinds = std::getenv("GPULENS_KERNELS_KINDS");
+  syncs_withheld_.store((kinds == nullptr || *kinds == '\0') && job_may_profile(library_),
+                        std::memory_order_release);
   attached_.store(true, std::memory_order_release);
   if (kind_wanted(CUPTI_ACTIVITY_KIND_DEVICE)) {
     if (const CUptiResult r = api_.enable(CUPTI_ACTIVITY_KIND_DEVICE); r != CUPTI_SUCCESS) {
@@ -107,6 +110,7 @@ bool CuptiSeam::attach(CUpti_BuffersCallbackRequestFunc requested,
 bool CuptiSeam::enable_per_launch_kinds() {
   for (CUpti_ActivityKind k : kKinds) {
     if (!per_launch_kind(k) || !kind_wanted(k)) continue;
+    if (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && syncs_withheld()) continue;
     const CUptiResult r = api_.enable(k);
     if (r == CUPTI_SUCCESS) continue;
     const std::string what =

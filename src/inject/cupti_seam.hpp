@@ -84,6 +84,12 @@ class CuptiSeam {
   bool attach(CUpti_BuffersCallbackRequestFunc requested,
               CUpti_BuffersCallbackCompleteFunc completed);
   bool attached() const { return attached_.load(std::memory_order_acquire); }
+  // CUPTI's synchronisation records are left off, decided at attach: the job may
+  // start its own profiler (job_may_profile) and, once we had switched that kind
+  // on and off, PyTorch's profiler failed at its end in about half the jobs on an
+  // H200, and in none with the other kinds (docs/kernels.md, "A profiler inside
+  // the job"). $GPULENS_KERNELS_KINDS, when set, decides instead.
+  bool syncs_withheld() const { return syncs_withheld_.load(std::memory_order_acquire); }
   // Switches the per-launch kinds on. False when CUPTI refuses one the view
   // cannot do without: the status then says why and nothing stays on.
   bool enable_per_launch_kinds();
@@ -112,6 +118,7 @@ class CuptiSeam {
   CuptiLibrary library_;  // written once, under `opened_`
   Api api_;               // written once, in resolve() (cuInit), before any thread reads it
   std::atomic<bool> attached_{false};
+  std::atomic<bool> syncs_withheld_{false};  // written once in attach(), before any kind is on
   // The status, NVTX's and the version: written by the window thread, the job's
   // threads (its profiler taking over, its NVTX calls) and cuInit, read at exit.
   // A leaf lock: nothing else is taken while it is held.

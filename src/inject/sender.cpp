@@ -30,8 +30,14 @@ kernels::ProcessRecord process_record(const Injection& in) {
     p.sampling = kernels::ProcessRecord::Sampling{s->first_s, s->window_s, s->every_s, s->ramp_s};
   }
   p.schedule_error = in.windows.schedule_error;
-  if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr)
+  if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr) {
     p.kinds = kinds;  // a measurement run recorded only these
+  } else if (in.cupti.syncs_withheld()) {
+    p.kinds = "kernel,memcpy,memset,nvtx";
+    p.kinds_note =
+        "CUDA synchronisations were not recorded: the job carries its own CUPTI client "
+        "(PyTorch's profiler), which CUPTI's synchronisation records can break";
+  }
   return p;
 }
 

@@ -72,11 +72,11 @@ std::string kernels_to_html(const kernels::KernelView& v) {
     for (const auto& n : v.notes) out += "<li>" + escape(n) + "</li>";
     return out + "</ul></section>";
   }
-  out += fmt::format(
-      "<p>{} kernel launches, {} of kernel time, {} kernels by name; {} "
-      "synchronisations blocked the host {}.</p>",
-      v.launches, kernel_time_text(v.kernel_s), v.kernel_names, v.syncs,
-      kernel_time_text(v.sync_s));
+  out += fmt::format("<p>{} kernel launches, {} of kernel time, {} kernels by name; {}.</p>",
+                     v.launches, kernel_time_text(v.kernel_s), v.kernel_names,
+                     v.syncs_recorded ? fmt::format("{} synchronisations blocked the host {}",
+                                                    v.syncs, kernel_time_text(v.sync_s))
+                                      : std::string("synchronisations not recorded"));
   if (v.sampling.sampled) out += "<p>" + escape(kernels::sampling_sentence(v.sampling)) + ".</p>";
   // Windows against the counters (kernels/reconcile.hpp): in bold when they do
   // not stand for the job.

@@ -115,6 +115,7 @@ nlohmann::ordered_json kernels_to_json(const kernels::KernelView& v) {
                       {"pageable", c.pageable}});
   }
   j["memsets"] = v.memsets;
+  j["syncs_recorded"] = v.syncs_recorded;
   j["syncs"] = v.syncs;
   j["sync_s"] = secs(v.sync_s);
   auto& devices = j["devices"] = nlohmann::ordered_json::array();

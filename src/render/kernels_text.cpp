@@ -112,9 +112,14 @@ std::string kernels_body(const kernels::KernelView& v) {
       idle_lines(out, d.steps->idle,
                  fmt::format("the {} marked steps ({} each)", d.steps->steps,
                              kernel_time_text(d.steps->mean_step_s)));
-      out += fmt::format("    per step: {} idle, {:.1f} synchronisations blocking the host {}\n",
-                         kernel_time_text(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step,
-                         kernel_time_text(d.steps->sync_s_per_step));
+      if (v.syncs_recorded) {
+        out += fmt::format("    per step: {} idle, {:.1f} synchronisations blocking the host {}\n",
+                           kernel_time_text(d.steps->mean_idle_per_step_s), d.steps->syncs_per_step,
+                           kernel_time_text(d.steps->sync_s_per_step));
+      } else {
+        out +=
+            fmt::format("    per step: {} idle\n", kernel_time_text(d.steps->mean_idle_per_step_s));
+      }
     }
   }
   out += fmt::format("  {:>7} {:>8} {:>7} {:>9} {:>9} {:>11} {:>6}  {}\n", "share", "time", "count",
@@ -140,8 +145,12 @@ std::string kernels_body(const kernels::KernelView& v) {
   if (v.nvtx && kernels::any_flagged(v.reconciliation)) {
     out += std::string("    ") + kernels::kNvtxWindowsOnly + "\n";
   }
-  out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
-                     kernel_time_text(v.sync_s));
+  if (v.syncs_recorded) {
+    out += fmt::format("  synchronisations: {} ({} of host time blocked)\n", v.syncs,
+                       kernel_time_text(v.sync_s));
+  } else {
+    out += "  synchronisations: not recorded (see the notes)\n";
+  }
   if (!v.findings.empty()) {
     out += "  fixes from the kernel view:\n";
     for (const auto& f : v.findings) out += "  - " + f.text + ": " + f.fix + "\n";

@@ -187,6 +187,7 @@ std::vector<std::string> encode_process(std::int64_t pid, const ProcessRecord& p
   }
   if (!p.schedule_error.empty()) f[key::schedule_error] = cut(p.schedule_error);
   if (!p.kinds.empty()) f[key::kinds] = cut(p.kinds);
+  if (!p.kinds_note.empty()) f[key::kinds_note] = cut(p.kinds_note);
   LinePacker lines(head(pid, kind::process, 0), fields(f));
   return lines.finish();
 }

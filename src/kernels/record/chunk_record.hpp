@@ -79,6 +79,7 @@ inline constexpr const char* every_s = "every_s";
 inline constexpr const char* ramp_s = "ramp_s";
 inline constexpr const char* schedule_error = "schedule_error";
 inline constexpr const char* kinds = "kinds";
+inline constexpr const char* kinds_note = "kinds_note";
 // names
 inline constexpr const char* kernel_names = "kernel_names";
 inline constexpr const char* configs = "configs";
@@ -140,7 +141,11 @@ struct ProcessRecord {
   };
   std::optional<Sampling> sampling;  // traced in windows
   std::string schedule_error;
-  std::string kinds;  // $GPULENS_KERNELS_KINDS of a measurement run
+  // The kinds recorded, when not every one: $GPULENS_KERNELS_KINDS of a
+  // measurement run, or those left when synchronisations were withheld
+  // (inject/cupti_seam.hpp); `kinds_note` then says why.
+  std::string kinds;
+  std::string kinds_note;
 };
 
 struct ConfigEntry {  // one launch configuration of one kernel on one device

@@ -185,6 +185,7 @@ ProcessRecord read_process(Checked& c, const json& line) {
   }
   p.schedule_error = c.text(line, "", key::schedule_error, "");
   p.kinds = c.text(line, "", key::kinds, "");
+  p.kinds_note = c.text(line, "", key::kinds_note, "");
   return p;
 }
 

@@ -361,6 +361,17 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
         "the {} window{} it closed",
         pid, p.chunks, p.chunks == 1 ? "" : "s"));
   }
+  if (p.started && !p.start.kinds.empty() &&
+      (',' + p.start.kinds + ',').find(",sync,") == std::string::npos) {
+    if (partial_.syncs_recorded) {
+      partial_.notes.push_back(
+          p.start.kinds_note.empty()
+              ? fmt::format("process {} recorded only {}: CUDA synchronisations are not counted",
+                            pid, p.start.kinds)
+              : fmt::format("process {}: {}", pid, p.start.kinds_note));
+    }
+    partial_.syncs_recorded = false;
+  }
   if (p.started && p.start.sampling) {
     ++g_.processes_sampled;
     partial_.sampling.window_s = p.start.sampling->window_s;
@@ -411,6 +422,7 @@ Gathered RecordGatherer::finish(KernelView& view) {
   view.launches = partial_.launches;
   view.kernel_s = partial_.kernel_s;
   view.memsets = partial_.memsets;
+  view.syncs_recorded = partial_.syncs_recorded;
   view.dropped = partial_.dropped;
   view.sampling = partial_.sampling;
   view.notes.insert(view.notes.end(), partial_.notes.begin(), partial_.notes.end());

@@ -148,6 +148,9 @@ struct KernelView {
   std::uint64_t memsets = 0;
   std::uint64_t syncs = 0;
   double sync_s = 0;
+  // False when a process recorded without CUDA synchronisations (its record's
+  // `kinds` leaves them out): `syncs` and `sync_s` are then a floor, not a count.
+  bool syncs_recorded = true;
   std::vector<DeviceView> devices;
   std::vector<Finding> findings;
   // One sentence: how busy the GPU was and where its idle time lies, in words.

@@ -95,6 +95,21 @@ TEST(KernelEvidence, ASampledViewGivesNoLaunchesPerStep) {
   EXPECT_TRUE(e.pageable_copies);
 }
 
+TEST(KernelEvidence, SynchronisationsNotRecordedAreUnknownNotZero) {
+  // A process that withheld CUPTI's synchronisation records (its job carries a
+  // profiler): the advice must not read "the host never synchronises".
+  auto v = view_with_steps();
+  v.syncs_recorded = false;
+  v.syncs = 0;
+  v.sync_s = 0;
+  const auto e = kernel_evidence(v);
+  EXPECT_FALSE(e.syncs_per_step);
+  EXPECT_FALSE(e.sync_s_per_step);
+  EXPECT_FALSE(e.syncs_per_launch);
+  EXPECT_FALSE(e.sync_share);
+  EXPECT_EQ(e.elementwise_per_step, 3.0);  // the rest of the view stays
+}
+
 TEST(KernelEvidence, InstancesOfOneKernelAreNamedOnceWithTheirTimeSummed) {
   // Eager fp32 x * 2 + 1, relu, * 3, - x: four instances of PyTorch's
   // vectorized_elementwise_kernel, each with its own functor.

@@ -96,6 +96,27 @@ TEST(HostWait, ALoopThatSynchronisesAfterEveryOpKeepsItsOwnReading) {
       << state_id(f.state);
 }
 
+TEST(HostWait, AKernelViewWithoutSynchronisationsDoesNotPointAtItself) {
+  // The same loop under `gpulens run --kernels` in a job that carries PyTorch's
+  // profiler: the view recorded kernels but no synchronisations, so it can tell
+  // neither cause, and the fix must not send the user to it to find out.
+  const auto w = host_window({{Metric::GpuUtil, 28}, {Metric::SmActive, 6}}, 7.0,
+                             {proc(13, "python3", 3000.0, 100.0)});
+  const auto f = judge(w);
+  ASSERT_TRUE(f.facts.process_at_full_core);
+  FixContext traced;
+  traced.kernels = KernelEvidence{};
+  traced.kernels->syncs_recorded = false;
+  const auto fx = fixes_for_state(f, w, host_limits(), traced);
+  ASSERT_FALSE(fx.empty());
+  EXPECT_NE(fx.front().find("recorded no CUDA synchronisations"), std::string::npos) << fx.front();
+  EXPECT_EQ(fx.front().find("`gpulens run --kernels` counts"), std::string::npos) << fx.front();
+  // Without a kernel view the fix still says where to look.
+  const std::string bare = first_fix(f, w);
+  EXPECT_NE(bare.find("`gpulens run --kernels` counts the synchronisations"), std::string::npos)
+      << bare;
+}
+
 TEST(HostWait, AStepNowAndThenWhileWorkersKeepCoresBusyIsAnInputWait) {
   // A small CNN fed by four DataLoader workers at full cores: a 2-ms step every
   // ~100 ms, so kernels show in one sample of four and kernel time is under

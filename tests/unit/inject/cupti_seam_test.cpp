@@ -5,9 +5,11 @@
 #ifdef GPULENS_INJECTION_SEAMS
 #include "inject/cupti_seam.hpp"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,42 @@ TEST(CuptiSeam, AttachingRegistersOurBuffersAndSwitchesEveryKindOn) {
   seam.stop();  // for good: every kind
   EXPECT_TRUE(seam_called(testing::fake_cupti_calls(log), "disable 8"));
   EXPECT_EQ(seam.status().status, "ok");
+  EXPECT_FALSE(seam.syncs_withheld());  // a CUPTI we found ourselves: no profiler of the job's
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecords) {
+  // The job had libcupti loaded before we looked (PyTorch links it for its
+  // profiler): every kind goes on but CUPTI's synchronisation records, which can
+  // break that profiler later (docs/kernels.md, "A profiler inside the job").
+  const auto dir = testing::fresh_dir("seam-job-cupti");
+  const std::string log = (dir / "cupti.log").string();
+  const auto own = dir / "libcupti.so.13";
+  std::filesystem::copy_file(GPULENS_KERNELS_FAKE_CUPTI_ACTIVITY, own,
+                             std::filesystem::copy_options::overwrite_existing);
+  void* jobs = dlopen(own.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(jobs, nullptr) << dlerror();
+  {
+    ScopedEnv cupti("GPULENS_CUPTI", nullptr);
+    ScopedEnv kinds("GPULENS_KERNELS_KINDS", nullptr);
+    ScopedEnv logged("FAKE_CUPTI_LOG", log.c_str());
+    CuptiSeam seam;
+    ASSERT_TRUE(seam.resolve());
+    ASSERT_TRUE(seam.library().job_loaded);
+    ASSERT_TRUE(seam.attach(buffer_requested, buffer_completed));
+    EXPECT_TRUE(seam.syncs_withheld());
+    const auto calls = testing::fake_cupti_calls(log);
+    EXPECT_TRUE(seam_called(calls, "enable 10"));  // kernels
+    EXPECT_TRUE(seam_called(calls, "enable 1"));   // copies
+    EXPECT_FALSE(seam_called(calls, "enable 38"));
+    EXPECT_TRUE(seam.enable_per_launch_kinds());  // the next window: still without
+    EXPECT_FALSE(seam_called(testing::fake_cupti_calls(log), "enable 38"));
+    seam.stop();
+    // The seam's own reference: left open, the copy would stay loaded and be "the
+    // job's" for every later test of this process.
+    dlclose(seam.library().handle);
+  }
+  dlclose(jobs);
   std::filesystem::remove_all(dir);
 }
 

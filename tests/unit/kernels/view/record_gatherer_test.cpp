@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/trace_reader.hpp"
@@ -48,6 +49,53 @@ Trace long_job() {
   }
   add(encode_end(42, testing::ProcessLines::ok_end()));
   return trace;
+}
+
+// One process, one window of kernels, recorded with `kinds` and `note` in its
+// process line.
+Trace one_window(const std::string& kinds, const std::string& note) {
+  inject::ChunkBuilder c(0);
+  const inject::KernelLaunch k = testing::key("gemm", 132, 256);
+  Trace trace;
+  ProcessRecord p;
+  p.base_unix_ns = testing::kBaseUnixNs;
+  p.sampling = ProcessRecord::Sampling{10, 2, 20};
+  p.kinds = kinds;
+  p.kinds_note = note;
+  auto add = [&](const std::vector<std::string>& lines) {
+    for (const auto& l : lines) trace.kernel_records.push_back(json::parse(l));
+  };
+  add(encode_process(42, p));
+  for (std::uint64_t i = 0; i < 100; ++i) c.kernel(k, i * 5000, i * 5000 + 4000, 7);
+  inject::Drained d = c.drain();
+  d.chunk.window = true;
+  d.chunk.end_ns = 1'000'000;
+  if (!d.names.empty()) add(encode_names(42, 0, d.names));
+  add(encode_chunk(42, d.chunk));
+  add(encode_end(42, testing::ProcessLines::ok_end()));
+  return trace;
+}
+
+TEST(ChunkRecord, AProcessThatWithheldSynchronisationsSaysSoInTheView) {
+  const auto withheld = analyze_kernels(
+      one_window("kernel,memcpy,memset,nvtx", "CUDA synchronisations were not recorded"));
+  ASSERT_TRUE(withheld && withheld->available);
+  EXPECT_FALSE(withheld->syncs_recorded);
+  EXPECT_NE(std::find(withheld->notes.begin(), withheld->notes.end(),
+                      "process 42: CUDA synchronisations were not recorded"),
+            withheld->notes.end());
+  const auto knob = analyze_kernels(one_window("kernel", ""));
+  ASSERT_TRUE(knob);
+  EXPECT_FALSE(knob->syncs_recorded);
+  EXPECT_NE(std::find(knob->notes.begin(), knob->notes.end(),
+                      "process 42 recorded only kernel: CUDA synchronisations are not counted"),
+            knob->notes.end());
+  const auto all = analyze_kernels(one_window("", ""));
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->syncs_recorded);
+  const auto with_sync = analyze_kernels(one_window("kernel,sync", ""));
+  ASSERT_TRUE(with_sync);
+  EXPECT_TRUE(with_sync->syncs_recorded);
 }
 
 TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
