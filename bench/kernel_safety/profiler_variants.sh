@@ -12,7 +12,7 @@
 #   kernels   windows with the kernel kind only (no copies, memsets, syncs, NVTX)
 #   kinds=A,B windows with these kinds only (kernel, memcpy, memset, sync, nvtx)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 out=${OUT:?OUT must name the output folder}
 per=${PER:-12}
 variants=("$@")
