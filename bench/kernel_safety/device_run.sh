@@ -3,13 +3,13 @@
 # Runs on the GPU machine (.devbin/gpulens and .devbin/libgpulens_kernels.so carried):
 # bench/kernel_safety/run.py's jobs, bare and under `gpulens run --kernels`, several at
 # once; the manifest and the table land in $OUT. One call; SAFETY_PER_KIND jobs of each
-# kind (default 30; 8 kinds on one GPU, nccl added where there are two or more).
+# kind (default 30; 10 kinds on one GPU, nccl added where there are two or more).
 #   OUT=... SAFETY_PER_KIND=30 SAFETY_PARALLEL=10 SAFETY_SECONDS=540 bash bench/kernel_safety/device_run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kernel-safety}
 mkdir -p "$OUT"
-kinds=eager,graph,compile,threads,profiler,fork,exit_mid,cupy
+kinds=eager,graph,compile,threads,profiler,fork,exit_mid,cupy,exec,starved
 (($(nvidia-smi -L | wc -l) >= 2)) && kinds+=,nccl
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

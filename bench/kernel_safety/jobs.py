@@ -6,7 +6,7 @@ over what it computed, so that a run under `gpulens run --kernels` can be held t
 same job run bare (bench/kernel_safety/run.py).
 
     jobs.py KIND SEED [--steps N]
-KIND: eager, graph, compile, threads, profiler, fork, exit_mid, cupy, nccl.
+KIND: eager, graph, compile, threads, profiler, fork, exit_mid, cupy, nccl, exec, starved.
 """
 import argparse
 import hashlib
@@ -179,17 +179,56 @@ def _nccl_rank(rank, world, seed, steps, q):
     dist.destroy_process_group()
 
 
+def exec_tail(seed, steps, dev, prior):
+    # The image the job exec'd into: more CUDA work, then one checksum over both parts.
+    return eager(seed + 3, steps // 2, dev) + [torch.tensor([int(prior, 16) % 1000003], dtype=torch.float64)]
+
+
+def starved(seed, steps, dev):
+    # The job pins itself, and with it every thread it starts later (the kernel
+    # library's window thread, started at cuInit), to one core and keeps two
+    # busy processes on that core: the window thread gets a third of it at best.
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})
+    hogs = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                pass
+        hogs.append(pid)
+    try:
+        return eager(seed, steps // 2, dev)
+    finally:
+        import signal
+        for pid in hogs:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
 KINDS = {"eager": eager, "graph": graph, "compile": compiled, "threads": threads,
-         "profiler": profiler, "fork": forked, "cupy": cupy_too, "nccl": nccl}
+         "profiler": profiler, "fork": forked, "cupy": cupy_too, "nccl": nccl, "starved": starved}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=sorted(KINDS) + ["exit_mid"])
+    ap.add_argument("kind", choices=sorted(KINDS) + ["exit_mid", "exec", "exec_tail"])
     ap.add_argument("seed", type=int)
     ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--prior", help="exec_tail: the checksum of the part before the exec")
     a = ap.parse_args()
     dev = torch.device("cuda")
+    if a.kind == "exec":
+        # CUDA work, then the process becomes another Python (os.execv: same pid, the
+        # environment kept, so the kernel library loads again into the new image).
+        first = digest(eager(a.seed, a.steps // 2, dev))
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, __file__, "exec_tail", str(a.seed),
+                                  "--steps", str(a.steps), "--prior", first])
+    if a.kind == "exec_tail":
+        out = exec_tail(a.seed, a.steps, dev, a.prior)
+        print(f"checksum exec {a.seed} {digest(out)}", flush=True)
+        return
     if a.kind == "exit_mid":
         # Ends with os._exit while kernels are still queued: no atexit, no teardown.
         out = eager(a.seed, a.steps, dev)

@@ -23,7 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Steps per kind for a few seconds of CUDA work: long enough for several windows.
 # (About 4 s each alone on an H200; windows of 0.5 s every 1.5 s give each job 4-16.)
 STEPS = {"eager": 5000, "graph": 10000, "compile": 2000, "threads": 2000, "profiler": 4000,
-         "fork": 4000, "exit_mid": 4000, "cupy": 4000, "nccl": 2000}
+         "fork": 4000, "exit_mid": 4000, "cupy": 4000, "nccl": 2000, "exec": 4000,
+         "starved": 3000}
 
 
 def run_one(cmd, env, timeout):

@@ -233,6 +233,12 @@ void RecordGatherer::add_line(const ChunkLine& line) {
       [&](const auto& rec) {
         using T = std::decay_t<decltype(rec)>;
         if constexpr (std::is_same_v<T, ProcessRecord>) {
+          if (p.started) {
+            // A new image (exec): its clock, names and configurations are its own.
+            ++p.execs;
+            p.kernel_names.clear();
+            p.configs.clear();
+          }
           p.started = true;
           p.start = rec;
         } else if constexpr (std::is_same_v<T, NamesRecord>) {
@@ -349,6 +355,13 @@ void RecordGatherer::settle(std::int64_t pid, Process& p) {
         "for real jobs)",
         pid, p.end->detaches, p.end->detaches == 1 ? "" : "s",
         static_cast<double>(p.end->detach_max_ns) / 1e6));
+  }
+  if (p.execs > 0) {
+    // exec runs no atexit handler: the image before it wrote no last chunk.
+    partial_.notes.push_back(fmt::format(
+        "process {} replaced its program {} time{} (exec): each image before the last kept "
+        "the windows it had closed, and lost a window still open at the exec",
+        pid, p.execs, p.execs == 1 ? "" : "s"));
   }
   if (p.end) {
     gather_status(pid, p.end->status, p.end->reason,

@@ -137,6 +137,9 @@ class RecordGatherer {
     std::map<std::uint32_t, Collectives> collectives;  // by device
     std::uint64_t chunks = 0;
     bool config_unknown_noted = false;
+    // Process lines after the first: the process exec'd a new image, which loads
+    // the library again and appends to the same record under the same pid.
+    std::uint32_t execs = 0;
   };
 
   void add_whole(const LegacyRecord& r);

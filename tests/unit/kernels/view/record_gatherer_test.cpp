@@ -98,6 +98,37 @@ TEST(ChunkRecord, AProcessThatWithheldSynchronisationsSaysSoInTheView) {
   EXPECT_TRUE(with_sync->syncs_recorded);
 }
 
+TEST(ChunkRecord, AProcessThatExecsKeepsBothImagesWindowsAndSaysWhatWasLost) {
+  // Image 1 (no end line: exec runs no atexit), then image 2 under the same pid,
+  // its own clock 10 s later and its kernel ids from 0 again, naming another kernel.
+  Trace first = one_window("", "");
+  first.kernel_records.pop_back();  // the end line
+  Trace second = one_window("", "");
+  for (auto& line : second.kernel_records) {
+    if (line.contains("clock"))
+      line["clock"]["base_unix_ns"] = testing::kBaseUnixNs + 10'000'000'000;
+    if (line.contains("kernel_names")) line["kernel_names"][0][1] = "second_image_kernel";
+  }
+  Trace both = first;
+  both.kernel_records.insert(both.kernel_records.end(), second.kernel_records.begin(),
+                             second.kernel_records.end());
+  const auto v = analyze_kernels(both);
+  ASSERT_TRUE(v && v->available);
+  EXPECT_EQ(v->launches, 200u);
+  EXPECT_EQ(v->sampling.windows, 2u);
+  bool first_name = false, second_name = false;
+  for (const auto& k : v->top) {
+    first_name = first_name || k.name == "gemm";
+    second_name = second_name || k.name == "second_image_kernel";
+  }
+  EXPECT_TRUE(first_name);
+  EXPECT_TRUE(second_name);
+  EXPECT_NE(std::find(v->notes.begin(), v->notes.end(),
+                      "process 42 replaced its program 1 time (exec): each image before the last "
+                      "kept the windows it had closed, and lost a window still open at the exec"),
+            v->notes.end());
+}
+
 TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
   // The view keeps at most kMaxSketchSpans busy spans per window, and its numbers
   // stay exact.
