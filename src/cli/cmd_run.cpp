@@ -47,6 +47,7 @@ struct RunArgs {
   double live_every_s = 5;
   bool quiet = false;
   bool kernels = false;
+  bool kernels_syncs = false;
   bool no_stderr_scan = false;
   double kernels_window_s = 2;
   double kernels_every_s = 20;
@@ -296,6 +297,7 @@ jobs::ChildOptions child_options(const RunArgs& a, const RunFiles& files,
   co.argv = a.command;
   co.env = {{"GPULENS_MARKS", files.marks}};
   co.env.insert(co.env.end(), kernels.env.begin(), kernels.env.end());
+  if (a.kernels_syncs && !kernels.env.empty()) co.env.emplace_back("GPULENS_KERNELS_SYNCS", "1");
   if (matcher) {
     co.on_stdout_line = [matcher, inbox](std::string_view line) {
       if (auto m = matcher->match(line, unix_now())) inbox->push(std::move(*m));
@@ -444,8 +446,8 @@ void add_kernels_options(CLI::App& cmd, RunArgs& args) {
       "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
       "synchronisations; in windows (--kernels-window, --kernels-every). Costs a GPU-bound job "
       "nothing measurable, a job of many small kernels about a fifth of its step time. In a "
-      "PyTorch job synchronisations are not recorded: they could break the job's own "
-      "torch.profiler (docs/kernels.md)");
+      "PyTorch job synchronisations are not recorded unless --kernels-syncs: they could break "
+      "the job's own torch.profiler (docs/kernels.md)");
   cmd.add_option("--kernels-window", args.kernels_window_s, "Seconds of each traced window")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()
@@ -456,6 +458,12 @@ void add_kernels_options(CLI::App& cmd, RunArgs& args) {
                  "whole job")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str()
+      ->needs(kernels);
+  cmd.add_flag("--kernels-syncs", args.kernels_syncs,
+               "Record CUDA synchronisations in a PyTorch job too (they tell a loop that "
+               "synchronises from one that only launches). Only for a job that does not start "
+               "torch.profiler itself: with them on, its profiler failed at its end in about half "
+               "the jobs on an H200")
       ->needs(kernels);
 }
 

@@ -274,7 +274,9 @@ std::string gpu_waits_for_process(const FixInput& in) {
 std::string how_syncs_are_told(const FixInput& in) {
   if (in.ctx.kernels && !in.ctx.kernels->syncs_recorded) {
     return "This job's kernel view cannot tell them apart: it recorded no CUDA "
-           "synchronisations, because the job carries PyTorch's profiler (see its notes).";
+           "synchronisations, because the job carries PyTorch's profiler (see its notes); "
+           "`gpulens run --kernels --kernels-syncs` records them, for a job that does not "
+           "start torch.profiler itself.";
   }
   return "`gpulens run --kernels` counts the synchronisations and tells them apart.";
 }

@@ -95,8 +95,9 @@ bool CuptiSeam::attach(CUpti_BuffersCallbackRequestFunc requested,
     return false;
   }
   const char* kinds = std::getenv("GPULENS_KERNELS_KINDS");
-  syncs_withheld_.store((kinds == nullptr || *kinds == '\0') && job_may_profile(library_),
-                        std::memory_order_release);
+  const char* syncs = std::getenv("GPULENS_KERNELS_SYNCS");  // `gpulens run --kernels-syncs`
+  const bool asked = (kinds != nullptr && *kinds != '\0') || (syncs != nullptr && *syncs == '1');
+  syncs_withheld_.store(!asked && job_may_profile(library_), std::memory_order_release);
   attached_.store(true, std::memory_order_release);
   if (kind_wanted(CUPTI_ACTIVITY_KIND_DEVICE)) {
     if (const CUptiResult r = api_.enable(CUPTI_ACTIVITY_KIND_DEVICE); r != CUPTI_SUCCESS) {

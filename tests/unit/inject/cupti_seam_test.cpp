@@ -73,7 +73,7 @@ TEST(CuptiSeam, AttachingRegistersOurBuffersAndSwitchesEveryKindOn) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecords) {
+TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecordsUnlessAsked) {
   // The job had libcupti loaded before we looked (PyTorch links it for its
   // profiler): every kind goes on but CUPTI's synchronisation records, which can
   // break that profiler later (docs/kernels.md, "A profiler inside the job").
@@ -102,6 +102,21 @@ TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecords) {
     seam.stop();
     // The seam's own reference: left open, the copy would stay loaded and be "the
     // job's" for every later test of this process.
+    dlclose(seam.library().handle);
+  }
+  {
+    // `gpulens run --kernels-syncs`: the user knows the job starts no profiler.
+    ScopedEnv cupti("GPULENS_CUPTI", nullptr);
+    ScopedEnv kinds("GPULENS_KERNELS_KINDS", nullptr);
+    ScopedEnv asked("GPULENS_KERNELS_SYNCS", "1");
+    ScopedEnv logged("FAKE_CUPTI_LOG", log.c_str());
+    CuptiSeam seam;
+    ASSERT_TRUE(seam.resolve());
+    ASSERT_TRUE(seam.library().job_loaded);
+    ASSERT_TRUE(seam.attach(buffer_requested, buffer_completed));
+    EXPECT_FALSE(seam.syncs_withheld());
+    EXPECT_TRUE(seam_called(testing::fake_cupti_calls(log), "enable 38"));
+    seam.stop();
     dlclose(seam.library().handle);
   }
   dlclose(jobs);

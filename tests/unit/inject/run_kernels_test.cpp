@@ -262,6 +262,29 @@ TEST(KernelsRun, CuptiRecordsOnlyInsideTheWindowsAndTheRecordListsThem) {
   std::remove(log.c_str());
 }
 
+#ifdef GPULENS_KERNELS_FAKE_JOB
+TEST(KernelsRun, KernelsSyncsAsksTheLibraryForSynchronisations) {
+  // The library reads GPULENS_KERNELS_SYNCS=1 (inject/cupti_seam.hpp); only
+  // --kernels-syncs sets it.
+  const std::string out = temp_path("syncs.txt");
+  const auto asked = run_gpulens("run --kernels --kernels-syncs -q " + kReplay + " -o '" + out +
+                                 "' -- sh -c 'echo \"[$GPULENS_KERNELS_SYNCS]\"'");
+  EXPECT_EQ(asked.exit_code, 0) << asked.err;
+  EXPECT_EQ(asked.out, "[1]\n");
+  const auto plain = run_gpulens("run --kernels -q " + kReplay + " -o '" + out +
+                                 "' -- sh -c 'echo \"[$GPULENS_KERNELS_SYNCS]\"'");
+  EXPECT_EQ(plain.out, "[]\n");
+  std::remove(out.c_str());
+}
+#endif
+
+TEST(KernelsRun, KernelsSyncsWithoutKernelsIsRefused) {
+  const auto r = run_gpulens("run --kernels-syncs -q " + kReplay + " -o '" +
+                             temp_path("no_kernels.txt") + "' -- true");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--kernels-syncs requires --kernels"), std::string::npos) << r.err;
+}
+
 TEST(KernelsRun, WindowOptionsWithoutKernelsAreRefused) {
   // Without --kernels nothing would be traced: say so rather than ignore them.
   const auto r = run_gpulens("run --kernels-every 0 -q " + kReplay + " -o '" +
