@@ -47,14 +47,17 @@ def job(args, kind, seed, tmp):
     steps = STEPS[kind]
     base = [sys.executable, os.path.join(HERE, "jobs.py"), kind, str(seed), "--steps", str(steps)]
     trace = os.path.join(tmp, f"{kind}-{seed}.trace.jsonl")
+    syncs = ["--kernels-syncs"] if args.syncs else []
     wrapped = [args.gpulens, "run", "--kernels", "--kernels-window", str(args.window),
-               "--kernels-every", str(args.every), "--no-stderr-scan", "--trace", trace,
+               "--kernels-every", str(args.every)] + syncs + [
+               "--no-stderr-scan", "--trace", trace,
                "-o", os.path.join(tmp, f"{kind}-{seed}.txt"), "--"] + base
     env = dict(os.environ, PYTHONHASHSEED="0")
     order = [("bare", base), ("gpulens", wrapped)]
     random.Random(seed).shuffle(order)
     rec = {"kind": kind, "seed": seed, "cmd": " ".join(base[1:]),
-           "gpulens_args": f"run --kernels --kernels-window {args.window} --kernels-every {args.every}"}
+           "gpulens_args": f"run --kernels --kernels-window {args.window} --kernels-every {args.every}"
+                           + (" --kernels-syncs" if args.syncs else "")}
     for name, cmd in order:
         rec[name] = run_one(cmd, env, args.timeout)
     windows = 0
@@ -77,6 +80,8 @@ def main():
     ap.add_argument("--parallel", type=int, default=10)
     ap.add_argument("--window", type=float, default=0.5)
     ap.add_argument("--every", type=float, default=1.5)
+    ap.add_argument("--syncs", action="store_true",
+                    help="run gpulens with --kernels-syncs (synchronisations recorded in PyTorch jobs)")
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--runs", help="folder for each run's report and recording (default OUT/runs)")
     args = ap.parse_args()
