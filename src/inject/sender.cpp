@@ -36,7 +36,7 @@ kernels::ProcessRecord process_record(const Injection& in) {
     p.kinds = "kernel,memcpy,memset,nvtx";
     p.kinds_note =
         "CUDA synchronisations were not recorded: the job carries its own CUPTI client "
-        "(PyTorch's profiler), which CUPTI's synchronisation records can break "
+        "(such as PyTorch's profiler), which CUPTI's synchronisation records can break "
         "(--kernels-syncs records them)";
   }
   return p;
