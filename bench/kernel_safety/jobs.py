@@ -188,7 +188,8 @@ def starved(seed, steps, dev):
     # The job pins itself, and with it every thread it starts later (the kernel
     # library's window thread, started at cuInit), to one core and keeps two
     # busy processes on that core: the window thread gets a third of it at best.
-    core = min(os.sched_getaffinity(0))
+    cores = sorted(os.sched_getaffinity(0))
+    core = cores[seed % len(cores)]  # jobs run side by side starve on cores of their own
     os.sched_setaffinity(0, {core})
     hogs = []
     for _ in range(2):
