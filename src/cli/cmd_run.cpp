@@ -445,9 +445,10 @@ void add_kernels_options(CLI::App& cmd, RunArgs& args) {
       "Also record the job's GPU activity kernel by kernel (CUPTI, through "
       "libgpulens_kernels.so): top kernels with SM coverage, idle gaps, copies, "
       "synchronisations; in windows (--kernels-window, --kernels-every). Costs a GPU-bound job "
-      "nothing measurable, a job of many small kernels about a fifth of its step time. In a "
-      "PyTorch job synchronisations are not recorded unless --kernels-syncs: they could break "
-      "the job's own torch.profiler (docs/kernels.md)");
+      "nothing measurable, a job of many small kernels about a fifth of its step time. A job "
+      "that starts torch.profiler itself may fail at the profiler's end (1 in 30 on an H200); "
+      "in a PyTorch job synchronisations are not recorded unless --kernels-syncs, as they made "
+      "that one in two (docs/kernels.md)");
   cmd.add_option("--kernels-window", args.kernels_window_s, "Seconds of each traced window")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str()

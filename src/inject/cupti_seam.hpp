@@ -87,9 +87,9 @@ class CuptiSeam {
   // CUPTI's synchronisation records are left off, decided at attach: the job may
   // start its own profiler (job_may_profile) and, once we had switched that kind
   // on and off, PyTorch's profiler failed at its end in about half the jobs on an
-  // H200, and in none with the other kinds (docs/kernels.md, "A profiler inside
-  // the job"). $GPULENS_KERNELS_KINDS, when set, decides instead, and
-  // GPULENS_KERNELS_SYNCS=1 (`gpulens run --kernels-syncs`) records them anyway.
+  // H200; with it off, in 1 of 30 (docs/kernels.md, "A profiler inside the job").
+  // $GPULENS_KERNELS_KINDS, when set, decides instead, and GPULENS_KERNELS_SYNCS=1
+  // (`gpulens run --kernels-syncs`) records them anyway.
   bool syncs_withheld() const { return syncs_withheld_.load(std::memory_order_acquire); }
   // Switches the per-launch kinds on. False when CUPTI refuses one the view
   // cannot do without: the status then says why and nothing stays on.
