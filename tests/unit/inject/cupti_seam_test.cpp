@@ -84,41 +84,31 @@ TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecordsUnlessAsked) 
                              std::filesystem::copy_options::overwrite_existing);
   void* jobs = dlopen(own.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(jobs, nullptr) << dlerror();
-  {
+  // Attaches a seam as the library would in that job, GPULENS_KERNELS_SYNCS as given.
+  auto check = [&](const char* syncs_asked, bool withheld) {
     ScopedEnv cupti("GPULENS_CUPTI", nullptr);
     ScopedEnv kinds("GPULENS_KERNELS_KINDS", nullptr);
+    ScopedEnv asked("GPULENS_KERNELS_SYNCS", syncs_asked);
     ScopedEnv logged("FAKE_CUPTI_LOG", log.c_str());
+    std::filesystem::remove(log);
     CuptiSeam seam;
     ASSERT_TRUE(seam.resolve());
     ASSERT_TRUE(seam.library().job_loaded);
     ASSERT_TRUE(seam.attach(buffer_requested, buffer_completed));
-    EXPECT_TRUE(seam.syncs_withheld());
+    EXPECT_EQ(seam.syncs_withheld(), withheld);
     const auto calls = testing::fake_cupti_calls(log);
     EXPECT_TRUE(seam_called(calls, "enable 10"));  // kernels
     EXPECT_TRUE(seam_called(calls, "enable 1"));   // copies
-    EXPECT_FALSE(seam_called(calls, "enable 38"));
-    EXPECT_TRUE(seam.enable_per_launch_kinds());  // the next window: still without
-    EXPECT_FALSE(seam_called(testing::fake_cupti_calls(log), "enable 38"));
+    EXPECT_EQ(seam_called(calls, "enable 38"), !withheld);
+    EXPECT_TRUE(seam.enable_per_launch_kinds());  // the next window: the same kinds
+    EXPECT_EQ(seam_called(testing::fake_cupti_calls(log), "enable 38"), !withheld);
     seam.stop();
     // The seam's own reference: left open, the copy would stay loaded and be "the
     // job's" for every later test of this process.
     dlclose(seam.library().handle);
-  }
-  {
-    // `gpulens run --kernels-syncs`: the user knows the job starts no profiler.
-    ScopedEnv cupti("GPULENS_CUPTI", nullptr);
-    ScopedEnv kinds("GPULENS_KERNELS_KINDS", nullptr);
-    ScopedEnv asked("GPULENS_KERNELS_SYNCS", "1");
-    ScopedEnv logged("FAKE_CUPTI_LOG", log.c_str());
-    CuptiSeam seam;
-    ASSERT_TRUE(seam.resolve());
-    ASSERT_TRUE(seam.library().job_loaded);
-    ASSERT_TRUE(seam.attach(buffer_requested, buffer_completed));
-    EXPECT_FALSE(seam.syncs_withheld());
-    EXPECT_TRUE(seam_called(testing::fake_cupti_calls(log), "enable 38"));
-    seam.stop();
-    dlclose(seam.library().handle);
-  }
+  };
+  check(nullptr, true);
+  check("1", false);  // `gpulens run --kernels-syncs`: the user knows the job starts no profiler
   dlclose(jobs);
   std::filesystem::remove_all(dir);
 }

@@ -76,20 +76,21 @@ Trace one_window(const std::string& kinds, const std::string& note) {
   return trace;
 }
 
+bool notes_hold_exactly(const KernelView& v, const std::string& note) {
+  return std::find(v.notes.begin(), v.notes.end(), note) != v.notes.end();
+}
+
 TEST(ChunkRecord, AProcessThatWithheldSynchronisationsSaysSoInTheView) {
   const auto withheld = analyze_kernels(
       one_window("kernel,memcpy,memset,nvtx", "CUDA synchronisations were not recorded"));
   ASSERT_TRUE(withheld && withheld->available);
   EXPECT_FALSE(withheld->syncs_recorded);
-  EXPECT_NE(std::find(withheld->notes.begin(), withheld->notes.end(),
-                      "process 42: CUDA synchronisations were not recorded"),
-            withheld->notes.end());
+  EXPECT_TRUE(notes_hold_exactly(*withheld, "process 42: CUDA synchronisations were not recorded"));
   const auto knob = analyze_kernels(one_window("kernel", ""));
   ASSERT_TRUE(knob);
   EXPECT_FALSE(knob->syncs_recorded);
-  EXPECT_NE(std::find(knob->notes.begin(), knob->notes.end(),
-                      "process 42 recorded only kernel: CUDA synchronisations are not counted"),
-            knob->notes.end());
+  EXPECT_TRUE(notes_hold_exactly(
+      *knob, "process 42 recorded only kernel: CUDA synchronisations are not counted"));
   const auto all = analyze_kernels(one_window("", ""));
   ASSERT_TRUE(all);
   EXPECT_TRUE(all->syncs_recorded);
@@ -123,10 +124,10 @@ TEST(ChunkRecord, AProcessThatExecsKeepsBothImagesWindowsAndSaysWhatWasLost) {
   }
   EXPECT_TRUE(first_name);
   EXPECT_TRUE(second_name);
-  EXPECT_NE(std::find(v->notes.begin(), v->notes.end(),
-                      "process 42 replaced its program 1 time (exec): each image before the last "
-                      "kept the windows it had closed, and lost a window still open at the exec"),
-            v->notes.end());
+  EXPECT_TRUE(notes_hold_exactly(
+      *v,
+      "process 42 replaced its program 1 time (exec): each image before the last "
+      "kept the windows it had closed, and lost a window still open at the exec"));
 }
 
 TEST(ChunkRecord, ALongJobReadsInMemoryOfItsSketchesNotItsKernels) {
