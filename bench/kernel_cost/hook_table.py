@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""hook_run.sh's table: microseconds per launch by way of seeing launches (each
+process's median slot; mean over processes with a 95 % interval, and the change
+against processes alone with its interval, from the paired rounds), whether the
+hook saw every launch, the attribution against torch.profiler, and the graph jobs.
+
+    hook_table.py OUT_DIR
+"""
+import collections
+import glob
+import json
+import os
+import statistics
+import sys
+
+NAMES = {"n": "alone", "c": "CUPTI launch callbacks", "h": "hook, counting",
+         "s": "hook, timing a sample"}
+
+
+def t95(n):
+    table = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
+    return table.get(n, 2.0)
+
+
+def interval(values):
+    if len(values) < 2:
+        return float("nan")
+    return t95(len(values)) * statistics.stdev(values) / len(values) ** 0.5
+
+
+def processes(path):
+    """Each process's median slot, in file order, with its mode, and its count line."""
+    out, slots = [], []
+    counts = []
+    for line in open(path, encoding="utf-8"):
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if "us_per_launch" in j:
+            if slots and j["slot"] <= slots[-1]["slot"]:
+                out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
+                slots = []
+            slots.append(j)
+        elif "launches_made" in j:
+            if slots:
+                out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
+                slots = []
+            counts.append(j)
+    if slots:
+        out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
+    return out, counts
+
+
+def cost_table(out_dir):
+    print("| work (processes alternating) | way | us per launch | vs alone (paired by round) | processes |")
+    print("|---|---|---|---|---|")
+    for label, path in (("empty kernel, 1 thread", "launch-1.jsonl"), ("empty kernel, 4 threads", "launch-4.jsonl"),
+                        ("eager add_, PyTorch", "torch-add.jsonl")):
+        full = os.path.join(out_dir, path)
+        if not os.path.exists(full):
+            continue
+        procs, counts = processes(full)
+        modes = [m for m in "nchs" if any(p[0] == m for p in procs)]
+        by_mode = collections.defaultdict(list)
+        for m, v in procs:
+            by_mode[m].append(v)
+        rounds = min(len(v) for v in by_mode.values())
+        for m in modes:
+            vals = by_mode[m]
+            rel = ""
+            if m != "n" and by_mode["n"]:
+                ratios = [100 * (a / b - 1) for a, b in zip(vals[:rounds], by_mode["n"][:rounds])]
+                rel = f"{statistics.mean(ratios):+.1f} % ± {interval(ratios):.1f}"
+            print(f"| {label} | {NAMES[m]} | {statistics.mean(vals):.3f} ± {interval(vals):.3f} | {rel} | {len(vals)} |")
+        missed = [c for c in counts if c["mode"] in "chs" and c["launches_seen"] != c["launches_made"]]
+        seen = [c for c in counts if c["mode"] in "chs"]
+        print(f"|  | launches seen = made | {len(seen) - len(missed)} of {len(seen)} processes | | |")
+        bad = [c for c in counts if c.get("value_ok") is False]
+        if bad:
+            print(f"|  | WRONG RESULT in {len(bad)} processes | | | |")
+
+
+def paired_table(out_dir):
+    """Each kind's slot over the same cycle's reference slot (D, the driver called
+    directly, for launch_cost; P, the wrapper passing on, for PyTorch), minus one."""
+    names = {"D": "driver called directly", "P": "wrapper, passing on", "C": "wrapper, counting",
+             "S": "wrapper, timing a sample"}
+    print("| work (paired slots, one process) | way | us per launch | vs reference | cycles |")
+    print("|---|---|---|---|---|")
+    for label, path, ref in (("empty kernel, 1 thread", "paired-1.jsonl", "D"),
+                             ("empty kernel, 4 threads", "paired-4.jsonl", "D"),
+                             ("eager add_, PyTorch", "paired-torch-eager.jsonl", "P"),
+                             ("CUDA-graph batch-1 MLP, per replay", "paired-torch-graph.jsonl", "P")):
+        full = os.path.join(out_dir, path)
+        if not os.path.exists(full):
+            continue
+        cycles = collections.defaultdict(dict)
+        for line in open(full, encoding="utf-8"):
+            try:
+                j = json.loads(line)
+            except ValueError:
+                continue
+            if "kind" in j:
+                cycles[j["cycle"]][j["kind"]] = j["us_per_launch"]
+        kinds = [k for k in "DPCS" if any(k in c for c in cycles.values())]
+        for k in kinds:
+            vals = [c[k] for c in cycles.values() if k in c]
+            rel = ""
+            if k != ref:
+                r = [100 * (c[k] / c[ref] - 1) for c in cycles.values() if k in c and ref in c]
+                rel = f"{statistics.mean(r):+.2f} % ± {interval(r):.2f}"
+            print(f"| {label} | {names[k]} | {statistics.mean(vals):.3f} | {rel} | {len(vals)} |")
+    print()
+
+
+def attrib_table(out_dir):
+    path = os.path.join(out_dir, "attrib.jsonl")
+    if not os.path.exists(path):
+        return
+    for line in open(path, encoding="utf-8"):
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        print(f"\nattribution, 1 launch in {j['sample_mean']} timed, {j['steps']} steps at scale {j.get('scale', 1)}: largest top-5 gap "
+              f"{j['max_top5_gap_points']:.2f} points (all samples), {j['max_top5_gap_points_busy']:.2f} "
+              f"(busy-stream samples first); kernel time: trace {j['trace_total_ms']:.1f} ms, hook "
+              f"{j['hook_total_ms']:.1f} / {j['hook_total_ms_busy']:.1f} ms; launches: trace "
+              f"{j['launches_trace']}, hook {j['launches_hook']} ({j['unnamed_launches']} unnamed); trace share "
+              f"the hook did not name {j['unmatched_trace_share']:.2f} %; timing skipped {j['skipped']}, "
+              f"in capture {j['captured']}")
+        print("| kernel | trace % | hook % (all) | hook % (busy first) | trace launches | hook launches "
+              "| timed (busy) | trace mean us | hook mean us (all / busy) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for r in j["rows"]:
+            print(f"| {r['kernel'][:60]} | {r['trace_share']:.2f} | {r['hook_share']:.2f} | "
+                  f"{r['hook_share_busy']:.2f} | {r['trace_launches']} | {r['hook_launches']} | "
+                  f"{r['hook_samples']} ({r['hook_busy_samples']}) | {r['trace_mean_us']:.1f} | "
+                  f"{r['hook_mean_us']:.1f} / {r['hook_busy_mean_us']:.1f} |")
+
+
+def graph_table(out_dir):
+    path = os.path.join(out_dir, "graph.jsonl")
+    if not os.path.exists(path):
+        return
+    runs = [json.loads(l) for l in open(path, encoding="utf-8") if l.strip()]
+    ok = sum(1 for r in runs if r["exit"] == 0)
+    print(f"\ngraph jobs under the hook (replays + eager on two threads, output checked): {ok} of {len(runs)} exit 0")
+    for t in sorted(glob.glob(os.path.join(out_dir, "graph-*-tally.json"))):
+        j = json.load(open(t))
+        n = sum(k["launches"] for k in j["kernels"])
+        g = sum(k["launches"] for k in j["kernels"] if k["graph"])
+        print(f"  {os.path.basename(t)}: {n} launches seen ({g} graph replays), in capture {j['captured']}, "
+              f"timing skipped {j['skipped']}")
+
+
+def main(out_dir):
+    paired_table(out_dir)
+    cost_table(out_dir)
+    attrib_table(out_dir)
+    graph_table(out_dir)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

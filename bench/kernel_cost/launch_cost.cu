@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// Issue 51: what a kernel launch costs under each way of seeing it, one way per
+// process (hook_run.sh alternates the processes round by round).
+//
+//   launch_cost LABEL THREADS SLOTS SLOT_MS
+//     LABEL c: CUPTI's callback API subscribed to the four launch callbacks of the
+//     driver (no activity kind ever enabled), a thread-local count in the callback.
+//     LABEL p: paired slots in one process under launch_hook.so: each cycle runs, in a
+//     random order, a slot of each of D (the driver's cuLaunchKernel called directly),
+//     P (through the hook's wrapper, passing launches on), C (the wrapper counting) and
+//     S (the wrapper counting and timing 1 launch in $HOOK_PAIRED_SAMPLE, default 100); SLOTS is then the cycles.
+//     Any other label: nothing done here; the label says how the process was started
+//     (n: alone; h: under launch_hook.so counting; s: under launch_hook.so sampling).
+//
+// THREADS threads, each on a stream of its own, launch an empty kernel in batches of
+// 128 and time the host's side of each batch (a stream synchronisation follows,
+// untimed). A slot's figure is the median microseconds per launch over its batches,
+// averaged over threads; one JSON line per slot, then one line with the launches
+// launch_hook.so counted, when it is there, against the launches made.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+__global__ void empty_kernel() {}
+
+using Clock = std::chrono::steady_clock;
+
+#define CU_OK(x)                                                    \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                 \
+    }                                                               \
+  } while (0)
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+thread_local unsigned long long t_seen = 0;
+std::atomic<unsigned long long> g_seen{0};
+
+void CUPTIAPI on_launch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) ++t_seen;
+}
+
+// CUPTI opened only in mode c, so that the other processes never load it.
+void subscribe_launch_callbacks() {
+  void* h = dlopen("libcupti.so", RTLD_NOW | RTLD_GLOBAL);
+  if (h == nullptr) h = dlopen(std::getenv("LAUNCH_COST_CUPTI"), RTLD_NOW | RTLD_GLOBAL);
+  if (h == nullptr) {
+    std::fprintf(stderr, "no libcupti (set LAUNCH_COST_CUPTI)\n");
+    std::exit(1);
+  }
+  auto subscribe = reinterpret_cast<decltype(&cuptiSubscribe)>(dlsym(h, "cuptiSubscribe"));
+  auto enable = reinterpret_cast<decltype(&cuptiEnableCallback)>(dlsym(h, "cuptiEnableCallback"));
+  CUpti_SubscriberHandle sub;
+  if (subscribe(&sub, reinterpret_cast<CUpti_CallbackFunc>(on_launch), nullptr) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "cuptiSubscribe failed\n");
+    std::exit(1);
+  }
+  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) {
+    enable(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  }
+}
+
+using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void**, void**);
+
+struct Launcher {
+  LaunchFn by_driver = nullptr;  // mode p: the slot's way of launching, else the <<<>>> syntax
+  CUfunction fn = nullptr;
+  std::atomic<long> go{0};
+  std::atomic<int> done{0};
+  std::atomic<bool> quit{false};
+  Clock::time_point end;
+  std::vector<double> per_thread;
+};
+
+void launch_thread(Launcher& l, int id, std::atomic<unsigned long long>& made) {
+  cudaStream_t s;
+  CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  long seen = 0;
+  unsigned long long n = 0;
+  while (true) {
+    while (l.go.load() == seen && !l.quit.load()) std::this_thread::yield();
+    if (l.quit.load()) break;
+    seen = l.go.load();
+    std::vector<double> batches;
+    while (Clock::now() < l.end) {
+      const auto t0 = Clock::now();
+      if (LaunchFn f = l.by_driver) {
+        for (int i = 0; i < 128; ++i) f(l.fn, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr);
+      } else {
+        for (int i = 0; i < 128; ++i) empty_kernel<<<1, 1, 0, s>>>();
+      }
+      const auto t1 = Clock::now();
+      n += 128;
+      batches.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 128);
+      CU_OK(cudaStreamSynchronize(s));
+    }
+    l.per_thread[id] = median(batches);
+    l.done.fetch_add(1);
+  }
+  CU_OK(cudaStreamDestroy(s));
+  made += n;
+  g_seen += t_seen;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: launch_cost LABEL THREADS SLOTS SLOT_MS\n");
+    return 2;
+  }
+  const char mode = argv[1][0];
+  const int threads = std::atoi(argv[2]);
+  const int slots = std::atoi(argv[3]);
+  const int slot_ms = std::atoi(argv[4]);
+  CU_OK(cudaFree(nullptr));
+  if (mode == 'c') subscribe_launch_callbacks();
+  using CountFn = unsigned long long (*)();
+  auto hook_count = reinterpret_cast<CountFn>(dlsym(RTLD_DEFAULT, "launch_hook_launches"));
+  const unsigned long long hook_before = hook_count ? hook_count() : 0;
+  Launcher l;
+  l.per_thread.assign(threads, 0);
+  std::atomic<unsigned long long> made{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(launch_thread, std::ref(l), i, std::ref(made));
+  auto run_slot = [&](int ms) {
+    l.done = 0;
+    l.end = Clock::now() + std::chrono::milliseconds(ms);
+    l.go.fetch_add(1);
+    while (l.done.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    double sum = 0;
+    for (double v : l.per_thread) sum += v;
+    return sum / threads;
+  };
+  if (mode == 'p') {
+    using SetFn = void (*)(int, long);
+    using RealFn = void* (*)();
+    auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "launch_hook_set"));
+    auto real = reinterpret_cast<RealFn>(dlsym(RTLD_DEFAULT, "launch_hook_real_launch"));
+    auto wrapper = reinterpret_cast<LaunchFn>(dlsym(RTLD_DEFAULT, "cuLaunchKernel"));
+    if (set == nullptr || real == nullptr || wrapper == nullptr) {
+      std::fprintf(stderr, "mode p needs LD_PRELOAD=liblaunch_hook.so\n");
+      return 2;
+    }
+    CU_OK(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&l.fn), reinterpret_cast<const void*>(&empty_kernel)));
+    const auto direct = reinterpret_cast<LaunchFn>(real());
+    const char* ps = std::getenv("HOOK_PAIRED_SAMPLE");
+    const long paired_sample = ps ? std::atol(ps) : 100;
+    std::mt19937 rng(12345);
+    const char kinds[] = {'D', 'P', 'C', 'S'};
+    for (int cycle = 0; cycle < slots + 1; ++cycle) {  // the first cycle warms up, unreported
+      std::vector<char> order(kinds, kinds + 4);
+      std::shuffle(order.begin(), order.end(), rng);
+      for (char k : order) {
+        l.by_driver = k == 'D' ? direct : wrapper;
+        set(k == 'P' ? 0 : k == 'S' ? 2 : 1, paired_sample);
+        const double us = run_slot(slot_ms);
+        if (cycle > 0) {
+          std::printf("{\"mode\": \"p\", \"kind\": \"%c\", \"threads\": %d, \"cycle\": %d, \"us_per_launch\": %.4f}\n",
+                      k, threads, cycle, us);
+        }
+      }
+    }
+    set(1, 0);
+  } else {
+    for (int slot = 0; slot < slots + 1; ++slot) {  // the first slot warms up, unreported
+      const double us = run_slot(slot_ms);
+      if (slot > 0) {
+        std::printf("{\"mode\": \"%c\", \"threads\": %d, \"slot\": %d, \"us_per_launch\": %.4f}\n", mode, threads,
+                    slot, us);
+      }
+    }
+  }
+  l.quit = true;
+  for (auto& t : pool) t.join();
+  const unsigned long long seen = mode == 'c' ? g_seen.load() : hook_count ? hook_count() - hook_before : 0;
+  std::printf("{\"mode\": \"%c\", \"threads\": %d, \"launches_made\": %llu, \"launches_seen\": %llu}\n", mode,
+              threads, made.load(), seen);
+  return 0;
+}
