@@ -14,6 +14,8 @@ import os
 import statistics
 import sys
 
+import slot_lines
+
 NAMES = {"n": "alone", "c": "CUPTI launch callbacks", "h": "hook, counting",
          "s": "hook, timing a sample"}
 
@@ -29,30 +31,6 @@ def interval(values):
     return t95(len(values)) * statistics.stdev(values) / len(values) ** 0.5
 
 
-def processes(path):
-    """Each process's median slot, in file order, with its mode, and its count line."""
-    out, slots = [], []
-    counts = []
-    for line in open(path, encoding="utf-8"):
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if "us_per_launch" in j:
-            if slots and j["slot"] <= slots[-1]["slot"]:
-                out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
-                slots = []
-            slots.append(j)
-        elif "launches_made" in j:
-            if slots:
-                out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
-                slots = []
-            counts.append(j)
-    if slots:
-        out.append((slots[0]["mode"], statistics.median(s["us_per_launch"] for s in slots)))
-    return out, counts
-
-
 def cost_table(out_dir):
     print("| work (processes alternating) | way | us per launch | vs alone (paired by round) | processes |")
     print("|---|---|---|---|---|")
@@ -61,7 +39,9 @@ def cost_table(out_dir):
         full = os.path.join(out_dir, path)
         if not os.path.exists(full):
             continue
-        procs, counts = processes(full)
+        processes, others = slot_lines.read(full)
+        procs = [(mode, med) for mode, _, med in processes]
+        counts = [j for j in others if "launches_made" in j]
         modes = [m for m in "nchs" if any(p[0] == m for p in procs)]
         by_mode = collections.defaultdict(list)
         for m, v in procs:

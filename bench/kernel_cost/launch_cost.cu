@@ -8,49 +8,25 @@
 //     LABEL p: paired slots in one process under launch_hook.so: each cycle runs, in a
 //     random order, a slot of each of D (the driver's cuLaunchKernel called directly),
 //     P (through the hook's wrapper, passing launches on), C (the wrapper counting) and
-//     S (the wrapper counting and timing 1 launch in $HOOK_PAIRED_SAMPLE, default 100); SLOTS is then the cycles.
+//     S (the wrapper counting and timing 1 launch in $HOOK_PAIRED_SAMPLE, default
+//     100); SLOTS is then the cycles.
 //     Any other label: nothing done here; the label says how the process was started
 //     (n: alone; h: under launch_hook.so counting; s: under launch_hook.so sampling).
 //
-// THREADS threads, each on a stream of its own, launch an empty kernel in batches of
-// 128 and time the host's side of each batch (a stream synchronisation follows,
-// untimed). A slot's figure is the median microseconds per launch over its batches,
-// averaged over threads; one JSON line per slot, then one line with the launches
-// launch_hook.so counted, when it is there, against the launches made.
-#include <cuda.h>
-#include <cuda_runtime.h>
+// The launches are launch_loop.cuh's. One JSON line per slot, then one line with the
+// launches seen (by launch_hook.so when it is there, or by the callbacks of mode c)
+// against the launches made.
 #include <cupti.h>
 #include <dlfcn.h>
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <random>
-#include <thread>
-#include <vector>
+
+#include "launch_loop.cuh"
 
 namespace {
 
-__global__ void empty_kernel() {}
-
-using Clock = std::chrono::steady_clock;
-
-#define CU_OK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using launch_loop::empty_kernel;
+using launch_loop::LaunchFn;
 
 thread_local unsigned long long t_seen = 0;
 std::atomic<unsigned long long> g_seen{0};
@@ -81,49 +57,6 @@ void subscribe_launch_callbacks() {
   }
 }
 
-using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              CUstream, void**, void**);
-
-struct Launcher {
-  LaunchFn by_driver = nullptr;  // mode p: the slot's way of launching, else the <<<>>> syntax
-  CUfunction fn = nullptr;
-  std::atomic<long> go{0};
-  std::atomic<int> done{0};
-  std::atomic<bool> quit{false};
-  Clock::time_point end;
-  std::vector<double> per_thread;
-};
-
-void launch_thread(Launcher& l, int id, std::atomic<unsigned long long>& made) {
-  cudaStream_t s;
-  CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  long seen = 0;
-  unsigned long long n = 0;
-  while (true) {
-    while (l.go.load() == seen && !l.quit.load()) std::this_thread::yield();
-    if (l.quit.load()) break;
-    seen = l.go.load();
-    std::vector<double> batches;
-    while (Clock::now() < l.end) {
-      const auto t0 = Clock::now();
-      if (LaunchFn f = l.by_driver) {
-        for (int i = 0; i < 128; ++i) f(l.fn, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr);
-      } else {
-        for (int i = 0; i < 128; ++i) empty_kernel<<<1, 1, 0, s>>>();
-      }
-      const auto t1 = Clock::now();
-      n += 128;
-      batches.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 128);
-      CU_OK(cudaStreamSynchronize(s));
-    }
-    l.per_thread[id] = median(batches);
-    l.done.fetch_add(1);
-  }
-  CU_OK(cudaStreamDestroy(s));
-  made += n;
-  g_seen += t_seen;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,20 +73,7 @@ int main(int argc, char** argv) {
   using CountFn = unsigned long long (*)();
   auto hook_count = reinterpret_cast<CountFn>(dlsym(RTLD_DEFAULT, "launch_hook_launches"));
   const unsigned long long hook_before = hook_count ? hook_count() : 0;
-  Launcher l;
-  l.per_thread.assign(threads, 0);
-  std::atomic<unsigned long long> made{0};
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(launch_thread, std::ref(l), i, std::ref(made));
-  auto run_slot = [&](int ms) {
-    l.done = 0;
-    l.end = Clock::now() + std::chrono::milliseconds(ms);
-    l.go.fetch_add(1);
-    while (l.done.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    double sum = 0;
-    for (double v : l.per_thread) sum += v;
-    return sum / threads;
-  };
+  launch_loop::Launcher l(threads, [] { g_seen += t_seen; });
   if (mode == 'p') {
     using SetFn = void (*)(int, long);
     using RealFn = void* (*)();
@@ -164,7 +84,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "mode p needs LD_PRELOAD=liblaunch_hook.so\n");
       return 2;
     }
-    CU_OK(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&l.fn), reinterpret_cast<const void*>(&empty_kernel)));
+    CUfunction fn = nullptr;
+    CU_OK(cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&fn), reinterpret_cast<const void*>(&empty_kernel)));
     const auto direct = reinterpret_cast<LaunchFn>(real());
     const char* ps = std::getenv("HOOK_PAIRED_SAMPLE");
     const long paired_sample = ps ? std::atol(ps) : 100;
@@ -174,9 +95,9 @@ int main(int argc, char** argv) {
       std::vector<char> order(kinds, kinds + 4);
       std::shuffle(order.begin(), order.end(), rng);
       for (char k : order) {
-        l.by_driver = k == 'D' ? direct : wrapper;
+        l.launch_by(k == 'D' ? direct : wrapper, fn);
         set(k == 'P' ? 0 : k == 'S' ? 2 : 1, paired_sample);
-        const double us = run_slot(slot_ms);
+        const double us = l.slot(slot_ms);
         if (cycle > 0) {
           std::printf("{\"mode\": \"p\", \"kind\": \"%c\", \"threads\": %d, \"cycle\": %d, \"us_per_launch\": %.4f}\n",
                       k, threads, cycle, us);
@@ -186,17 +107,16 @@ int main(int argc, char** argv) {
     set(1, 0);
   } else {
     for (int slot = 0; slot < slots + 1; ++slot) {  // the first slot warms up, unreported
-      const double us = run_slot(slot_ms);
+      const double us = l.slot(slot_ms);
       if (slot > 0) {
         std::printf("{\"mode\": \"%c\", \"threads\": %d, \"slot\": %d, \"us_per_launch\": %.4f}\n", mode, threads,
                     slot, us);
       }
     }
   }
-  l.quit = true;
-  for (auto& t : pool) t.join();
+  const unsigned long long made = l.stop();
   const unsigned long long seen = mode == 'c' ? g_seen.load() : hook_count ? hook_count() - hook_before : 0;
   std::printf("{\"mode\": \"%c\", \"threads\": %d, \"launches_made\": %llu, \"launches_seen\": %llu}\n", mode,
-              threads, made.load(), seen);
+              threads, made, seen);
   return 0;
 }

@@ -11,17 +11,12 @@
 //     slots, to see whether disabling gives the launch its cost back.
 //     PERIOD: log2 of the sampling period in SM cycles (5-31; default 20, 1M cycles).
 //
-// Launch cost: THREADS threads, each on a stream of its own, launch an empty kernel
-// in batches of 128 and time the host's side of each batch (a stream synchronisation
-// follows, untimed). A slot's figure is the median microseconds per launch over its
-// batches, averaged over threads; one JSON line per slot.
+// Launch cost: launch_loop.cuh's empty-kernel launches; one JSON line per slot.
 //
 // Attribution (modes p and s): then four spinning kernels of known length and width
 // run one after another (sampling started in mode s), each group timed with events;
 // one JSON line gives each kernel's samples beside its share of the time and of the
 // SM-time (time x SMs it held), the two things samples could stand for.
-#include <cuda.h>
-#include <cuda_runtime.h>
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 
@@ -36,9 +31,11 @@
 #include <thread>
 #include <vector>
 
+#include "launch_loop.cuh"
+
 namespace {
 
-__global__ void empty_kernel() {}
+using launch_loop::empty_kernel;
 
 __device__ void spin_for(long long cycles) {
   const long long t0 = clock64();
@@ -50,16 +47,8 @@ __global__ void spin_wide_short(long long c) { spin_for(c); }
 __global__ void spin_one_block(long long c) { spin_for(c); }
 __global__ void spin_half_gpu(long long c) { spin_for(c); }
 
-using Clock = std::chrono::steady_clock;
+using launch_loop::Clock;
 
-#define CU_OK(x)                                                              \
-  do {                                                                        \
-    cudaError_t e_ = (x);                                                     \
-    if (e_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));           \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
 #define CUPTI_OK(x)                                                           \
   do {                                                                        \
     CUptiResult r_ = (x);                                                     \
@@ -70,12 +59,6 @@ using Clock = std::chrono::steady_clock;
       std::exit(3);                                                           \
     }                                                                         \
   } while (0)
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // The PC sampling state of one context: the user buffer CUPTI fills, and what was
 // read from it so far, by function.
@@ -148,36 +131,6 @@ struct Sampling {
   }
 };
 
-struct Launcher {
-  std::atomic<long> go{0};
-  std::atomic<int> done{0};
-  std::atomic<bool> quit{false};
-  Clock::time_point end;
-  std::vector<double> per_thread;
-};
-
-void launch_thread(Launcher& l, int id) {
-  cudaStream_t s;
-  CU_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  long seen = 0;
-  while (true) {
-    while (l.go.load() == seen && !l.quit.load()) std::this_thread::yield();
-    if (l.quit.load()) break;
-    seen = l.go.load();
-    std::vector<double> batches;
-    while (Clock::now() < l.end) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < 128; ++i) empty_kernel<<<1, 1, 0, s>>>();
-      const auto t1 = Clock::now();
-      batches.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 128);
-      CU_OK(cudaStreamSynchronize(s));
-    }
-    l.per_thread[id] = median(batches);
-    l.done.fetch_add(1);
-  }
-  CU_OK(cudaStreamDestroy(s));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,24 +174,15 @@ int main(int argc, char** argv) {
     for (const auto& [name, k] : pcs.samples) n += k;
     std::printf("{\"mode\": \"d\", \"samples_before_disable\": %llu}\n", n);
   }
-  Launcher l;
-  l.per_thread.assign(threads, 0);
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(launch_thread, std::ref(l), i);
+  launch_loop::Launcher l(threads);
   for (int slot = 0; slot < slots + 1; ++slot) {  // the first slot warms up, unreported
-    l.done = 0;
-    l.end = Clock::now() + std::chrono::milliseconds(slot_ms);
-    l.go.fetch_add(1);
-    while (l.done.load() < threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    double sum = 0;
-    for (double v : l.per_thread) sum += v;
+    const double us = l.slot(slot_ms);
     if (slot > 0) {
-      std::printf("{\"mode\": \"%c\", \"threads\": %d, \"slot\": %d, \"us_per_launch\": %.4f}\n",
-                  mode, threads, slot, sum / threads);
+      std::printf("{\"mode\": \"%c\", \"threads\": %d, \"slot\": %d, \"us_per_launch\": %.4f}\n", mode, threads,
+                  slot, us);
     }
   }
-  l.quit = true;
-  for (auto& t : pool) t.join();
+  l.stop();
   if (mode == 'n' || mode == 'd') return 0;
   if (mode == 'p') {
     draining = false;

@@ -8,9 +8,10 @@ against the kernels' shares of time and of SM-time.
     pcs_table.py FILE.jsonl [...]
 """
 import collections
-import json
 import statistics
 import sys
+
+import slot_lines
 
 
 def interval(values):
@@ -23,29 +24,14 @@ def main(paths):
     per_process = collections.defaultdict(list)  # (threads, mode) -> [median of a process]
     attributions = []
     for path in paths:
-        slots = []
-        for line in open(path, encoding="utf-8"):
-            try:
-                j = json.loads(line)
-            except ValueError:
-                continue
-            if "us_per_launch" in j:
-                if slots and j["slot"] <= slots[-1]["slot"]:
-                    per_process[(slots[0]["threads"], slots[0]["mode"])].append(
-                        statistics.median(s["us_per_launch"] for s in slots))
-                    slots = []
-                slots.append(j)
-            elif "kernels" in j:
-                if slots:
-                    per_process[(slots[0]["threads"], slots[0]["mode"])].append(
-                        statistics.median(s["us_per_launch"] for s in slots))
-                    slots = []
+        processes, others = slot_lines.read(path)
+        for mode, threads, med in processes:
+            per_process[(threads, mode)].append(med)
+        for j in others:
+            if "kernels" in j:
                 attributions.append(j)
             elif "error" in j:
                 print("error:", j["error"])
-        if slots:
-            per_process[(slots[0]["threads"], slots[0]["mode"])].append(
-                statistics.median(s["us_per_launch"] for s in slots))
     names = {"n": "no CUPTI", "p": "PC sampling on", "s": "enabled, stopped",
              "d": "after disable"}
     print(f"{'threads':>7} {'mode':<18} {'procs':>5} {'us/launch':>10} {'+-95%':>7} {'vs none':>8}")
