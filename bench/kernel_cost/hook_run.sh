@@ -4,20 +4,24 @@
 # call, about six minutes.
 #  1. paired: in one process under the hook, slots alternating the driver's
 #     cuLaunchKernel called directly, the wrapper passing on, counting, and timing
-#     1 in 100 (launch_cost p; torch_launches.py --paired for eager ops and CUDA-graph
+#     1 in $HOOK_PAIRED_SAMPLE (launch_cost p; torch_launches.py --paired for eager ops and CUDA-graph
 #     replays), $HOOK_CYCLES cycles.
 #  2. cost: launch_cost (empty kernels, 1 and 4 threads) and torch_launches.py
 #     (eager add_) in processes of four kinds, alternating in a random order each
 #     round: n alone, c CUPTI callbacks on the launch calls only, h under the hook
 #     counting, s under the hook timing 1 launch in $HOOK_SAMPLE.
 #  3. attribution: hook_attrib.py, the hook's top kernels against torch.profiler's
-#     trace of the same steps, at two sampling rates.
+#     trace of the same steps, from a process of their own (at each sampling rate)
+#     and from one process (at the first rate).
 #  4. safety: graph_job.py (graph replays and eager ops on two threads, output
 #     checked) under the hook timing every launch and 1 in $HOOK_SAMPLE.
 #   OUT=... HOOK_CYCLES=30 HOOK_ROUNDS=4 HOOK_SAMPLE=100 bash bench/kernel_cost/hook_run.sh
-# Also: HOOK_PHASES (any of paired cost attrib safety), HOOK_GATE=1 (launch_hook.cpp's
-# gate on timed launches), HOOK_PAIRED_SAMPLE (the paired S slots' rate, default 100),
-# HOOK_ATTRIB_RATES (default "$HOOK_SAMPLE 20").
+# Also: HOOK_PHASES (any of paired cost attrib safety), HOOK_PAIRED_SAMPLE (the paired
+# S slots' rate, default 100), HOOK_ATTRIB_RATES (default "$HOOK_SAMPLE 20"), and
+# HOOK_GATE=1 (launch_hook.cpp's gate on timed launches), which hangs jobs whose launch
+# loads a kernel lazily (bench/results/launch-hook-h200-2026-11-29): only for gate_probe.sh.
+# The device tool returns a limited number of files: give OUT outside its $OUT and tar
+# it there.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/hook}
@@ -77,10 +81,21 @@ has cost && for r in $(seq "$rounds"); do
 done
 has attrib && echo "== attribution ($(date +%T))" >&2
 has attrib && for scale in 1 16; do
+  # The truth from a process of its own, so that CUPTI's launch hooks do not lengthen
+  # the host's side of the hook's timed launches; then the same steps under the hook.
+  python3 $here/hook_attrib.py "$OUT" --mode trace --steps 3000 --scale $scale --tag "trace-$scale" \
+    2>>"$OUT/err.txt" || echo "trace at scale $scale failed" >&2
   for r in $attrib_rates; do
-    LD_PRELOAD=$hook LAUNCH_HOOK_SAMPLE=$r python3 $here/hook_attrib.py "$OUT" --steps 3000 --scale $scale \
-      --tag "attrib-$scale-$r" >>"$OUT/attrib.jsonl" 2>>"$OUT/err.txt" || echo "attribution $scale 1/$r failed" >&2
+    LD_PRELOAD=$hook LAUNCH_HOOK_SAMPLE=$r python3 $here/hook_attrib.py "$OUT" --mode hook --steps 3000 \
+      --scale $scale --tag "hook-$scale-$r" 2>>"$OUT/err.txt" || echo "hook at scale $scale 1/$r failed" >&2
+    python3 $here/hook_attrib.py --compare "$OUT/trace-$scale-trace-kernels.json" "$OUT/hook-$scale-$r-hook.json" \
+      --tag "apart-$scale-$r" >>"$OUT/attrib.jsonl" 2>>"$OUT/err.txt"
   done
+  # And once in one process, under the trace, as the first runs did.
+  r=${attrib_rates%% *}
+  LD_PRELOAD=$hook LAUNCH_HOOK_SAMPLE=$r python3 $here/hook_attrib.py "$OUT" --mode both --steps 3000 \
+    --scale $scale --tag "together-$scale-$r" >>"$OUT/attrib.jsonl" 2>>"$OUT/err.txt" ||
+    echo "together at scale $scale 1/$r failed" >&2
 done
 has safety && echo "== safety ($(date +%T))" >&2
 has safety && for r in 1 "$rate" 1 "$rate"; do

@@ -104,21 +104,25 @@ def attrib_table(out_dir):
             j = json.loads(line)
         except ValueError:
             continue
-        print(f"\nattribution, 1 launch in {j['sample_mean']} timed, {j['steps']} steps at scale {j.get('scale', 1)}: largest top-5 gap "
-              f"{j['max_top5_gap_points']:.2f} points (all samples), {j['max_top5_gap_points_busy']:.2f} "
-              f"(busy-stream samples first); kernel time: trace {j['trace_total_ms']:.1f} ms, hook "
-              f"{j['hook_total_ms']:.1f} / {j['hook_total_ms_busy']:.1f} ms; launches: trace "
-              f"{j['launches_trace']}, hook {j['launches_hook']} ({j['unnamed_launches']} unnamed); trace share "
-              f"the hook did not name {j['unmatched_trace_share']:.2f} %; timing skipped {j['skipped']}, "
-              f"in capture {j['captured']}")
-        print("| kernel | trace % | hook % (all) | hook % (busy first) | trace launches | hook launches "
-              "| timed (busy) | trace mean us | hook mean us (all / busy) |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        # Lines written before the "mapped" estimator name "all" without a suffix.
+        gap = lambda how: j.get("max_top5_gap_points_" + how, j.get("max_top5_gap_points" if how == "all" else ""))
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        print(f"\nattribution {j['tag']}, 1 launch in {j['sample_mean']} timed, {j['steps']} steps at scale "
+              f"{j.get('scale', 1)}: largest top-5 gap in points: all {fmt(gap('all'))}, busy first "
+              f"{fmt(gap('busy'))}, mapped {fmt(gap('mapped'))}; launches: trace {j['launches_trace']}, hook "
+              f"{j['launches_hook']} ({j['unnamed_launches']} unnamed); trace share the hook did not name "
+              f"{j['unmatched_trace_share']:.2f} %; timing skipped {j['skipped']}, in capture {j['captured']}")
+        print("| kernel | trace % | hook % all / busy / mapped | launches trace / hook | timed (busy) "
+              "| trace mean us | hook mean us all / busy / mapped |")
+        print("|---|---|---|---|---|---|---|")
         for r in j["rows"]:
-            print(f"| {r['kernel'][:60]} | {r['trace_share']:.2f} | {r['hook_share']:.2f} | "
-                  f"{r['hook_share_busy']:.2f} | {r['trace_launches']} | {r['hook_launches']} | "
-                  f"{r['hook_samples']} ({r['hook_busy_samples']}) | {r['trace_mean_us']:.1f} | "
-                  f"{r['hook_mean_us']:.1f} / {r['hook_busy_mean_us']:.1f} |")
+            share = lambda how: r.get("hook_share_" + how, r.get("hook_share") if how == "all" else None)
+            old = {"all": "hook_mean_us", "busy": "hook_busy_mean_us"}
+            mean = lambda how: r.get("hook_mean_us_" + how, r.get(old.get(how, "")))
+            print(f"| {r['kernel'][:60]} | {r['trace_share']:.2f} | {fmt(share('all'))} / {fmt(share('busy'))} / "
+                  f"{fmt(share('mapped'))} | {r['trace_launches']} / {r['hook_launches']} | {r['hook_samples']} "
+                  f"({r.get('hook_busy_samples', 0)}) | {r['trace_mean_us']:.1f} | {fmt(mean('all'))} / "
+                  f"{fmt(mean('busy'))} / {fmt(mean('mapped'))} |")
 
 
 def graph_table(out_dir):

@@ -28,8 +28,10 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -67,6 +69,7 @@ struct Driver {
   decltype(&::cuCtxGetCurrent) ctx_current = nullptr;
   decltype(&::cuStreamIsCapturing) is_capturing = nullptr;
   decltype(&::cuStreamQuery) stream_query = nullptr;
+  decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamWaitValue32) wait_value = nullptr;
   decltype(&::cuMemHostAlloc) host_alloc = nullptr;
   decltype(&::cuMemHostGetDevicePointer) host_device_ptr = nullptr;
@@ -96,6 +99,7 @@ const Driver& driver() {
     x.ctx_current = reinterpret_cast<decltype(x.ctx_current)>(get("cuCtxGetCurrent"));
     x.is_capturing = reinterpret_cast<decltype(x.is_capturing)>(get("cuStreamIsCapturing"));
     x.stream_query = reinterpret_cast<decltype(x.stream_query)>(get("cuStreamQuery"));
+    x.stream_create = reinterpret_cast<decltype(x.stream_create)>(get("cuStreamCreate"));
     x.wait_value = reinterpret_cast<decltype(x.wait_value)>(get("cuStreamWaitValue32_v2"));
     x.host_alloc = reinterpret_cast<decltype(x.host_alloc)>(get("cuMemHostAlloc"));
     x.host_device_ptr =
@@ -155,6 +159,13 @@ using launch_tally::Entry;
 struct Pending {
   CUevent start = nullptr;
   CUevent stop = nullptr;
+  // Recorded on the thread's own idle stream just before `start`: it completes when the
+  // GPU reaches it, the host's clock at `ref_host_ns` plus the GPU's latency, the same
+  // latency a launch submitted at `submitted_host_ns` meets on its way.
+  CUevent ref = nullptr;
+  int64_t ref_host_ns = 0;
+  int64_t submitted_host_ns = 0;
+  bool ref_recorded = false;
   Entry* entry = nullptr;
   bool busy = false;
   bool stream_busy = false;
@@ -173,6 +184,7 @@ struct Tally {
   size_t head = 0;  // oldest pair in flight
   size_t in_flight = 0;
   CUcontext ctx = nullptr;
+  CUstream own = nullptr;                  // idle but for the reference events
   volatile uint32_t* gate_host = nullptr;  // pinned, mapped: the stream's wait reads it
   CUdeviceptr gate_dev = 0;
   uint32_t gate_seq = 0;
@@ -219,6 +231,12 @@ std::string name_of(const void* key, bool graph) {
   return out;
 }
 
+int64_t host_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 CUstream stream_for(CUstream s, bool ptsz) {
   return (ptsz && s == nullptr) ? CU_STREAM_PER_THREAD : s;
 }
@@ -237,6 +255,18 @@ void reap(Tally& t) {
       if (p.stream_busy) {
         bump(p.entry->busy_samples);
         bump(p.entry->busy_ns, static_cast<uint64_t>(ms * 1e6));
+      }
+      // On the reference's clock: the kernel starts no earlier than the first event
+      // and no earlier than its own submission reached the GPU. The GPU's latency is in
+      // the reference and in the submission alike, so it cancels.
+      float e0 = 0, e1 = 0;
+      if (p.ref_recorded && d.elapsed(&e0, p.ref, p.start) == CUDA_SUCCESS &&
+          d.elapsed(&e1, p.ref, p.stop) == CUDA_SUCCESS) {
+        const double submitted_ms = static_cast<double>(p.submitted_host_ns - p.ref_host_ns) / 1e6;
+        const double dur_ms =
+            static_cast<double>(e1) - std::max(static_cast<double>(e0), submitted_ms);
+        bump(p.entry->mapped_samples);
+        bump(p.entry->mapped_ns, static_cast<uint64_t>(std::max(0.0, dur_ms) * 1e6));
       }
     }
     p.busy = false;
@@ -274,7 +304,9 @@ Pending* before_launch(const void* key, bool graph, CUstream stream) {
         for (auto& p : t.pairs) {
           d.event_create(&p.start, CU_EVENT_DEFAULT);
           d.event_create(&p.stop, CU_EVENT_DEFAULT);
+          d.event_create(&p.ref, CU_EVENT_DEFAULT);
         }
+        if (d.stream_create(&t.own, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) t.own = nullptr;
         void* host = nullptr;
         if (gate_on() &&
             d.host_alloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) ==
@@ -297,6 +329,8 @@ Pending* before_launch(const void* key, bool graph, CUstream stream) {
         p.gated = t.gate_host != nullptr && d.wait_value(stream, t.gate_dev, t.gate_seq + 1,
                                                          CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
         if (p.gated) ++t.gate_seq;
+        p.ref_host_ns = host_ns();
+        p.ref_recorded = t.own != nullptr && d.event_record(p.ref, t.own) == CUDA_SUCCESS;
         if (d.event_record(p.start, stream) == CUDA_SUCCESS) {
           p.entry = e;
           p.busy = true;
@@ -314,6 +348,7 @@ Pending* before_launch(const void* key, bool graph, CUstream stream) {
 
 void after_launch(Pending* p, CUstream stream, CUresult launched) {
   if (p == nullptr) return;
+  p->submitted_host_ns = host_ns();
   Tally& t = tally();
   const Driver& d = driver();
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -581,6 +616,8 @@ __attribute__((visibility("default"))) void launch_hook_reset() {
       e.sampled_ns.store(0, std::memory_order_relaxed);
       e.busy_samples.store(0, std::memory_order_relaxed);
       e.busy_ns.store(0, std::memory_order_relaxed);
+      e.mapped_samples.store(0, std::memory_order_relaxed);
+      e.mapped_ns.store(0, std::memory_order_relaxed);
     }
     t->other.store(0);
     t->captured.store(0);
@@ -590,7 +627,8 @@ __attribute__((visibility("default"))) void launch_hook_reset() {
 
 __attribute__((visibility("default"))) int launch_hook_dump(const char* path) {
   struct Sum {
-    uint64_t launches = 0, samples = 0, ns = 0, busy_samples = 0, busy_ns = 0;
+    uint64_t launches = 0, samples = 0, ns = 0, busy_samples = 0, busy_ns = 0, mapped_samples = 0,
+             mapped_ns = 0;
     bool graph = false;
   };
   std::map<std::string, Sum> by_name;
@@ -606,6 +644,8 @@ __attribute__((visibility("default"))) int launch_hook_dump(const char* path) {
         s.ns += e.sampled_ns.load(std::memory_order_relaxed);
         s.busy_samples += e.busy_samples.load(std::memory_order_relaxed);
         s.busy_ns += e.busy_ns.load(std::memory_order_relaxed);
+        s.mapped_samples += e.mapped_samples.load(std::memory_order_relaxed);
+        s.mapped_ns += e.mapped_ns.load(std::memory_order_relaxed);
         s.graph = e.graph;
       }
       other += t->other.load();
@@ -628,15 +668,17 @@ __attribute__((visibility("default"))) int launch_hook_dump(const char* path) {
       if (c == '"' || c == '\\') esc += '\\';
       if (static_cast<unsigned char>(c) >= 0x20) esc += c;
     }
-    std::fprintf(f,
-                 "%s\n {\"name\": \"%s\", \"graph\": %s, \"launches\": %llu, \"samples\": %llu, "
-                 "\"sampled_ns\": %llu, "
-                 "\"busy_samples\": %llu, \"busy_ns\": %llu}",
-                 first ? "" : ",", esc.c_str(), s.graph ? "true" : "false",
-                 static_cast<unsigned long long>(s.launches),
-                 static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.ns),
-                 static_cast<unsigned long long>(s.busy_samples),
-                 static_cast<unsigned long long>(s.busy_ns));
+    std::fprintf(
+        f,
+        "%s\n {\"name\": \"%s\", \"graph\": %s, \"launches\": %llu, \"samples\": %llu, "
+        "\"sampled_ns\": %llu, "
+        "\"busy_samples\": %llu, \"busy_ns\": %llu, \"mapped_samples\": %llu, \"mapped_ns\": %llu}",
+        first ? "" : ",", esc.c_str(), s.graph ? "true" : "false",
+        static_cast<unsigned long long>(s.launches), static_cast<unsigned long long>(s.samples),
+        static_cast<unsigned long long>(s.ns), static_cast<unsigned long long>(s.busy_samples),
+        static_cast<unsigned long long>(s.busy_ns),
+        static_cast<unsigned long long>(s.mapped_samples),
+        static_cast<unsigned long long>(s.mapped_ns));
     first = false;
   }
   std::fprintf(f, "\n]}\n");

@@ -27,6 +27,9 @@ struct Entry {
   // The samples taken while the stream was still busy with earlier work.
   std::atomic<uint64_t> busy_samples{0};
   std::atomic<uint64_t> busy_ns{0};
+  // The samples whose start is put on the host's clock (launch_hook.cpp, reap).
+  std::atomic<uint64_t> mapped_samples{0};
+  std::atomic<uint64_t> mapped_ns{0};
 };
 
 inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
