@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/clock_reasons.hpp"
 #include "core/text_units.hpp"
 
 namespace gpulens::diagnosis {
@@ -32,7 +31,8 @@ class Classifier {
       : w_(w), hw_(hw), th_(th), peers_(peers), window_length_s_(window_length_s) {}
 
   StateFinding run() {
-    gather_facts();
+    out_.facts = measure_state_facts(w_, hw_, th_, peers_);
+    kernel_util_ = std::max(out_.facts.gpu_util.value_or(0), out_.facts.sm_active.value_or(0));
     decide();
     // A young window (just restarted) has seen less of the workload.
     const double coverage =
@@ -50,89 +50,6 @@ class Classifier {
   // verdict/evidence_gaps.cpp finds what would settle each of these by its first
   // words: a new one, or new first words, belongs in its table too.
   void cannot(std::string why) { out_.cannot_tell.push_back(std::move(why)); }
-
-  void gather_facts() {
-    StateFacts& f = out_.facts;
-    f.gpu_util = w_.get(Metric::GpuUtil);
-    f.sm_active = w_.get(Metric::SmActive);
-    f.tensor_active = w_.get(Metric::TensorActive);
-    f.float_pipes = busiest_math_pipe(w_);
-    f.int_active = w_.get(Metric::IntActive);
-    if (f.int_active && f.sm_active && *f.sm_active >= 1.0) {
-      f.int_share = std::min(1.0, *f.int_active / *f.sm_active);
-    }
-    f.process_cpu_pct = w_.procs.top_cpu_pct;
-    f.process_at_full_core = f.process_cpu_pct && *f.process_cpu_pct >= th_.host_busy_cpu_pct_min;
-    f.dram_active = w_.get(Metric::DramActive);
-    f.mem_util = w_.get(Metric::MemUtil);
-    // SM activity cannot exceed kernel time; when it reads higher, the two
-    // counters averaged over different intervals (a transition), so kernel time
-    // is at least the SM activity.
-    if (f.gpu_util || f.sm_active) {
-      kernel_util_ = std::max(f.gpu_util.value_or(0), f.sm_active.value_or(0));
-    }
-    if (f.sm_active && kernel_util_ >= 1.0) {
-      f.sm_ratio = std::clamp(*f.sm_active / kernel_util_, 0.0, 1.0);
-    }
-    if (f.dram_active && hw_.dram_practical_peak_pct > 0) {
-      f.dram_share = *f.dram_active / hw_.dram_practical_peak_pct;
-    }
-    const auto rx = w_.get(Metric::PcieRxMibs);
-    const auto tx = w_.get(Metric::PcieTxMibs);
-    if (rx || tx) {
-      f.pcie_host_to_device = rx.value_or(0) >= tx.value_or(0);
-      f.pcie_mibs = std::max(rx.value_or(0), tx.value_or(0));
-      if (hw_.pcie_mibs) f.pcie_share = *f.pcie_mibs / *hw_.pcie_mibs;
-    }
-    const auto nrx = w_.get(Metric::NvlinkRxMibs);
-    const auto ntx = w_.get(Metric::NvlinkTxMibs);
-    if (nrx || ntx) {
-      f.nvlink_mibs = std::max(nrx.value_or(0), ntx.value_or(0));
-      if (hw_.nvlink_mibs) f.nvlink_share = *f.nvlink_mibs / *hw_.nvlink_mibs;
-    }
-    if (f.sm_active && hw_.sm_count) f.busy_sms = *f.sm_active / 100.0 * *hw_.sm_count;
-    for (const auto& p : peers_) {
-      if (p.sm_active && (!f.peer_sm_active || *p.sm_active > *f.peer_sm_active)) {
-        f.peer_sm_active = p.sm_active;
-        f.peer_gpu = p.gpu;
-      }
-    }
-    // What the listed processes hold; failing that, device memory in use (a
-    // process in another container may be invisible yet hold memory).
-    if (w_.procs.known && w_.procs.used_mib) {
-      f.mem_held_mib = w_.procs.used_mib;
-    } else if (const auto used = w_.get(Metric::MemUsedMib)) {
-      f.mem_held_mib = used;
-    }
-    if (f.mem_held_mib && hw_.mem_total_mib && *hw_.mem_total_mib > 0) {
-      f.mem_held_share = *f.mem_held_mib / *hw_.mem_total_mib;
-    }
-    if (w_.samples > 0) f.kernel_sample_share = w_.kernel_sample_share;
-    if (f.pcie_share) {
-      f.pcie_saturated = *f.pcie_share >= th_.pcie_saturated_share_min;
-      // Sustained copying below the link's rate with a process at a full core is
-      // host-staged whatever the share: pageable copies of a few MiB each, with
-      // host work between them, can average 1-2 % of a Gen5 link.
-      // Only device-to-host traffic counts below the share line: command
-      // submission flows host to device (the GPU fetches pushbuffers from host
-      // memory), ~460 MiB/s on the launch-bound reference recording.
-      f.copying = *f.pcie_share >= th_.pcie_copy_share_min ||
-                  w_.get(Metric::PcieTxMibs).value_or(0) >= th_.copy_traffic_mibs_min;
-      f.copies_host_limited = !f.pcie_saturated && f.copying && f.process_cpu_pct &&
-                              *f.process_cpu_pct >= th_.host_copy_cpu_pct_min;
-    }
-    const auto host_cpu = w_.get(Metric::HostCpuPct);
-    // Beyond the processes of every GPU of the host where the engine counted
-    // them (a job's other ranks are not what this GPU waits on), else this GPU's.
-    const auto gpu_procs_cpu =
-        w_.procs.host_gpus_cpu_pct ? w_.procs.host_gpus_cpu_pct : w_.procs.cpu_pct;
-    if (host_cpu && hw_.host_cpu_count && *hw_.host_cpu_count > 0 && gpu_procs_cpu) {
-      f.other_cpu_cores =
-          std::max(0.0, *host_cpu / 100.0 * *hw_.host_cpu_count - *gpu_procs_cpu / 100.0);
-    }
-    f.math_idle = f.float_pipes && *f.float_pipes < th_.math_idle_max;
-    f.int_work = f.int_share && *f.int_share >= th_.int_work_share_min;
-  }
 
   void decide() {
     const StateFacts& f = out_.facts;
@@ -562,49 +479,10 @@ class Classifier {
 
 }  // namespace
 
-std::optional<double> busiest_math_pipe(const WindowStats& window) {
-  std::optional<double> most;
-  for (Metric m :
-       {Metric::TensorActive, Metric::Fp16Active, Metric::Fp32Active, Metric::Fp64Active}) {
-    if (const auto v = window.get(m)) most = std::max(most.value_or(0.0), *v);
-  }
-  return most;
-}
-
 StateFinding classify_state(const WindowStats& window, const HardwareLimits& hw,
                             const Thresholds& th, const std::vector<PeerActivity>& peers,
                             double window_length_s) {
   return Classifier(window, hw, th, peers, window_length_s).run();
-}
-
-ThrottleFinding detect_throttle(const WindowStats& window, const HardwareLimits& hw,
-                                const Thresholds& th) {
-  ThrottleFinding t;
-  t.share = window.throttle_share;
-  t.reasons = window.throttle_reasons;
-  t.sm_clock_mhz = window.get(Metric::SmClockMhz);
-  t.max_sm_clock_mhz = hw.max_sm_clock_mhz;
-  t.power_w = window.get(Metric::PowerW);
-  t.power_limit_w = hw.power_limit_w;
-  t.temp_c = window.get(Metric::TempC);
-  if (!window.mean.has(Metric::ClockEventReasons) || t.share < th.throttle_share_min) return t;
-  bool clocks_low = true;
-  if (t.sm_clock_mhz && t.max_sm_clock_mhz && *t.max_sm_clock_mhz > 0) {
-    const double share = *t.sm_clock_mhz / *t.max_sm_clock_mhz;
-    clocks_low = share < th.throttle_clock_share_max;
-    t.evidence.push_back(
-        ev("sm_clock_share", share, "<", th.throttle_clock_share_max, "ratio",
-           fmt::format("{:.0f} of {:.0f} MHz", *t.sm_clock_mhz, *t.max_sm_clock_mhz)));
-  }
-  if (!clocks_low) return t;
-  t.throttled = true;
-  t.cause = clock_reasons_text(t.reasons);
-  t.evidence.insert(t.evidence.begin(), ev("throttle_reason_share", t.share,
-                                           ">=", th.throttle_share_min, "ratio", t.cause));
-  if (t.power_w && t.power_limit_w) {
-    t.evidence.push_back(ev("power_w", t.power_w, {}, t.power_limit_w, "W", "limit"));
-  }
-  return t;
 }
 
 }  // namespace gpulens::diagnosis

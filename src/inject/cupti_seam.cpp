@@ -21,13 +21,13 @@ bool kind_wanted(CUpti_ActivityKind k) {
     return commas;
   }();
   if (list.empty() || k == CUPTI_ACTIVITY_KIND_DEVICE) return true;
-  const char* name = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? ",kernel,"
-                     : k == CUPTI_ACTIVITY_KIND_MEMCPY          ? ",memcpy,"
-                     : k == CUPTI_ACTIVITY_KIND_MEMSET          ? ",memset,"
-                     : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? ",sync,"
-                     : k == CUPTI_ACTIVITY_KIND_MARKER          ? ",nvtx,"
-                                                                : ",other,";
-  return list.find(name) != std::string::npos;
+  for (const KindName& n : kKindNames) {
+    if (n.kind != k) continue;
+    std::string needle = ",";
+    needle.append(n.name).append(",");
+    return list.find(needle) != std::string::npos;
+  }
+  return false;
 }
 
 namespace {
@@ -132,6 +132,17 @@ bool CuptiSeam::enable_per_launch_kinds() {
     return false;
   }
   return true;
+}
+
+std::string CuptiSeam::recorded_kinds() const {
+  std::string out;
+  for (const KindName& n : kKindNames) {
+    if (!per_launch_kind(n.kind) || !kind_wanted(n.kind)) continue;
+    if (n.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && syncs_withheld()) continue;
+    if (!out.empty()) out += ',';
+    out += n.name;
+  }
+  return out;
 }
 
 void CuptiSeam::disable_per_launch_kinds() {

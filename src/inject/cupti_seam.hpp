@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "inject/cupti_loader.hpp"
 
@@ -52,6 +53,18 @@ inline bool optional_kind(CUpti_ActivityKind k) {
   return k == CUPTI_ACTIVITY_KIND_DEVICE || k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ||
          k == CUPTI_ACTIVITY_KIND_MARKER;
 }
+
+// The per-launch kinds by the names $GPULENS_KERNELS_KINDS and the record's
+// `kinds` give them (docs/kernels.md).
+struct KindName {
+  CUpti_ActivityKind kind;
+  std::string_view name;
+};
+inline constexpr KindName kKindNames[] = {{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+                                          {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+                                          {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+                                          {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+                                          {CUPTI_ACTIVITY_KIND_MARKER, "nvtx"}};
 
 // $GPULENS_KERNELS_KINDS (docs/kernels.md): only these kinds are recorded.
 bool kind_wanted(CUpti_ActivityKind k);
@@ -94,6 +107,9 @@ class CuptiSeam {
   // Switches the per-launch kinds on. False when CUPTI refuses one the view
   // cannot do without: the status then says why and nothing stays on.
   bool enable_per_launch_kinds();
+  // The names of the kinds enable_per_launch_kinds switches on, comma-separated in
+  // kKindNames' order: what the record's `kinds` says when it is not all of them.
+  std::string recorded_kinds() const;
   void disable_per_launch_kinds();
   // For good: everything CUPTI holds is delivered to our buffers (the buffer
   // callback runs on this thread or CUPTI's) and every kind goes off.

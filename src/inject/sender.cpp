@@ -33,7 +33,7 @@ kernels::ProcessRecord process_record(const Injection& in) {
   if (const char* kinds = std::getenv("GPULENS_KERNELS_KINDS"); kinds != nullptr) {
     p.kinds = kinds;  // a measurement run recorded only these
   } else if (in.cupti.syncs_withheld()) {
-    p.kinds = "kernel,memcpy,memset,nvtx";
+    p.kinds = in.cupti.recorded_kinds();
     p.kinds_note =
         "CUDA synchronisations were not recorded: the job carries its own CUPTI client "
         "(such as PyTorch's profiler), which CUPTI's synchronisation records can break "

@@ -70,6 +70,7 @@ TEST(CuptiSeam, AttachingRegistersOurBuffersAndSwitchesEveryKindOn) {
   EXPECT_TRUE(seam_called(testing::fake_cupti_calls(log), "disable 8"));
   EXPECT_EQ(seam.status().status, "ok");
   EXPECT_FALSE(seam.syncs_withheld());  // a CUPTI we found ourselves: no profiler of the job's
+  EXPECT_EQ(seam.recorded_kinds(), "kernel,memcpy,memset,sync,nvtx");
   std::filesystem::remove_all(dir);
 }
 
@@ -96,6 +97,8 @@ TEST(CuptiSeam, AJobCarryingItsOwnCuptiGetsNoSynchronisationRecordsUnlessAsked) 
     ASSERT_TRUE(seam.library().job_loaded);
     ASSERT_TRUE(seam.attach(buffer_requested, buffer_completed));
     EXPECT_EQ(seam.syncs_withheld(), withheld);
+    EXPECT_EQ(seam.recorded_kinds(),
+              withheld ? "kernel,memcpy,memset,nvtx" : "kernel,memcpy,memset,sync,nvtx");
     const auto calls = testing::fake_cupti_calls(log);
     EXPECT_TRUE(seam_called(calls, "enable 10"));  // kernels
     EXPECT_TRUE(seam_called(calls, "enable 1"));   // copies
