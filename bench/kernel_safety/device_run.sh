@@ -5,6 +5,8 @@
 # once; the manifest and the table land in $OUT. One call; SAFETY_PER_KIND jobs of each
 # kind (default 30; 10 kinds on one GPU, nccl added where there are two or more).
 #   OUT=... SAFETY_PER_KIND=30 SAFETY_PARALLEL=10 SAFETY_SECONDS=540 bash bench/kernel_safety/device_run.sh
+# SAFETY_HOOK=N: the jobs under bench/kernel_cost/launch_hook.cpp (built here) timing
+# 1 launch in N (0: counting only) instead of gpulens; nothing needs carrying then.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kernel-safety}
@@ -19,7 +21,14 @@ kinds=eager,graph,compile,threads,profiler,fork,exit_mid,cupy,exec,starved
 # One compile first, bare, so that Inductor's cache serves the timed jobs.
 python3 bench/kernel_safety/jobs.py compile 0 --steps 10 >"$OUT/warm.log" 2>&1 || tail -5 "$OUT/warm.log"
 # The manifest grows job by job in $OUT, so a call cut short keeps what ran.
-timeout "${SAFETY_SECONDS:-540}" python3 bench/kernel_safety/run.py --gpulens .devbin/gpulens \
+under=(--gpulens .devbin/gpulens)
+if [[ -n ${SAFETY_HOOK:-} ]]; then
+  g++ -O2 -shared -fPIC -std=c++20 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o /tmp/liblaunch_hook.so \
+    bench/kernel_cost/launch_hook.cpp -ldl || exit 1
+  under=(--hook /tmp/liblaunch_hook.so --hook-sample "$SAFETY_HOOK")
+  echo "under the launch hook, 1 launch in $SAFETY_HOOK timed" | tee -a "$OUT/machine.txt"
+fi
+timeout "${SAFETY_SECONDS:-540}" python3 bench/kernel_safety/run.py "${under[@]}" \
   --out "$OUT" --runs /tmp/kernel-safety-runs --per-kind "${SAFETY_PER_KIND:-30}" \
   --parallel "${SAFETY_PARALLEL:-10}" --kinds "$kinds" | grep -v "jobs$" >"$OUT/progress.txt"
 python3 bench/kernel_safety/run.py --summary "$OUT/manifest.jsonl" | tee "$OUT/table.txt"

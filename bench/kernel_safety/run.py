@@ -8,6 +8,10 @@ codes and checksums, both durations and how many kernel windows the recording
 holds. A job is harmed when its exit code or checksum differs, or it hangs.
 
     run.py --gpulens .devbin/gpulens --out DIR [--per-kind 30] [--parallel 10] [--runs DIR]
+    run.py --hook liblaunch_hook.so [--hook-sample N] --out DIR ...
+        the same jobs bare and under bench/kernel_cost/launch_hook.cpp's library
+        (LD_PRELOAD) instead of gpulens: a job is then harmed as above, and the
+        manifest gives the launches the hook counted instead of kernel windows
     run.py --summary DIR/manifest.jsonl      (the table again, from a manifest)
 """
 import argparse
@@ -47,24 +51,39 @@ def job(args, kind, seed, tmp):
     steps = STEPS[kind]
     base = [sys.executable, os.path.join(HERE, "jobs.py"), kind, str(seed), "--steps", str(steps)]
     trace = os.path.join(tmp, f"{kind}-{seed}.trace.jsonl")
-    syncs = ["--kernels-syncs"] if args.syncs else []
-    wrapped = [args.gpulens, "run", "--kernels", "--kernels-window", str(args.window),
-               "--kernels-every", str(args.every)] + syncs + [
-               "--no-stderr-scan", "--trace", trace,
-               "-o", os.path.join(tmp, f"{kind}-{seed}.txt"), "--"] + base
+    tally = os.path.join(tmp, f"{kind}-{seed}.hook.json")
     env = dict(os.environ, PYTHONHASHSEED="0")
-    order = [("bare", base), ("gpulens", wrapped)]
+    if args.hook:
+        wrapped = base
+        wrapped_env = dict(env, LD_PRELOAD=os.path.abspath(args.hook), LAUNCH_HOOK_SAMPLE=str(args.hook_sample),
+                           LAUNCH_HOOK_OUT=tally)
+        how = f"LD_PRELOAD={os.path.basename(args.hook)} LAUNCH_HOOK_SAMPLE={args.hook_sample}"
+    else:
+        syncs = ["--kernels-syncs"] if args.syncs else []
+        wrapped = [args.gpulens, "run", "--kernels", "--kernels-window", str(args.window),
+                   "--kernels-every", str(args.every)] + syncs + [
+                   "--no-stderr-scan", "--trace", trace,
+                   "-o", os.path.join(tmp, f"{kind}-{seed}.txt"), "--"] + base
+        wrapped_env = env
+        how = (f"run --kernels --kernels-window {args.window} --kernels-every {args.every}"
+               + (" --kernels-syncs" if args.syncs else ""))
+    order = [("bare", base, env), ("gpulens", wrapped, wrapped_env)]
     random.Random(seed).shuffle(order)
-    rec = {"kind": kind, "seed": seed, "cmd": " ".join(base[1:]),
-           "gpulens_args": f"run --kernels --kernels-window {args.window} --kernels-every {args.every}"
-                           + (" --kernels-syncs" if args.syncs else "")}
-    for name, cmd in order:
-        rec[name] = run_one(cmd, env, args.timeout)
+    rec = {"kind": kind, "seed": seed, "cmd": " ".join(base[1:]), "gpulens_args": how}
+    for name, cmd, e in order:
+        rec[name] = run_one(cmd, e, args.timeout)
     windows = 0
     if os.path.exists(trace):
         with open(trace, encoding="utf-8", errors="replace") as f:
             windows = sum(1 for line in f if '"x_kernels"' in line)
         os.remove(trace)
+    if os.path.exists(tally):  # the job's last process to exit wrote it (a fork's child may go first)
+        try:
+            with open(tally, encoding="utf-8") as f:
+                rec["hook_launches"] = sum(k["launches"] for k in json.load(f)["kernels"])
+        except (OSError, ValueError, KeyError):
+            rec["hook_launches"] = None
+        os.remove(tally)
     rec["kernel_windows"] = windows
     b, g = rec["bare"], rec["gpulens"]
     rec["same"] = b["rc"] == g["rc"] and b["checksum"] == g["checksum"] and b["checksum"] is not None
@@ -73,7 +92,11 @@ def job(args, kind, seed, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpulens", required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--gpulens", help="the gpulens binary to run the jobs under")
+    who.add_argument("--hook", help="bench/kernel_cost/launch_hook.cpp built as a library, preloaded instead")
+    ap.add_argument("--hook-sample", type=int, default=100,
+                    help="with --hook: time 1 launch in N (0 counts only)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--per-kind", type=int, default=30)
     ap.add_argument("--kinds", default="eager,graph,compile,threads,profiler,fork,exit_mid,cupy")
@@ -113,18 +136,22 @@ def summarize(manifest):
                                            "bare_s": 0.0, "gpulens_s": 0.0})
         k["jobs"] += 1
         k["same"] += r["same"]
-        k["windows"] += r["kernel_windows"]
-        k["no_window"] += r["kernel_windows"] == 0
+        # Under the hook: launches counted in place of kernel windows.
+        seen = (r.get("hook_launches") or 0) if "hook_launches" in r else r["kernel_windows"]
+        k["windows"] += seen
+        k["no_window"] += seen == 0
         k["bare_s"] += r["bare"]["s"]
         k["gpulens_s"] += r["gpulens"]["s"]
-    print(f"{'kind':<10} {'jobs':>5} {'same':>5} {'windows':>8} {'none':>5} {'bare s':>7} {'gpulens s':>9}")
+    hooked = any("hook_launches" in r for r in recs)
+    print(f"{'kind':<10} {'jobs':>5} {'same':>5} {'launches' if hooked else 'windows':>8} {'none':>5} "
+          f"{'bare s':>7} {'with s':>9}")
     for kind, k in by_kind.items():
         print(f"{kind:<10} {k['jobs']:>5} {k['same']:>5} {k['windows']:>8} {k['no_window']:>5} "
               f"{k['bare_s'] / k['jobs']:>7.1f} {k['gpulens_s'] / k['jobs']:>9.1f}")
     same = sum(r["same"] for r in recs)
     hangs = sum(1 for r in recs if "hang" in (r["bare"]["rc"], r["gpulens"]["rc"]))
-    print(f"{same} of {len(recs)} jobs: the same exit code and checksum with and without gpulens; "
-          f"{hangs} hung")
+    print(f"{same} of {len(recs)} jobs: the same exit code and checksum with and without "
+          f"{'the hook' if hooked else 'gpulens'}; {hangs} hung")
     return 0 if same == len(recs) else 1
 
 
