@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 set -u
 cuda=/usr/local/cuda
-g++ -O2 -shared -fPIC -std=c++20 -I$cuda/include -o $OUT/libh.so bench/kernel_cost/launch_hook.cpp -ldl || exit 1
+bash bench/kernel_cost/build_hook.sh $OUT/libh.so || exit 1
 nvcc -O2 -std=c++17 -cudart shared -o $OUT/lc bench/kernel_cost/launch_cost.cu -ldl || exit 1
 export LAUNCH_HOOK_GATE=1
 for s in 1000 1; do

@@ -23,8 +23,7 @@ python3 bench/kernel_safety/jobs.py compile 0 --steps 10 >"$OUT/warm.log" 2>&1 |
 # The manifest grows job by job in $OUT, so a call cut short keeps what ran.
 under=(--gpulens .devbin/gpulens)
 if [[ -n ${SAFETY_HOOK:-} ]]; then
-  g++ -O2 -shared -fPIC -std=c++20 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o /tmp/liblaunch_hook.so \
-    bench/kernel_cost/launch_hook.cpp -ldl || exit 1
+  bash bench/kernel_cost/build_hook.sh /tmp/liblaunch_hook.so || exit 1
   under=(--hook /tmp/liblaunch_hook.so --hook-sample "$SAFETY_HOOK")
   echo "under the launch hook, 1 launch in $SAFETY_HOOK timed" | tee -a "$OUT/machine.txt"
 fi
