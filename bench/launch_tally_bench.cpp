@@ -27,9 +27,17 @@ struct ThreadTally {
   launch_tally::Countdown countdown{0x9E3779B97F4A7C15ULL};
 };
 
-ThreadTally& tally() {  // the hook reaches its table through a thread_local pointer
-  thread_local auto* t = new ThreadTally;
-  return *t;
+// The hook reaches its table through a thread_local lease whose destructor hands the
+// table on when the thread ends (launch_samples.cpp), as here.
+struct Lease {
+  ThreadTally* t = nullptr;
+  ~Lease() { delete t; }
+};
+
+ThreadTally& tally() {
+  thread_local Lease lease;
+  if (lease.t == nullptr) lease.t = new ThreadTally;
+  return *lease.t;
 }
 
 std::string name_of(const void* key, bool /*graph*/) {

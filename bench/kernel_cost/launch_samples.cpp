@@ -139,15 +139,38 @@ std::vector<Tally*>& tallies() {
   return *v;
 }
 
-Tally& tally() {
-  thread_local Tally* t = [] {
-    auto* n = new Tally;  // outlives its thread, so that the dump at exit sees it
-    n->countdown = launch_tally::Countdown(reinterpret_cast<uintptr_t>(n));
+// Tallies of threads that ended, for the next new thread: a job whose pools start
+// and end threads all day holds as many tallies as it ever ran threads at once, not
+// one per thread it ever started (each is about half a megabyte). Counts carry over
+// and the dump sums by name, so a reused tally keeps every launch. Its pairs in
+// flight are reaped by the new thread; CUDA events outlive the thread that made them.
+std::vector<Tally*>& free_tallies() {
+  static auto* v = new std::vector<Tally*>;
+  return *v;
+}
+
+struct TallyLease {
+  Tally* t = nullptr;
+  ~TallyLease() {  // the thread ends
     std::lock_guard lock(g_tallies_mutex);
-    tallies().push_back(n);
-    return n;
-  }();
-  return *t;
+    free_tallies().push_back(t);
+  }
+};
+
+Tally& tally() {
+  thread_local TallyLease lease;
+  if (lease.t == nullptr) {
+    std::lock_guard lock(g_tallies_mutex);
+    if (!free_tallies().empty()) {
+      lease.t = free_tallies().back();
+      free_tallies().pop_back();
+    } else {
+      lease.t = new Tally;  // kept to the end, so that the dump at exit sees it
+      lease.t->countdown = launch_tally::Countdown(reinterpret_cast<uintptr_t>(lease.t));
+      tallies().push_back(lease.t);
+    }
+  }
+  return *lease.t;
 }
 
 std::string name_of(const void* key, bool graph) {
