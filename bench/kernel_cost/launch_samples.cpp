@@ -6,6 +6,7 @@
 #include "launch_samples.hpp"
 
 #include <cxxabi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -443,7 +444,15 @@ __attribute__((visibility("default"))) int launch_hook_dump(const char* path) {
 }  // extern "C"
 
 namespace {
+// "%p" in LAUNCH_HOOK_OUT stands for the process id, so that each process of a job
+// of several (NCCL's ranks, a fork's child) keeps its own tally.
 __attribute__((destructor)) void dump_at_exit() {
-  if (const char* out = std::getenv("LAUNCH_HOOK_OUT")) launch_hook_dump(out);
+  const char* out = std::getenv("LAUNCH_HOOK_OUT");
+  if (out == nullptr) return;
+  std::string path = out;
+  if (const size_t at = path.find("%p"); at != std::string::npos) {
+    path.replace(at, 2, std::to_string(getpid()));
+  }
+  launch_hook_dump(path.c_str());
 }
 }  // namespace

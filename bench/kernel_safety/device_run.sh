@@ -3,7 +3,8 @@
 # Runs on the GPU machine (.devbin/gpulens and .devbin/libgpulens_kernels.so carried):
 # bench/kernel_safety/run.py's jobs, bare and under `gpulens run --kernels`, several at
 # once; the manifest and the table land in $OUT. One call; SAFETY_PER_KIND jobs of each
-# kind (default 30; 10 kinds on one GPU, nccl added where there are two or more).
+# kind (default 30; 10 kinds on one GPU, nccl added where there are two or more;
+# SAFETY_KINDS=a,b for some of them).
 #   OUT=... SAFETY_PER_KIND=30 SAFETY_PARALLEL=10 SAFETY_SECONDS=540 bash bench/kernel_safety/device_run.sh
 # SAFETY_HOOK=N: the jobs under bench/kernel_cost/launch_hook.cpp (built here) timing
 # 1 launch in N (0: counting only) instead of gpulens; nothing needs carrying then.
@@ -13,6 +14,7 @@ OUT=${OUT:-/tmp/kernel-safety}
 mkdir -p "$OUT"
 kinds=eager,graph,compile,threads,profiler,fork,exit_mid,cupy,exec,starved
 (($(nvidia-smi -L | wc -l) >= 2)) && kinds+=,nccl
+kinds=${SAFETY_KINDS:-$kinds}
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c 'import torch, cupy; print("torch", torch.__version__, "cuda", torch.version.cuda, "cupy", cupy.__version__)'

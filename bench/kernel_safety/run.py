@@ -16,6 +16,7 @@ holds. A job is harmed when its exit code or checksum differs, or it hangs.
 """
 import argparse
 import concurrent.futures
+import glob
 import json
 import os
 import random
@@ -51,7 +52,7 @@ def job(args, kind, seed, tmp):
     steps = STEPS[kind]
     base = [sys.executable, os.path.join(HERE, "jobs.py"), kind, str(seed), "--steps", str(steps)]
     trace = os.path.join(tmp, f"{kind}-{seed}.trace.jsonl")
-    tally = os.path.join(tmp, f"{kind}-{seed}.hook.json")
+    tally = os.path.join(tmp, f"{kind}-{seed}.%p.hook.json")  # one per process (launch_samples.cpp)
     env = dict(os.environ, PYTHONHASHSEED="0")
     if args.hook:
         wrapped = base
@@ -77,13 +78,19 @@ def job(args, kind, seed, tmp):
         with open(trace, encoding="utf-8", errors="replace") as f:
             windows = sum(1 for line in f if '"x_kernels"' in line)
         os.remove(trace)
-    if os.path.exists(tally):  # the job's last process to exit wrote it (a fork's child may go first)
+    tallies = glob.glob(tally.replace("%p", "*"))
+    if tallies:  # one per process of the job that ran to its end (os._exit skips it)
         try:
-            with open(tally, encoding="utf-8") as f:
-                rec["hook_launches"] = sum(k["launches"] for k in json.load(f)["kernels"])
+            launches = 0
+            for path in tallies:
+                with open(path, encoding="utf-8") as f:
+                    launches += sum(k["launches"] for k in json.load(f)["kernels"])
+            rec["hook_launches"] = launches
         except (OSError, ValueError, KeyError):
             rec["hook_launches"] = None
-        os.remove(tally)
+        rec["hook_processes"] = len(tallies)
+        for path in tallies:
+            os.remove(path)
     rec["kernel_windows"] = windows
     b, g = rec["bare"], rec["gpulens"]
     rec["same"] = b["rc"] == g["rc"] and b["checksum"] == g["checksum"] and b["checksum"] is not None
