@@ -102,6 +102,23 @@ CUresult graph_launch(CUgraphExec g, CUstream s) {
   return r;
 }
 
+}  // namespace
+
+// This library's own entry points (defined below), for wrap() to know them.
+extern "C" {
+CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig*, CUfunction, void**, void**);
+CUresult cuGraphLaunch_ptsz(CUgraphExec, CUstream);
+}
+
+namespace {
+
+template <class F>
+void* address(F* f) {
+  return reinterpret_cast<void*>(f);
+}
+
 // Replaces *pfn, just handed out for `symbol`, by its wrapper when it is a launch call.
 void wrap(const char* symbol, void** pfn, bool ptsz) {
   if (pfn == nullptr || *pfn == nullptr || std::strncmp(symbol, "cu", 2) != 0) return;
@@ -110,14 +127,20 @@ void wrap(const char* symbol, void** pfn, bool ptsz) {
     std::atomic<void*>* real;
     void* legacy;
     void* per_thread;
+    // Ours too: a driver (or a shim in front of it) whose cuGetProcAddress hands out
+    // its launch calls as the process resolves their names gives back these. Taken
+    // for the real function, the wrapper would call itself without end.
+    void* exported_legacy;
+    void* exported_per_thread;
   };
   static const Hook hooks[] = {
-      {"cuLaunchKernel", &g_real_lk, reinterpret_cast<void*>(&launch_kernel<false>),
-       reinterpret_cast<void*>(&launch_kernel<true>)},
-      {"cuLaunchKernelEx", &g_real_lkex, reinterpret_cast<void*>(&launch_kernel_ex<false>),
-       reinterpret_cast<void*>(&launch_kernel_ex<true>)},
-      {"cuGraphLaunch", &g_real_gl, reinterpret_cast<void*>(&graph_launch<false>),
-       reinterpret_cast<void*>(&graph_launch<true>)},
+      {"cuLaunchKernel", &g_real_lk, address(&launch_kernel<false>), address(&launch_kernel<true>),
+       address(&::cuLaunchKernel), address(&::cuLaunchKernel_ptsz)},
+      {"cuLaunchKernelEx", &g_real_lkex, address(&launch_kernel_ex<false>),
+       address(&launch_kernel_ex<true>), address(&::cuLaunchKernelEx),
+       address(&::cuLaunchKernelEx_ptsz)},
+      {"cuGraphLaunch", &g_real_gl, address(&graph_launch<false>), address(&graph_launch<true>),
+       address(&::cuGraphLaunch), address(&::cuGraphLaunch_ptsz)},
   };
   std::string base = symbol;
   if (base.size() > 5 && base.compare(base.size() - 5, 5, "_ptsz") == 0) {
@@ -131,6 +154,10 @@ void wrap(const char* symbol, void** pfn, bool ptsz) {
       slot = slot == &g_real_lk     ? &g_real_lk_ptsz
              : slot == &g_real_lkex ? &g_real_lkex_ptsz
                                     : &g_real_gl_ptsz;
+    }
+    if (*pfn == h.exported_legacy || *pfn == h.exported_per_thread) {
+      *pfn = ptsz ? h.per_thread : h.legacy;  // ours; the real one is the driver's own
+      return;
     }
     if (*pfn == h.legacy || *pfn == h.per_thread) return;  // already ours
     slot->store(*pfn);
@@ -182,13 +209,17 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint
   const CUresult res = reinterpret_cast<GetProcV2Fn>(r)(symbol, pfn, version, flags, status);
   if (res == CUDA_SUCCESS && symbol != nullptr) {
     if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
+      const bool ours = pfn && (*pfn == reinterpret_cast<void*>(&cuGetProcAddress_v2) ||
+                                *pfn == reinterpret_cast<void*>(&cuGetProcAddress));
       if (pfn && *pfn) {
         // Asked for itself: the caller may call it with the v1 or v2 ABI, by version.
+        // A driver that hands out its functions as the process resolves their names
+        // gives back ours (wrap() has why): the real one is then the one we have.
         if (version >= 12000) {
-          g_real_gpa_v2.store(*pfn);
+          if (!ours) g_real_gpa_v2.store(*pfn);
           *pfn = reinterpret_cast<void*>(&cuGetProcAddress_v2);
         } else {
-          g_real_gpa_v1.store(*pfn);
+          if (!ours) g_real_gpa_v1.store(*pfn);
           *pfn = reinterpret_cast<void*>(&cuGetProcAddress);
         }
       }
