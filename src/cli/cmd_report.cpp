@@ -181,6 +181,7 @@ int run_report(const ReportArgs& args) {
   }
   Trace trace;
   std::optional<kernels::KernelView> kernel_view;  // "Where the GPU time went"
+  std::optional<kernels::LaunchCounts> launches;   // "Kernel launches"
   HistorySource src;
   if (history) {
     if (auto failed = load_history(args, src, trace)) return *failed;
@@ -193,6 +194,7 @@ int run_report(const ReportArgs& args) {
     }
     trace = std::move(read->trace);
     kernel_view = std::move(read->kernels);
+    launches = std::move(read->launches);
   }
   const ReportTables tables = load_report_tables(args.settings.data_dir);
   for (const auto& w : tables.warnings) eprint("gpulens: warning: {}\n", w);
@@ -207,7 +209,7 @@ int run_report(const ReportArgs& args) {
   if (kernel_view) apply_kernel_view(*options, *kernel_view);
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
-                                   : render_report(verdict, trace, kernel_view, *format);
+                                   : render_report(verdict, trace, kernel_view, launches, *format);
   if (auto written = write_report(text, args.output); !written) {
     eprint("gpulens report: {}\n", written.error().message);
     return kExitFailure;

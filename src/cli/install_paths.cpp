@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/install_paths.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <system_error>
 
@@ -42,6 +44,27 @@ std::string example_recording() {
   // Without /proc, the path a distribution package installs it at.
   if (ec) return std::string("/usr/share/gpulens/") + kExample;
   return example_recording_for(exe);
+}
+
+std::string private_library_for(const std::string& exe_dir, const std::string& name) {
+  for (const std::string& rel : {name, "../lib/gpulens/" + name}) {
+    const std::filesystem::path candidate = std::filesystem::path(exe_dir) / rel;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) {
+      return std::filesystem::weakly_canonical(candidate, ec).string();
+    }
+  }
+  return {};
+}
+
+std::string private_library(const char* override_var, const std::string& name) {
+  if (const char* env = std::getenv(override_var); env != nullptr && *env != '\0') {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(env, ec) ? std::string(env) : std::string();
+  }
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : private_library_for(exe.parent_path().string(), name);
 }
 
 }  // namespace gpulens::cli

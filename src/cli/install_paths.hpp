@@ -21,4 +21,13 @@ std::string example_recording();
 //  - else the installed path, where an install would have it.
 std::string example_recording_for(const std::filesystem::path& exe);
 
+// A library of gpulens' own (libgpulens_kernels.so, libgpulens_launches.so) for a
+// gpulens binary in `exe_dir`: beside it in a build tree, in ../lib/gpulens once
+// installed (so that bin/ holds only programs); empty when neither has it.
+std::string private_library_for(const std::string& exe_dir, const std::string& name);
+
+// The same for the running binary, unless the environment variable `override_var`
+// names a file: then that file, or empty when it names none.
+std::string private_library(const char* override_var, const std::string& name);
+
 }  // namespace gpulens::cli

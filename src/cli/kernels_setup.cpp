@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/kernels_setup.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/install_paths.hpp"
+#include "cli/records_dir.hpp"
 #include "core/input_limits.hpp"
 #include "core/regular_file.hpp"
 #include "inject/schedule.hpp"
@@ -26,21 +26,6 @@ namespace gpulens::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string self_dir() {
-  std::error_code ec;
-  const auto exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-
-std::string find_library() {
-  if (const char* env = std::getenv("GPULENS_KERNELS_LIB"); env != nullptr && *env != '\0') {
-    std::error_code ec;
-    return fs::exists(env, ec) ? std::string(env) : std::string();
-  }
-  const std::string dir = self_dir();
-  return dir.empty() ? std::string() : find_kernels_library(dir);
-}
 
 // A libcupti from the toolkit, for jobs whose own CUDA stack brings none (the
 // injection library prefers the job's copy when there is one).
@@ -63,20 +48,13 @@ std::string find_toolkit_cupti() {
 }  // namespace
 
 std::string find_kernels_library(const std::string& exe_dir) {
-  // Beside the binary in a build tree; lib/gpulens/ of the prefix once installed
-  // (cmake/install.cmake), so that bin/ holds only programs.
-  for (const char* rel : {"libgpulens_kernels.so", "../lib/gpulens/libgpulens_kernels.so"}) {
-    const fs::path candidate = fs::path(exe_dir) / rel;
-    std::error_code ec;
-    if (fs::is_regular_file(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
-  }
-  return {};
+  return private_library_for(exe_dir, "libgpulens_kernels.so");
 }
 
 KernelsSetup prepare_kernels(const std::string& run_dir,
                              const std::optional<KernelsWindows>& windows) {
   KernelsSetup s;
-  const std::string lib = find_library();
+  const std::string lib = private_library("GPULENS_KERNELS_LIB", "libgpulens_kernels.so");
   if (lib.empty()) {
     s.status = "not_built";
     s.unavailable =
@@ -103,19 +81,14 @@ KernelsSetup prepare_kernels(const std::string& run_dir,
     return s;
   }
   s.records_dir = run_dir + "/kernels";
-  std::error_code ec;
-  fs::create_directories(s.records_dir, ec);
-  const int dir_fd = ::open(s.records_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) {
+  std::string why;
+  s.records_dir_fd = make_records_dir(s.records_dir, why);
+  if (!s.records_dir_fd) {
     s.status = "unreadable";
-    s.unavailable = fmt::format("cannot make the kernel records directory {}: {}", s.records_dir,
-                                std::strerror(errno));
+    s.unavailable =
+        fmt::format("cannot make the kernel records directory {}: {}", s.records_dir, why);
     return s;
   }
-  s.records_dir_fd = std::shared_ptr<const int>(new int(dir_fd), [](const int* fd) {
-    ::close(*fd);
-    delete fd;
-  });
   std::string preload = lib;
   if (const char* p = std::getenv("LD_PRELOAD"); p != nullptr && *p != '\0') {
     preload += std::string(":") + p;
@@ -237,35 +210,6 @@ struct RecordCopier {
   }
 };
 
-// The names of the record files (.json, .jsonl) in the open directory `dir_fd`.
-std::vector<fs::path> record_files(int dir_fd) {
-  std::vector<fs::path> files;
-  const int listing = dir_fd < 0 ? -1 : ::dup(dir_fd);  // closedir closes what it is given
-  DIR* dir = listing < 0 ? nullptr : ::fdopendir(listing);
-  if (dir == nullptr) {
-    if (listing >= 0) ::close(listing);
-    return files;
-  }
-  ::rewinddir(dir);
-  while (const dirent* e = ::readdir(dir)) {
-    const fs::path name = e->d_name;
-    if (name.extension() == ".jsonl" || name.extension() == ".json") files.push_back(name);
-  }
-  ::closedir(dir);
-  return files;
-}
-
-// Removes the directory at `path` only while it is still the one open as `dir_fd`
-// (the job may have moved it away and put a link or another directory there).
-void remove_if_same(const std::string& path, int dir_fd) {
-  struct stat held {};
-  struct stat now {};
-  if (dir_fd < 0 || ::fstat(dir_fd, &held) != 0 || ::lstat(path.c_str(), &now) != 0) return;
-  if (S_ISDIR(now.st_mode) && now.st_dev == held.st_dev && now.st_ino == held.st_ino) {
-    ::rmdir(path.c_str());
-  }
-}
-
 }  // namespace
 
 std::string merge_kernel_records(const KernelsSetup& setup, const std::string& trace_path,
@@ -278,8 +222,7 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     const int dir_fd = setup.records_dir_fd ? *setup.records_dir_fd : -1;
-    std::vector<fs::path> files = record_files(dir_fd);
-    std::sort(files.begin(), files.end());
+    const std::vector<fs::path> files = list_records(dir_fd, {".jsonl", ".json"});
     bool skipping = false;  // the rest of the files are not read, said once
     for (std::size_t i = 0; i < files.size(); ++i) {
       const fs::path& f = files[i];
@@ -301,7 +244,7 @@ std::string merge_kernel_records(const KernelsSetup& setup, const std::string& t
     }
     // The job's first CUDA start, which its processes shared (inject/schedule.hpp).
     if (dir_fd >= 0) ::unlinkat(dir_fd, inject::kOriginFile, 0);
-    remove_if_same(setup.records_dir, dir_fd);
+    remove_records_dir(setup.records_dir, dir_fd);
     if (copier.records == 0) {
       copier.write(
           nlohmann::json{{"x_kernels", 3},

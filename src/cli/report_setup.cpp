@@ -11,6 +11,7 @@
 #include "kernels/view/kernel_findings.hpp"
 #include "kernels/view/record_gatherer.hpp"
 #include "render/kernels_output.hpp"
+#include "render/launches_output.hpp"
 #include "render/verdict_output.hpp"
 #include "verdict/data_files.hpp"
 
@@ -116,8 +117,11 @@ Result<Recording> read_recording(const std::string& path, TraceReadOptions optio
   };
   auto trace = read_trace(path, options);
   if (!trace) return trace.error();
-  Recording r{std::move(*trace), std::nullopt};
+  Recording r{std::move(*trace), std::nullopt, std::nullopt};
   if (any) r.kernels = kernels::analyze_kernels(std::move(gatherer), r.trace);
+  if (!r.trace.launch_records.empty()) {
+    r.launches = kernels::sum_launch_records(r.trace.launch_records, r.trace);
+  }
   return r;
 }
 
@@ -129,24 +133,30 @@ std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::Ke
 
 std::string render_report(const verdict::Verdict& v, const Trace& trace,
                           const std::optional<kernels::KernelView>& kernel_view,
+                          const std::optional<kernels::LaunchCounts>& launches,
                           ReportFormat format) {
-  // A recording of `gpulens run --kernels` adds "Where the GPU time went".
+  // A recording of `gpulens run --kernels` adds "Where the GPU time went", one of
+  // `gpulens run` "Kernel launches".
   switch (format) {
     case ReportFormat::Json: {
       auto j = render::verdict_to_json(v);
       if (kernel_view) j["kernels"] = render::kernels_to_json(*kernel_view);
+      if (launches) j["launches"] = render::launches_to_json(*launches);
       // Invalid UTF-8 (a command line, a process name) is replaced, not fatal.
       return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
-    case ReportFormat::Html:
-      return kernel_view
-                 ? render::insert_kernels_html(render::verdict_to_html(v, trace), *kernel_view)
-                 : render::verdict_to_html(v, trace);
+    case ReportFormat::Html: {
+      std::string page = render::verdict_to_html(v, trace);
+      if (kernel_view) page = render::insert_kernels_html(std::move(page), *kernel_view);
+      if (launches) page = render::insert_launches_html(std::move(page), *launches);
+      return page;
+    }
     case ReportFormat::Text:
       break;
   }
   return render::verdict_to_text(v) +
-         (kernel_view ? "\n" + render::kernels_to_text(*kernel_view) : "");
+         (kernel_view ? "\n" + render::kernels_to_text(*kernel_view) : "") +
+         (launches ? "\n" + render::launches_to_text(*launches) : "");
 }
 
 Status write_report(const std::string& text, const std::string& path) {

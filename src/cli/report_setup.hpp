@@ -10,6 +10,7 @@
 #include "core/result.hpp"
 #include "core/trace_reader.hpp"
 #include "kernels/view/analysis.hpp"
+#include "kernels/view/launch_counts.hpp"
 #include "verdict/verdict.hpp"
 
 namespace gpulens::cli {
@@ -52,6 +53,7 @@ ReportFormat report_format_for_path(const std::string& path);
 struct Recording {
   Trace trace;
   std::optional<kernels::KernelView> kernels;
+  std::optional<kernels::LaunchCounts> launches;  // `gpulens run`'s launch records
 };
 Result<Recording> read_recording(const std::string& path, TraceReadOptions options = {});
 
@@ -61,9 +63,10 @@ Result<Recording> read_recording(const std::string& path, TraceReadOptions optio
 std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view);
 
 // The verdict, and after it the kernel view of a recording of `gpulens run
-// --kernels` (nullopt: none).
+// --kernels` and the launch counts of one of `gpulens run` (nullopt: none).
 std::string render_report(const verdict::Verdict& v, const Trace& trace,
                           const std::optional<kernels::KernelView>& kernel_view,
+                          const std::optional<kernels::LaunchCounts>& launches,
                           ReportFormat format);
 // "-" is stdout. The file is written whole or not at all (temp file + rename).
 Status write_report(const std::string& text, const std::string& path);

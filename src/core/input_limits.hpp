@@ -38,6 +38,9 @@ inline constexpr std::size_t kMaxKernelRecordBytes = std::size_t{256} << 20;
 // the debug build's `run` 244 s. A day of 8 processes traced whole (a chunk
 // every 2 s) is about 350,000 lines; at the default windows, 35,000.
 inline constexpr std::size_t kMaxKernelRecordLines = 1'000'000;
+// Launch records a recording's reader keeps: one per process of the job, and `run`
+// writes at most 4,097 (cli/launches_setup.hpp).
+inline constexpr std::size_t kMaxLaunchRecordLines = 8192;
 // Lines of one kernel record file refused before the rest of that file is left
 // unread: a process killed inside a write leaves one; thousands are not records.
 inline constexpr std::size_t kMaxRefusedRecordLines = 64;

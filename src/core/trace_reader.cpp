@@ -112,6 +112,16 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
       if (!plausible_time(mark.t)) return drop_for_time(mark.t);
       return std::optional<TraceEvent>{std::move(mark)};
     }
+  } else if (j->contains("x_launches")) {
+    // A process's launch counts (docs/kernels.md, "Launch counts"), checked when read
+    // (kernels/record/launch_record_read.hpp).
+    if (launch_records_.size() < kMaxLaunchRecordLines) {
+      launch_records_.push_back(std::move(*j));
+    } else if (launch_records_dropped_++ == 0) {
+      warnings_.push_back(fmt::format("{}:{}: launch records past the first {} are not read", name_,
+                                      line_no_, kMaxLaunchRecordLines));
+    }
+    return std::optional<TraceEvent>{};
   } else if (j->contains("x_kernels")) {
     // A kernel record of `gpulens run --kernels` (docs/kernels.md): to the sink,
     // else kept whole.
@@ -266,6 +276,7 @@ Result<Trace> read_all(Result<TraceReader> opened) {
   }
   trace.warnings = reader.warnings();
   trace.kernel_records = reader.kernel_records();
+  trace.launch_records = reader.launch_records();
   return trace;
 }
 

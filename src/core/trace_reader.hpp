@@ -46,6 +46,9 @@ class TraceReader {
   std::size_t bad_time_lines() const { return bad_times_; }
   // Lines {"x_kernels": 1, ...} read so far (docs/kernels.md).
   const std::vector<nlohmann::json>& kernel_records() const { return kernel_records_; }
+  // Lines {"x_launches": 1, ...}, one per process of a `gpulens run` (docs/kernels.md,
+  // "Launch counts"); past kMaxLaunchRecordLines they are counted, not kept.
+  const std::vector<nlohmann::json>& launch_records() const { return launch_records_; }
 
   TraceReader(TraceReader&&) noexcept;
   TraceReader& operator=(TraceReader&&) noexcept;
@@ -81,6 +84,8 @@ class TraceReader {
   bool reported_dropped_ = false;
   std::vector<std::string> warnings_;
   std::vector<nlohmann::json> kernel_records_;
+  std::vector<nlohmann::json> launch_records_;
+  std::size_t launch_records_dropped_ = 0;
 };
 
 // A whole trace in memory, for offline commands (diagnose, report) and tests.
@@ -90,6 +95,7 @@ struct Trace {
   std::vector<Mark> marks;
   std::vector<std::string> warnings;
   std::vector<nlohmann::json> kernel_records;  // `gpulens run --kernels` (docs/kernels.md)
+  std::vector<nlohmann::json> launch_records;  // `gpulens run`'s launch counts
 };
 
 Result<Trace> read_trace(const std::string& path, TraceReadOptions options = {});

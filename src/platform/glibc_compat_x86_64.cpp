@@ -23,7 +23,7 @@
 //   pthread_setname_np                libpthread.so.0   2.12          2.34
 //   pthread_sigmask                   libpthread.so.0   2.2.5         2.32
 //   pthread_cond_timedwait            libpthread.so.0 and libc.so.6   2.3.2   (2.3.2)
-//   dlopen, dlsym, dlclose, dlerror, dladdr
+//   dlopen, dlsym, dlvsym, dlclose, dlerror, dladdr
 //                                     libdl.so.2        2.2.5         2.34
 //   exp, exp2, log, log2, pow         libm.so.6         2.2.5         2.29
 //   pthread_cond_clockwait            absent (2.30)     emulated      2.34
@@ -98,6 +98,10 @@ GPULENS_GLIBC_REBIND("GLIBC_2.12", int, pthread_setname_np, (pthread_t t, const 
 // same executable as the real one, so the answer is the same.
 GPULENS_GLIBC_REBIND("GLIBC_2.2.5", void*, dlopen, (const char* file, int mode), (file, mode));
 GPULENS_GLIBC_REBIND("GLIBC_2.2.5", void*, dlsym, (void* handle, const char* name), (handle, name));
+// The launch counter (src/launch_count) finds glibc's dlsym behind its own with it.
+GPULENS_GLIBC_REBIND("GLIBC_2.2.5", void*, dlvsym,
+                     (void* handle, const char* name, const char* version),
+                     (handle, name, version));
 GPULENS_GLIBC_REBIND("GLIBC_2.2.5", int, dlclose, (void* handle), (handle));
 GPULENS_GLIBC_REBIND("GLIBC_2.2.5", char*, dlerror, (), ());
 GPULENS_GLIBC_REBIND("GLIBC_2.2.5", int, dladdr, (const void* address, Dl_info* info),

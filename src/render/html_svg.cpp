@@ -11,6 +11,13 @@
 
 namespace gpulens::render::html {
 
+std::string insert_before_script(std::string page, const std::string& section) {
+  const auto at = page.rfind("<script>");
+  if (at == std::string::npos) return page + section;
+  page.insert(at, section);
+  return page;
+}
+
 std::string escape(std::string_view raw) {
   const std::string text = terminal_safe_text(raw);
   std::string out;

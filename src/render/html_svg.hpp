@@ -19,6 +19,9 @@ namespace gpulens::render::html {
 // bidi overrides and broken UTF-8 replaced as for a terminal (core/text_safety: they
 // are parse errors in HTML, and a page printed to a terminal must not drive it).
 std::string escape(std::string_view text);
+// `page` with `section` put before its closing script (a report's added card, such
+// as the kernel view's), or at its end when it has none.
+std::string insert_before_script(std::string page, const std::string& section);
 // A number for an SVG attribute: at most one decimal, no trailing zeros.
 std::string num(double x);
 

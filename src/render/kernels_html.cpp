@@ -201,11 +201,7 @@ std::string kernels_to_html(const kernels::KernelView& v) {
 }
 
 std::string insert_kernels_html(std::string page, const kernels::KernelView& v) {
-  const auto at = page.rfind("<script>");
-  const std::string section = kernels_to_html(v);
-  if (at == std::string::npos) return page + section;
-  page.insert(at, section);
-  return page;
+  return html::insert_before_script(std::move(page), kernels_to_html(v));
 }
 
 }  // namespace gpulens::render

@@ -8,11 +8,19 @@
 //   plt N       as Triton's launchers do: cuLaunchKernel called by name (the PLT)
 //   threads N   8 threads, 4 at a time, each launching N times by name
 //   rtld_next   dlsym(RTLD_NEXT) from the job still resolves from the job
+//   fork N      N launches by name, then a fork whose child launches another kernel
+//               N times and exits; the parent waits for it
+//   quit N      N launches by name, a wait for the counting library's periodic record in
+//               $GPULENS_LAUNCHES_DIR (30 s at most), then _exit: no exit handlers
 // It prints one JSON object: the launches it made of each function by the name the
 // driver gives it, the graph launches, and what the driver received, for the test to
 // hold the hook's tally against.
+#include <dirent.h>
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -110,10 +118,57 @@ void threads(long n) {
   g_made["kernel_6"] += 4 * static_cast<std::uint64_t>(n);
 }
 
+// The child's launches are its own: printed by the parent, which made none of them.
+void fork_job(long n) {
+  plt(n);
+  const pid_t child = fork();
+  if (child < 0) fail("fork");
+  if (child == 0) {
+    launch(&cuLaunchKernel, 7, n);
+    std::exit(0);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fail("the child failed");
+  }
+}
+
+// Until a record file is in $GPULENS_LAUNCHES_DIR: what the test holds against the
+// counts is the library's periodic write, however slow the machine.
+void wait_for_record() {
+  const char* dir = std::getenv("GPULENS_LAUNCHES_DIR");
+  if (dir == nullptr) return;
+  for (int i = 0; i < 3000; ++i) {
+    if (DIR* d = opendir(dir)) {
+      bool found = false;
+      while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        found = found || (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0);
+      }
+      closedir(d);
+      if (found) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void print_made() {
+  std::printf("{\"made\": {");
+  const char* sep = "";
+  for (const auto& [name, count] : g_made) {
+    std::printf("%s\"%s\": %llu", sep, name.c_str(), static_cast<unsigned long long>(count));
+    sep = ", ";
+  }
+  std::printf("}, \"graphs\": %llu, \"received\": %llu}\n",
+              static_cast<unsigned long long>(g_graphs),
+              static_cast<unsigned long long>(fake_driver_received()));
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) fail("usage: launch_fake_job cudart|plt|threads N | rtld_next");
+  if (argc < 2) fail("usage: launch_fake_job cudart|plt|threads|fork|quit N | rtld_next");
   const std::string mode = argv[1];
   const long n = argc > 2 ? std::atol(argv[2]) : 0;
   if (mode == "rtld_next") {
@@ -132,17 +187,16 @@ int main(int argc, char** argv) {
     plt(n);
   } else if (mode == "threads") {
     threads(n);
+  } else if (mode == "fork") {
+    fork_job(n);
+  } else if (mode == "quit") {
+    plt(n);
+    print_made();
+    wait_for_record();
+    _exit(0);
   } else {
     fail("unknown mode");
   }
-  std::printf("{\"made\": {");
-  const char* sep = "";
-  for (const auto& [name, count] : g_made) {
-    std::printf("%s\"%s\": %llu", sep, name.c_str(), static_cast<unsigned long long>(count));
-    sep = ", ";
-  }
-  std::printf("}, \"graphs\": %llu, \"received\": %llu}\n",
-              static_cast<unsigned long long>(g_graphs),
-              static_cast<unsigned long long>(fake_driver_received()));
+  print_made();
   return 0;
 }

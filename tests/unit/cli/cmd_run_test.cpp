@@ -137,6 +137,43 @@ TEST(RunCli, ReplayGivesTheVerdictAndTheReports) {
   EXPECT_NE(read_file(html).find("<code>true</code>"), std::string::npos);
 }
 
+// Each process of the job loads the launch counter unless --no-launches; its counts
+// reach the report, the recording, and `gpulens report` on it.
+TEST(RunCli, TheJobsKernelLaunchesAreCountedIntoTheReport) {
+  const std::string json = run_temp_path("launches.json");
+  const std::string html = run_temp_path("launches.html");
+  const std::string trace = run_temp_path("launches.trace.jsonl");
+  const std::string job = std::string("'") + GPULENS_LAUNCH_FAKE_JOB + "' cudart 500";
+  auto r = shell("GPULENS_LAUNCHES_LIB='" + std::string(GPULENS_LAUNCHES_LIB) + "' " + kBin +
+                 " run " + kReplay + " --trace " + trace + " -o " + json + " -- " + job);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("Kernel launches"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4,000 kernel launches and 1,000 CUDA-graph launches (1 graph"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(j["launches"]["kernel_launches"], 4000);
+  EXPECT_EQ(j["launches"]["graph_launches"], 1000);
+  EXPECT_EQ(j["launches"]["top"].size(), 8u);
+  EXPECT_EQ(j["launches"]["processes"][0]["final"], true);
+  r = shell(kBin + " report " + trace + " -o " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(html).find("id=\"launches\""), std::string::npos);
+
+  r = shell(kBin + " run --no-launches " + kReplay + " -o " + json + " -- " + job);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(json)).count("launches"), 0u);
+}
+
+TEST(RunCli, WithoutTheLaunchCounterTheJobRunsAndTheRunSaysWhy) {
+  const auto r = shell("GPULENS_LAUNCHES_LIB=/nonexistent/lib.so " + kBin + " run " + kReplay +
+                       " -- sh -c 'echo ran'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_NE(r.err.find("no launch counts: $GPULENS_LAUNCHES_LIB names no file"), std::string::npos)
+      << r.err;
+}
+
 // A recording of a job whose memory grows to the card's ceiling: replayed under
 // a job that then fails, gpulens must say it died out of memory, first.
 std::string leaking_trace() {

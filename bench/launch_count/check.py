@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""device_run.sh's table: the report's launch counts against what each job launched,
+and the cost of a launch under libgpulens_launches.so against without it.
+
+Usage: check.py OUT   (device_run.sh's output directory)"""
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+out = sys.argv[1]
+problems = []
+
+
+def load(name):
+    with open(os.path.join(out, name)) as f:
+        return json.load(f)
+
+
+def job_line(name):
+    with open(os.path.join(out, name + ".stdout")) as f:
+        return json.loads(f.read().strip().splitlines()[-1])
+
+
+exits_path = os.path.join(out, "exits.txt")
+with open(exits_path) if os.path.exists(exits_path) else open(os.devnull) as f:
+    for line in f:
+        if not line.strip().endswith("exit 0"):
+            problems.append("a job failed: " + line.strip())
+
+print("1. counts (report of gpulens run against the job's own)")
+try:
+    job, rep = job_line("profiled"), load("profiled.report.json")["launches"]
+    prof = job["kernels"]
+    print(f"  profiled: torch.profiler {job['kernel_launches']} kernel launches, "
+          f"report {rep['kernel_launches']} ({len(prof)} names in the profile)")
+    if rep["kernel_launches"] != job["kernel_launches"]:
+        problems.append(f"profiled: {rep['kernel_launches']} counted, the profiler saw {job['kernel_launches']}")
+    for k in rep["top"]:
+        seen = prof.get(k["name"])
+        mark = "ok" if seen == k["launches"] else "DIFFERS"
+        print(f"    {k['launches']:>8} (profiler {seen})  {mark}  {k['name'][:90]}")
+        if seen != k["launches"]:
+            problems.append(f"profiled: {k['name'][:60]}: {k['launches']} counted, profiler {seen}")
+except (OSError, ValueError, KeyError) as e:
+    problems.append(f"profiled: {e!r}")
+for name in ("graphs", "kernels", "nobody"):
+    try:
+        job, report = job_line(name), load(name + ".report.json")
+        rep = report["launches"]
+        print(f"  {name}: graph launches made {job['graph_launches']}, report {rep['graph_launches']}; "
+              f"kernel launches {rep['kernel_launches']}; GPUs {[g['gpu'] for g in rep['gpus']]}; "
+              f"kernel view {'present' if 'kernels' in report else 'absent'}")
+        if rep["graph_launches"] != job["graph_launches"]:
+            problems.append(f"{name}: {rep['graph_launches']} graph launches counted, {job['graph_launches']} made")
+        if name == "kernels" and "kernels" not in report:
+            problems.append("kernels: no kernel view beside the launch counts")
+        # A job shorter than the sampling interval may be seen by no sample.
+        if not rep["gpus"] and name != "nobody":
+            problems.append(f"{name}: the process was put on no GPU")
+    except (OSError, ValueError, KeyError) as e:
+        problems.append(f"{name}: {e!r}")
+
+print("2. cost of a launch (empty kernels, us per launch; mean of each process's slots)")
+
+
+def t95(n):
+    table = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
+             11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12}
+    return table.get(n, 2.0)
+
+
+for threads in (1, 4):
+    per_kind = {}
+    made = {}
+    for kind in ("n", "g", "h"):
+        path = os.path.join(out, f"cost.{kind}.{threads}.jsonl")
+        if not os.path.exists(path):
+            continue
+        procs, current = [], []
+        with open(path) as f:
+            for line in f:
+                j = json.loads(line)
+                if "us_per_launch" in j:
+                    current.append(j["us_per_launch"])
+                elif "launches_made" in j:
+                    procs.append(statistics.mean(current))
+                    made.setdefault(kind, []).append(j["launches_made"])
+                    current = []
+        per_kind[kind] = procs
+    if not per_kind:
+        print(f"  {threads} thread(s): not run")
+        continue
+    if "n" not in per_kind or "g" not in per_kind:
+        problems.append(f"cost: no runs of {threads} thread(s)")
+        continue
+    for kind, what in (("g", "libgpulens_launches.so"), ("h", "the bench hook counting")):
+        if kind not in per_kind:
+            continue
+        diffs = [100 * (x / n - 1) for n, x in zip(per_kind["n"], per_kind[kind])]
+        m = statistics.mean(diffs)
+        half = t95(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan")
+        med = statistics.median(diffs)
+        print(f"  {threads} thread(s), {what}: alone {statistics.mean(per_kind['n']):.3f} us, with it "
+              f"{statistics.mean(per_kind[kind]):.3f} us: {m:+.2f} % +- {half:.2f} (95 %, {len(diffs)} rounds; "
+              f"median {med:+.2f} %, {sum(d > 0 for d in diffs)} of {len(diffs)} above)")
+    # Every launch of each counted process is in its record.
+    records = sorted(glob.glob(os.path.join(out, "records", f"r*.t{threads}", "launches-*.json")))
+    counted = [json.load(open(r))["kernel_launches"] for r in records]
+    made_g = made.get("g", [])
+    ok = sorted(counted) == sorted(made_g)
+    print(f"    launches made by the counted processes {sum(made_g)}, in their records {sum(counted)}"
+          f" ({len(records)} records): {'equal' if ok else 'DIFFER'}")
+    if not ok:
+        problems.append(f"cost {threads}: records {sorted(counted)} against made {sorted(made_g)}")
+
+print("3. paired slots in one process: the driver's cuLaunchKernel called directly (D) against")
+print("   libgpulens_launches.so's (P, C, S: all three count), us per launch, change per cycle")
+for threads in (1, 4):
+    path = os.path.join(out, f"paired.{threads}.jsonl")
+    if not os.path.exists(path):
+        continue
+    cycles = {}
+    with open(path) as f:
+        for line in f:
+            j = json.loads(line)
+            if "kind" in j:
+                cycles.setdefault(j["cycle"], {})[j["kind"]] = j["us_per_launch"]
+    diffs = [100 * (statistics.mean(c[k] for k in "PCS") / c["D"] - 1)
+             for c in cycles.values() if all(k in c for k in "DPCS")]
+    if len(diffs) < 2:
+        problems.append(f"paired {threads}: too few cycles")
+        continue
+    m = statistics.mean(diffs)
+    half = t95(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    print(f"  {threads} thread(s): direct {statistics.mean(c['D'] for c in cycles.values()):.3f} us, "
+          f"counted {statistics.mean(statistics.mean(c[k] for k in 'PCS') for c in cycles.values()):.3f} us: "
+          f"{m:+.2f} % +- {half:.2f} (95 %, {len(diffs)} cycles)")
+
+print()
+print("problems:" if problems else "no problems")
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)

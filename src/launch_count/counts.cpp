@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "launch_count/counts.hpp"
+
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "launch_count/driver_lookup.hpp"
+#include "launch_count/launch_table.hpp"
+
+namespace gpulens::launch_count {
+namespace {
+
+// 2048 kernels a thread can tell apart, about 110 KiB a thread that launches; a
+// PyTorch job launches a few hundred distinct kernels.
+constexpr std::size_t kSlots = 2048;
+
+struct Tally {
+  LaunchTable<kSlots> table;
+  std::atomic<std::uint64_t> untold{0};
+};
+
+// Never destroyed: the writer reads the tables at exit, after static destructors
+// may have run.
+std::mutex& tallies_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::vector<Tally*>& tallies() {
+  static auto* v = new std::vector<Tally*>;
+  return *v;
+}
+// Tallies of threads that ended, for the next new thread: a job whose pools start
+// and end threads all day holds as many tallies as it ever ran threads at once.
+// Counts carry over and the writer sums by name, so a reused tally loses nothing.
+std::vector<Tally*>& free_tallies() {
+  static auto* v = new std::vector<Tally*>;
+  return *v;
+}
+
+struct TallyLease {
+  Tally* t = nullptr;
+  ~TallyLease() {  // the thread ends
+    if (t == nullptr) return;
+    std::lock_guard lock(tallies_mutex());
+    free_tallies().push_back(t);
+  }
+};
+
+Tally& tally() {
+  thread_local TallyLease lease;
+  if (lease.t == nullptr) {
+    std::lock_guard lock(tallies_mutex());
+    if (!free_tallies().empty()) {
+      lease.t = free_tallies().back();
+      free_tallies().pop_back();
+    } else {
+      lease.t = new Tally;
+      tallies().push_back(lease.t);
+    }
+  }
+  return *lease.t;
+}
+
+std::string name_of(const void* key, bool graph) {
+  if (graph) return {};
+  // cudart (12 and later) launches CUkernel handles, which cuFuncGetName refuses.
+  const Driver& d = driver();
+  const char* raw = nullptr;
+  void* k = const_cast<void*>(key);
+  if (d.func_name != nullptr && d.func_name(&raw, k) == cu::kSuccess && raw != nullptr) return raw;
+  raw = nullptr;
+  if (d.kernel_name != nullptr && d.kernel_name(&raw, k) == cu::kSuccess && raw != nullptr) {
+    return raw;
+  }
+  return "?";
+}
+
+}  // namespace
+
+void count_launch(const void* key, bool graph) {
+  Tally& t = tally();
+  Entry* e = t.table.find(key, graph, name_of);
+  bump(e != nullptr ? e->launches : t.untold);
+}
+
+Totals totals() {
+  Totals out;
+  std::set<const void*> graphs;
+  std::lock_guard lock(tallies_mutex());
+  for (Tally* t : tallies()) {
+    for (const Entry& e : t->table.slots()) {
+      const void* key = e.key.load(std::memory_order_acquire);
+      if (key == nullptr) continue;
+      const std::uint64_t n = e.launches.load(std::memory_order_relaxed);
+      if (e.graph) {
+        out.graph_launches += n;
+        if (n > 0) graphs.insert(key);
+      } else if (n > 0) {
+        out.kernels[e.name] += n;
+        out.kernel_launches += n;
+      }
+    }
+    const std::uint64_t untold = t->untold.load(std::memory_order_relaxed);
+    out.untold += untold;
+    out.kernel_launches += untold;
+  }
+  out.graphs = graphs.size();
+  return out;
+}
+
+void counts_before_fork() {
+  tallies_mutex().lock();
+}
+
+void counts_after_fork_in_parent() {
+  tallies_mutex().unlock();
+}
+
+void counts_after_fork_in_child() {
+  for (Tally* t : tallies()) {
+    for (Entry& e : t->table.slots()) e.launches.store(0, std::memory_order_relaxed);
+    t->untold.store(0, std::memory_order_relaxed);
+  }
+  tallies_mutex().unlock();
+}
+
+}  // namespace gpulens::launch_count
