@@ -8,6 +8,8 @@
 #   OUT=... SAFETY_PER_KIND=30 SAFETY_PARALLEL=10 SAFETY_SECONDS=540 bash bench/kernel_safety/device_run.sh
 # SAFETY_HOOK=N: the jobs under bench/kernel_cost/launch_hook.cpp (built here) timing
 # 1 launch in N (0: counting only) instead of gpulens; nothing needs carrying then.
+# SAFETY_LAUNCHES=1: under `gpulens run` as by default (launch counts, no --kernels;
+# .devbin/libgpulens_launches.so carried beside .devbin/gpulens).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/kernel-safety}
@@ -24,7 +26,10 @@ kinds=${SAFETY_KINDS:-$kinds}
 python3 bench/kernel_safety/jobs.py compile 0 --steps 10 >"$OUT/warm.log" 2>&1 || tail -5 "$OUT/warm.log"
 # The manifest grows job by job in $OUT, so a call cut short keeps what ran.
 under=(--gpulens .devbin/gpulens)
-if [[ -n ${SAFETY_HOOK:-} ]]; then
+if [[ -n ${SAFETY_LAUNCHES:-} ]]; then
+  under=(--gpulens .devbin/gpulens --launches)
+  echo "under gpulens run as by default: launch counts" | tee -a "$OUT/machine.txt"
+elif [[ -n ${SAFETY_HOOK:-} ]]; then
   bash bench/kernel_cost/build_hook.sh /tmp/liblaunch_hook.so || exit 1
   under=(--hook /tmp/liblaunch_hook.so --hook-sample "$SAFETY_HOOK")
   echo "under the launch hook, 1 launch in $SAFETY_HOOK timed" | tee -a "$OUT/machine.txt"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "launch_count/counts.hpp"
 
+#include <pthread.h>
+
 #include <mutex>
 #include <set>
 #include <vector>
@@ -38,28 +40,49 @@ std::vector<Tally*>& free_tallies() {
   return *v;
 }
 
-struct TallyLease {
-  Tally* t = nullptr;
-  ~TallyLease() {  // the thread ends
-    if (t == nullptr) return;
-    std::lock_guard lock(tallies_mutex());
-    free_tallies().push_back(t);
-  }
-};
+// The thread's table, found on every launch: initial-exec TLS is one load at a fixed
+// offset from the thread pointer, where a thread_local object with a destructor in a
+// shared library costs a call to __tls_get_addr and a guard. A preloaded library's
+// static TLS is set up at start; the 8 bytes also fit the surplus glibc keeps for a
+// library dlopen'ed later (gpulens' own check that the library loads).
+__attribute__((tls_model("initial-exec"))) thread_local Tally* t_tally = nullptr;
 
-Tally& tally() {
-  thread_local TallyLease lease;
-  if (lease.t == nullptr) {
+// At a thread's end (the key's destructor), its table goes back for the next thread.
+void release_tally(void* t) {
+  std::lock_guard lock(tallies_mutex());
+  free_tallies().push_back(static_cast<Tally*>(t));
+}
+
+pthread_key_t tally_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k{};
+    pthread_key_create(&k, release_tally);
+    return k;
+  }();
+  return key;
+}
+
+// The thread's first launch: a table, reused or new, and the key that hands it back.
+__attribute__((noinline)) Tally& new_tally() {
+  Tally* t = nullptr;
+  {
     std::lock_guard lock(tallies_mutex());
     if (!free_tallies().empty()) {
-      lease.t = free_tallies().back();
+      t = free_tallies().back();
       free_tallies().pop_back();
     } else {
-      lease.t = new Tally;
-      tallies().push_back(lease.t);
+      t = new Tally;
+      tallies().push_back(t);
     }
   }
-  return *lease.t;
+  pthread_setspecific(tally_key(), t);
+  t_tally = t;
+  return *t;
+}
+
+inline Tally& tally() {
+  Tally* t = t_tally;
+  return t != nullptr ? *t : new_tally();
 }
 
 std::string name_of(const void* key, bool graph) {

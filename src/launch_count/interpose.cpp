@@ -31,10 +31,12 @@ namespace {
 std::atomic<void*> g_real_lk{nullptr}, g_real_lk_ptsz{nullptr}, g_real_lkex{nullptr},
     g_real_lkex_ptsz{nullptr}, g_real_gl{nullptr}, g_real_gl_ptsz{nullptr};
 
+// The function handed out for a launch call, else (a call through the PLT, which no
+// lookup preceded) the driver's own; the driver is asked only then.
 template <class F>
-F real_or(std::atomic<void*>& slot, F fallback) {
+F real_or(std::atomic<void*>& slot, F lc::Driver::*fallback) {
   void* p = slot.load(std::memory_order_relaxed);
-  return p != nullptr ? reinterpret_cast<F>(p) : fallback;
+  return p != nullptr ? reinterpret_cast<F>(p) : lc::driver().*fallback;
 }
 
 inline void count(const void* key, bool graph) {
@@ -46,8 +48,8 @@ template <bool Ptsz>
 cu::Result launch_kernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                          unsigned by, unsigned bz, unsigned shmem, cu::Stream s, void** params,
                          void** extra) {
-  const auto real = Ptsz ? real_or(g_real_lk_ptsz, lc::driver().launch_kernel_ptsz)
-                         : real_or(g_real_lk, lc::driver().launch_kernel);
+  const auto real = Ptsz ? real_or(g_real_lk_ptsz, &lc::Driver::launch_kernel_ptsz)
+                         : real_or(g_real_lk, &lc::Driver::launch_kernel);
   if (real == nullptr) return cu::kNotFound;
   if (lc::counting_on()) count(f, false);
   return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
@@ -56,8 +58,8 @@ cu::Result launch_kernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, 
 template <bool Ptsz>
 cu::Result launch_kernel_ex(const cu::LaunchConfig* c, cu::Function f, void** params,
                             void** extra) {
-  const auto real = Ptsz ? real_or(g_real_lkex_ptsz, lc::driver().launch_kernel_ex_ptsz)
-                         : real_or(g_real_lkex, lc::driver().launch_kernel_ex);
+  const auto real = Ptsz ? real_or(g_real_lkex_ptsz, &lc::Driver::launch_kernel_ex_ptsz)
+                         : real_or(g_real_lkex, &lc::Driver::launch_kernel_ex);
   if (real == nullptr) return cu::kNotFound;
   if (lc::counting_on()) count(f, false);
   return real(c, f, params, extra);
@@ -65,8 +67,8 @@ cu::Result launch_kernel_ex(const cu::LaunchConfig* c, cu::Function f, void** pa
 
 template <bool Ptsz>
 cu::Result graph_launch(cu::GraphExec g, cu::Stream s) {
-  const auto real = Ptsz ? real_or(g_real_gl_ptsz, lc::driver().graph_launch_ptsz)
-                         : real_or(g_real_gl, lc::driver().graph_launch);
+  const auto real = Ptsz ? real_or(g_real_gl_ptsz, &lc::Driver::graph_launch_ptsz)
+                         : real_or(g_real_gl, &lc::Driver::graph_launch);
   if (real == nullptr) return cu::kNotFound;
   if (lc::counting_on()) count(g, true);
   return real(g, s);

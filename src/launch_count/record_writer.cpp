@@ -45,8 +45,6 @@ std::int64_t unix_ns() {
       .count();
 }
 
-// Set by the first launch of the process (of a fork's child: its first).
-std::atomic<bool> g_started{false};
 std::atomic<std::int64_t> g_first_ns{0};
 
 // Held while a record is taken and written; never destroyed (used at exit).
@@ -122,28 +120,18 @@ void write_record(bool final) {
   g_last_written = n;
 }
 
+// The first write a second after the process's first launch, then 2, 4 and 8 s
+// apart, then every_s: a short process that ends without its exit handlers (os._exit)
+// still leaves most of its counts, and a long one is written every_s.
 void* writer_loop(void*) {
-  const auto every = std::chrono::duration<double>(settings().every_s);
+  const double every = settings().every_s;
+  double wait = std::min(1.0, every);
   for (;;) {
-    std::this_thread::sleep_for(every);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     write_record(false);
+    wait = std::min(wait * 2, every);
   }
   return nullptr;
-}
-
-void start_writer() {
-  bool expected = false;
-  if (!g_started.compare_exchange_strong(expected, true)) return;
-  g_first_ns.store(unix_ns());
-  if (settings().every_s <= 0) return;
-  // The job's signals are the job's: the thread blocks them all, so that a handler
-  // the job installed never runs on it.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  if (pthread_create(&thread, nullptr, writer_loop, nullptr) == 0) pthread_detach(thread);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void before_fork() {
@@ -160,7 +148,7 @@ void after_fork_in_child() {
   counts_after_fork_in_child();
   g_last_written = UINT64_MAX;
   g_first_ns.store(0);
-  g_started.store(false);
+  g_writer_started.store(false);
   write_mutex().unlock();
 }
 
@@ -169,17 +157,33 @@ __attribute__((constructor)) void set_up() {
 }
 
 __attribute__((destructor)) void at_exit() {
-  if (g_started.load()) write_record(true);
+  if (g_writer_started.load()) write_record(true);
 }
 
 }  // namespace
 
-bool counting_on() {
-  return !settings().dir.empty();
+std::atomic<int> g_counting{-1};
+std::atomic<bool> g_writer_started{false};
+
+int read_counting_setting() {
+  const int on = settings().dir.empty() ? 0 : 1;
+  g_counting.store(on, std::memory_order_relaxed);
+  return on;
 }
 
-void note_launch() {
-  if (!g_started.load(std::memory_order_relaxed)) start_writer();
+void start_writer() {
+  bool expected = false;
+  if (!g_writer_started.compare_exchange_strong(expected, true)) return;
+  g_first_ns.store(unix_ns());
+  if (settings().every_s <= 0) return;
+  // The job's signals are the job's: the thread blocks them all, so that a handler
+  // the job installed never runs on it.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  if (pthread_create(&thread, nullptr, writer_loop, nullptr) == 0) pthread_detach(thread);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 kernels::LaunchRecord make_record(const Totals& t, std::uint32_t pid, const std::string& comm,

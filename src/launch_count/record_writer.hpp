@@ -3,9 +3,11 @@
 // Where the counts go: one file per process in $GPULENS_LAUNCHES_DIR,
 // launches-<pid>-<first launch ns>.json, holding one launch record
 // (kernels/record/launch_record.hpp). It is replaced whole (a temporary file and a
-// rename) every $GPULENS_LAUNCHES_EVERY_S seconds (10 by default; 0: at exit only)
-// from a thread of the library's own, and at the process's exit: a process that
-// never reaches exit (os._exit, exec, a kill) leaves its counts of the last write.
+// rename) from a thread of the library's own, 1, 2, 4 and 8 s after the first launch
+// and then every $GPULENS_LAUNCHES_EVERY_S seconds (10 by default; 0: at exit only),
+// and at the process's exit: a process that never reaches exit (os._exit, exec, a
+// kill) leaves its counts of the last write.
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,13 +16,24 @@
 
 namespace gpulens::launch_count {
 
-// Whether $GPULENS_LAUNCHES_DIR names where to write; read once. Without it the
-// library counts nothing and passes every launch on.
-bool counting_on();
+// 1 when $GPULENS_LAUNCHES_DIR names where to write, 0 when not, -1 before it is read.
+extern std::atomic<int> g_counting;
+// Set at the process's first launch (a fork's child's first): the writer runs.
+extern std::atomic<bool> g_writer_started;
+int read_counting_setting();
+void start_writer();
 
-// At each launch: starts the writer thread on the process's first launch (and a
-// fork's child's first); one relaxed load otherwise.
-void note_launch();
+// Whether to count. Without $GPULENS_LAUNCHES_DIR the library counts nothing and
+// passes every launch on. Inline, as it runs on every launch: one relaxed load.
+inline bool counting_on() {
+  const int on = g_counting.load(std::memory_order_relaxed);
+  return on > 0 || (on < 0 && read_counting_setting() > 0);
+}
+
+// At each launch: starts the writer thread at the process's first; one relaxed load.
+inline void note_launch() {
+  if (!g_writer_started.load(std::memory_order_relaxed)) start_writer();
+}
 
 // The record for `t`, demangled, the most launched first (exposed for the tests).
 kernels::LaunchRecord make_record(const Totals& t, std::uint32_t pid, const std::string& comm,

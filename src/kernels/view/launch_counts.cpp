@@ -86,7 +86,8 @@ LaunchCounts sum_launch_records(const std::vector<nlohmann::json>& records, cons
   if (not_final > 0) {
     out.notes.push_back(fmt::format(
         "{} ended without running exit handlers (os._exit, exec, a signal): {} launches are "
-        "counted to the last periodic write (every 10 s by default)",
+        "counted to the last periodic write (1, 2, 4 and 8 s after the first launch, then "
+        "every 10 s by default)",
         not_final == 1 ? std::string("1 process") : fmt::format("{} processes", not_final),
         not_final == 1 ? "its" : "their"));
   }
