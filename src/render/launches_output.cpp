@@ -27,7 +27,10 @@ double launch_share(std::uint64_t part, std::uint64_t whole) {
 std::string launch_gpus_text(const std::vector<int>& gpus) {
   if (gpus.empty()) return "no GPU seen";
   std::string out = gpus.size() == 1 ? "GPU " : "GPUs ";
-  for (std::size_t i = 0; i < gpus.size(); ++i) out += (i ? "," : "") + std::to_string(gpus[i]);
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(gpus[i]);  // appended apart: GCC 12 -O3 misreads a + b (-Wrestrict)
+  }
   return out;
 }
 
