@@ -104,16 +104,25 @@ std::string merge_launch_records(const LaunchesSetup& setup, const std::string& 
   const int dir_fd = *setup.records_dir_fd;
   const auto files = list_records(dir_fd, {".json"});
   std::ofstream out(trace_path, std::ios::app);
+  std::size_t written = 0;
+  bool stopped = false;  // the files left are said in one line, once
   for (std::size_t i = 0; i < files.size(); ++i) {
-    if (i < kMaxLaunchRecordFiles) {
-      out << record_line(dir_fd, files[i]) << '\n';
-    } else if (i == kMaxLaunchRecordFiles) {
+    const std::string line =
+        stopped || i >= kMaxLaunchRecordFiles ? std::string() : record_line(dir_fd, files[i]);
+    if (!stopped &&
+        (i >= kMaxLaunchRecordFiles || written + line.size() + 1 > kMaxLaunchRecordsMerged)) {
+      stopped = true;
       out << nlohmann::json{{kernels::launch_record::version_key, kernels::launch_record::version},
-                            {"refused", fmt::format("{} more launch record files not read (at "
-                                                    "most {} are)",
-                                                    files.size() - i, kMaxLaunchRecordFiles)}}
-                 .dump()
+                            {"refused",
+                             fmt::format("{} and {} more launch record files not read (at most "
+                                         "{} files and {} MiB are)",
+                                         files[i].string(), files.size() - i - 1,
+                                         kMaxLaunchRecordFiles, kMaxLaunchRecordsMerged >> 20)}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
           << '\n';
+    } else if (!stopped) {
+      written += line.size() + 1;
+      out << line << '\n';
     }
     // unlinkat never follows a link: a planted one goes, not what it names.
     ::unlinkat(dir_fd, files[i].c_str(), 0);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/input_limits.hpp"
+
 namespace gpulens::cli {
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
@@ -36,11 +38,15 @@ void prepend_preload(EnvList& env, const std::string& lib);
 
 // Appends one {"x_launches": 1, ...} line per process record to the recording, or a
 // line saying why a file was refused. At most kMaxLaunchRecordFiles files of
-// kMaxLaunchRecordBytes each are read; the files are removed. Returns a line for the
+// kMaxLaunchRecordBytes each are read and kMaxLaunchRecordsMerged bytes written, the
+// rest said in one line; the files are removed. Returns a line for the
 // user when something went wrong, else empty.
 std::string merge_launch_records(const LaunchesSetup& setup, const std::string& trace_path);
 
 inline constexpr std::size_t kMaxLaunchRecordFiles = 4096;
-inline constexpr std::size_t kMaxLaunchRecordBytes = std::size_t{2} << 20;
+inline constexpr std::size_t kMaxLaunchRecordBytes = std::size_t{2} << 20;  // a file
+// What is written into the recording in all: less than its reader keeps
+// (kMaxLaunchRecordTotalBytes), with room for the line that says what was left out.
+inline constexpr std::size_t kMaxLaunchRecordsMerged = kMaxLaunchRecordTotalBytes - (1 << 20);
 
 }  // namespace gpulens::cli

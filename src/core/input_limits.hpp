@@ -41,6 +41,16 @@ inline constexpr std::size_t kMaxKernelRecordLines = 1'000'000;
 // Launch records a recording's reader keeps: one per process of the job, and `run`
 // writes at most 4,097 (cli/launches_setup.hpp).
 inline constexpr std::size_t kMaxLaunchRecordLines = 8192;
+// ... and at most this many bytes of them: a record `run` writes is at most about
+// 0.5 MiB (500 names of 1 KiB), and `run` takes at most 64 MiB of them in all
+// (cli/launches_setup.hpp), so a recording it wrote is read whole.
+inline constexpr std::size_t kMaxLaunchRecordTotalBytes = std::size_t{64} << 20;
+// Whether a reader holding `kept` launch records of `kept_bytes` takes one more of
+// `line_bytes`.
+constexpr bool keeps_launch_record(std::size_t kept, std::size_t kept_bytes,
+                                   std::size_t line_bytes) {
+  return kept < kMaxLaunchRecordLines && kept_bytes + line_bytes <= kMaxLaunchRecordTotalBytes;
+}
 // Lines of one kernel record file refused before the rest of that file is left
 // unread: a process killed inside a write leaves one; thousands are not records.
 inline constexpr std::size_t kMaxRefusedRecordLines = 64;

@@ -115,11 +115,13 @@ Result<std::optional<TraceEvent>> TraceReader::parse_line(const std::string& lin
   } else if (j->contains("x_launches")) {
     // A process's launch counts (docs/kernels.md, "Launch counts"), checked when read
     // (kernels/record/launch_record_read.hpp).
-    if (launch_records_.size() < kMaxLaunchRecordLines) {
+    if (keeps_launch_record(launch_records_.size(), launch_record_bytes_, line.size())) {
+      launch_record_bytes_ += line.size();
       launch_records_.push_back(std::move(*j));
     } else if (launch_records_dropped_++ == 0) {
-      warnings_.push_back(fmt::format("{}:{}: launch records past the first {} are not read", name_,
-                                      line_no_, kMaxLaunchRecordLines));
+      warnings_.push_back(
+          fmt::format("{}:{}: launch records past the first {} or {} MiB are not read", name_,
+                      line_no_, kMaxLaunchRecordLines, kMaxLaunchRecordTotalBytes >> 20));
     }
     return std::optional<TraceEvent>{};
   } else if (j->contains("x_kernels")) {

@@ -47,7 +47,8 @@ class TraceReader {
   // Lines {"x_kernels": 1, ...} read so far (docs/kernels.md).
   const std::vector<nlohmann::json>& kernel_records() const { return kernel_records_; }
   // Lines {"x_launches": 1, ...}, one per process of a `gpulens run` (docs/kernels.md,
-  // "Launch counts"); past kMaxLaunchRecordLines they are counted, not kept.
+  // "Launch counts"); past kMaxLaunchRecordLines or kMaxLaunchRecordTotalBytes they
+  // are counted, not kept.
   const std::vector<nlohmann::json>& launch_records() const { return launch_records_; }
 
   TraceReader(TraceReader&&) noexcept;
@@ -86,6 +87,7 @@ class TraceReader {
   std::vector<nlohmann::json> kernel_records_;
   std::vector<nlohmann::json> launch_records_;
   std::size_t launch_records_dropped_ = 0;
+  std::size_t launch_record_bytes_ = 0;  // of the lines kept
 };
 
 // A whole trace in memory, for offline commands (diagnose, report) and tests.

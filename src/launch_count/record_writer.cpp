@@ -182,7 +182,10 @@ void start_writer() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t thread;
-  if (pthread_create(&thread, nullptr, writer_loop, nullptr) == 0) pthread_detach(thread);
+  if (pthread_create(&thread, nullptr, writer_loop, nullptr) == 0) {
+    pthread_setname_np(thread, "gpulens-launch");  // as top -H and py-spy show it
+    pthread_detach(thread);
+  }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 

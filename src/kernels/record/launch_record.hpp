@@ -18,6 +18,8 @@ inline constexpr int version = 1;
 inline constexpr std::size_t max_kernels = 500;
 // A kernel name longer than this is cut (C++ templates run to tens of kilobytes).
 inline constexpr std::size_t max_name_bytes = 1024;
+// A process name longer than this is cut (the kernel's comm holds 15 bytes).
+inline constexpr std::size_t max_comm_bytes = 64;
 }  // namespace launch_record
 
 struct KernelLaunches {

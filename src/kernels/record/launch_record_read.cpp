@@ -27,6 +27,8 @@ std::variant<LaunchRecord, std::string> read_launch_record(const nlohmann::json&
   LaunchRecord r;
   r.pid = c.u32(line, "", "pid");
   r.comm = c.text(line, "", "comm", "");
+  // /proc/self/comm is at most 15 bytes; a longer one is the job's writing.
+  if (r.comm.size() > launch_record::max_comm_bytes) r.comm.resize(launch_record::max_comm_bytes);
   r.first_ns = c.integer(line, "", "first_ns");
   r.written_ns = c.integer(line, "", "written_ns");
   if (const auto* f = Checked::find(line, "final"); f != nullptr) {

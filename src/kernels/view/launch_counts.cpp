@@ -42,6 +42,7 @@ LaunchCounts sum_launch_records(const std::vector<nlohmann::json>& records, cons
   std::unordered_map<std::string, std::uint64_t> by_name;
   std::map<int, std::uint64_t> by_gpu;
   std::size_t not_final = 0;
+  std::size_t on_no_gpu = 0;
   for (const auto& line : records) {
     auto read = read_launch_record(line);
     if (const auto* why = std::get_if<std::string>(&read)) {
@@ -62,6 +63,7 @@ LaunchCounts sum_launch_records(const std::vector<nlohmann::json>& records, cons
     // A process on several GPUs feeds all of them; its launches are not split (the
     // counts do not say which device each went to), so each of its GPUs gets them.
     for (int g : p.gpus) by_gpu[g] += r.kernel_launches + r.graph_launches;
+    if (p.gpus.empty()) ++on_no_gpu;
     if (!r.final) ++not_final;
     out.kernel_launches += r.kernel_launches;
     out.graph_launches += r.graph_launches;
@@ -82,6 +84,13 @@ LaunchCounts sum_launch_records(const std::vector<nlohmann::json>& records, cons
   });
   for (const auto& [gpu, n] : by_gpu) {
     out.gpus.push_back({gpu, n, out.span_s > 0 ? static_cast<double>(n) / out.span_s : 0});
+  }
+  if (on_no_gpu > 0) {
+    out.notes.push_back(fmt::format(
+        "{} in no sample's process list (it ran between two samples, or in another PID "
+        "namespace than gpulens): {} launches feed no GPU's rate",
+        on_no_gpu == 1 ? std::string("1 process was") : fmt::format("{} processes were", on_no_gpu),
+        on_no_gpu == 1 ? "its" : "their"));
   }
   if (not_final > 0) {
     out.notes.push_back(fmt::format(

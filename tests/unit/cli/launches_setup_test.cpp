@@ -4,6 +4,7 @@
 // the job wrote there.
 #include "cli/launches_setup.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,6 +114,26 @@ TEST_F(Merge, AnOversizedFileIsRefusedUnread) {
   const auto lines = merged_lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["refused"], "launches-5-1.json: larger than 2 MiB");
+}
+
+TEST_F(Merge, FilesPastTheLimitAreSaidInOneLine) {
+  kernels::LaunchRecord r;
+  r.first_ns = 1;
+  r.written_ns = 2;
+  r.kernels = {{"k", 1}};
+  r.kernel_launches = 1;
+  for (std::size_t i = 0; i < kMaxLaunchRecordFiles + 2; ++i) {
+    r.pid = static_cast<std::uint32_t>(i);
+    file(fmt::format("launches-{:05}-1.json", i), kernels::launch_record_line(r));
+  }
+  EXPECT_EQ(merge_launch_records(setup, trace.string()), "");
+  const auto lines = merged_lines();
+  ASSERT_EQ(lines.size(), kMaxLaunchRecordFiles + 1);
+  EXPECT_EQ(lines[kMaxLaunchRecordFiles - 1]["pid"], kMaxLaunchRecordFiles - 1);
+  EXPECT_EQ(lines.back()["refused"],
+            "launches-04096-1.json and 1 more launch record files not read (at most 4096 files "
+            "and 63 MiB are)");
+  EXPECT_FALSE(fs::exists(setup.records_dir)) << "every file goes, read or not";
 }
 
 TEST_F(Merge, NothingIsMergedWhenCountingWasOff) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/input_limits.hpp"
 #include "core/json_format.hpp"
 #include "core/trace_writer.hpp"
 
@@ -242,6 +243,37 @@ TEST(TraceReader, IntegerPipeIsAPercentLikeTheOtherPipes) {
   ASSERT_FALSE(trace->warnings.empty());
   EXPECT_NE(trace->warnings.back().find("int_active 250"), std::string::npos)
       << trace->warnings.back();
+}
+
+}  // namespace
+}  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+// Launch records (`gpulens run`'s, docs/kernels.md) are kept for the report, up to a
+// count and a size, and the rest is said once: a recording someone made by hand
+// cannot make its reader hold gigabytes.
+TEST(TraceReader, LaunchRecordsAreKeptUpToTheirLimits) {
+  std::string text = kReaderHeader + "\n";
+  for (std::size_t i = 0; i < kMaxLaunchRecordLines + 3; ++i) {
+    text += "{\"x_launches\":1,\"pid\":" + std::to_string(i) + "}\n";
+  }
+  auto trace = read_trace_string(text, "launches.jsonl");
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_EQ(trace->launch_records.size(), kMaxLaunchRecordLines);
+  ASSERT_EQ(trace->warnings.size(), 1u);
+  EXPECT_NE(trace->warnings[0].find("launch records past the first 8192 or 64 MiB are not read"),
+            std::string::npos)
+      << trace->warnings[0];
+}
+
+TEST(TraceReader, LaunchRecordsStopAtTheirByteBudget) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  EXPECT_TRUE(keeps_launch_record(0, 0, 8 * kMiB));
+  EXPECT_TRUE(keeps_launch_record(15, 60 * kMiB, 4 * kMiB)) << "exactly 64 MiB";
+  EXPECT_FALSE(keeps_launch_record(15, 60 * kMiB, 4 * kMiB + 1));
+  EXPECT_FALSE(keeps_launch_record(kMaxLaunchRecordLines, 0, 10));
 }
 
 }  // namespace

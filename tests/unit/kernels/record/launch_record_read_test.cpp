@@ -82,6 +82,10 @@ TEST(LaunchRecordRead, TooManyKernelsOrTooLongANameIsHeldToTheLimits) {
   const auto read = read_launch_record(j);
   ASSERT_TRUE(std::holds_alternative<LaunchRecord>(read));
   EXPECT_EQ(std::get<LaunchRecord>(read).kernels[0].name.size(), launch_record::max_name_bytes);
+  j["comm"] = std::string(100000, 'c');
+  const auto long_comm = read_launch_record(j);
+  ASSERT_TRUE(std::holds_alternative<LaunchRecord>(long_comm));
+  EXPECT_EQ(std::get<LaunchRecord>(long_comm).comm.size(), launch_record::max_comm_bytes);
   nlohmann::json many = nlohmann::json::array();
   for (std::size_t i = 0; i <= launch_record::max_kernels; ++i) {
     many.push_back({{"name", "k"}, {"launches", 0}});

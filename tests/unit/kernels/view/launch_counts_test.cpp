@@ -73,6 +73,9 @@ TEST(LaunchCounts, AProcessNoSampleSawIsOnNoGpu) {
   EXPECT_TRUE(c.gpus.empty());
   EXPECT_TRUE(c.processes[0].gpus.empty());
   EXPECT_DOUBLE_EQ(c.processes[0].seconds, 10.0);
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("1 process was in no sample's process list"), std::string::npos)
+      << c.notes[0];
 }
 
 TEST(LaunchCounts, RefusedRecordsAndProcessesThatSkippedExitAreSaid) {
