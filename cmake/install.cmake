@@ -33,6 +33,7 @@ install(FILES examples/calibration-h100.trace.jsonl DESTINATION ${GPULENS_INSTAL
 install(FILES contrib/gpulens_marks.py DESTINATION ${GPULENS_INSTALL_DATADIR})
 # The Slurm epilog that keeps each job's verdict (docs/slurm.md): slurm.conf's Epilog= points here.
 install(PROGRAMS deploy/slurm/gpulens-epilog.sh deploy/slurm/gpulens-prolog.sh
+  deploy/slurm/gpulens-task-prolog.sh
   DESTINATION ${GPULENS_INSTALL_DATADIR}/slurm)
 # The Python package (python/gpulens, pure standard library), where Debian's python3
 # finds it under /usr. Guarded: a tree without it installs the rest.

@@ -6,10 +6,10 @@
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
 import { DaemonSet } from "kubernetes-models/apps/v1";
-import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
+import { ConfigMap, Namespace, Pod, Service } from "kubernetes-models/v1";
 import { PodMonitor, PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
-const kinds = { DaemonSet, ConfigMap, Namespace, Service, ServiceMonitor, PodMonitor, PrometheusRule };
+const kinds = { DaemonSet, ConfigMap, Namespace, Pod, Service, ServiceMonitor, PodMonitor, PrometheusRule };
 let errors = 0;
 let checked = 0;
 for (const file of process.argv.slice(2)) {

@@ -11,13 +11,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "agent/log.hpp"
 #include "core/clock.hpp"
 #include "core/text_safety.hpp"
+#include "kernels/record/launch_record_read.hpp"
 #include "kernels/record/summary_datagram.hpp"
+#include "sources/host/file_buffer.hpp"
 #include "sources/host/procfs_parse.hpp"
 
 namespace gpulens::agent {
@@ -40,11 +43,15 @@ std::string error_text(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
 }
 
+// Plain read(2), not an ifstream: a sender's last datagram comes as it exits, and a
+// read of the stat of a process being reaped fails (ESRCH), which libstdc++'s filebuf
+// throws as std::ios_failure through an istreambuf_iterator, whatever the stream's
+// exception mask. That killed the agent (seen in tests/e2e/slurm_cluster.sh).
 std::optional<std::uint64_t> proc_start_ticks(std::uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto stat = sources::parse_pid_stat(text);
+  sources::FileBuffer buffer;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  if (buffer.read(path.c_str(), 4096) != 0) return std::nullopt;
+  const auto stat = sources::parse_pid_stat(buffer.view());
   if (!stat || stat->pid != pid) return std::nullopt;
   return stat->start_ticks;
 }
@@ -65,6 +72,14 @@ bool devices_unique(const kernels::WindowSummary& s) {
     }
   }
   return true;
+}
+
+// A launch-count record leads with its version key ({"x_launches": ...), as
+// launch_record_line writes it; a summary never does.
+bool is_launch_record(std::string_view bytes) {
+  const std::string_view key = kernels::launch_record::version_key;
+  return bytes.size() > key.size() + 3 && bytes.substr(0, 2) == "{\"" &&
+         bytes.substr(2, key.size()) == key && bytes[2 + key.size()] == '"';
 }
 
 }  // namespace
@@ -109,7 +124,8 @@ SummaryIntake::SummaryIntake(KernelStore& store, RateLimit limit, KernelSeries* 
       series_(series),
       history_(history),
       start_time_(proc_start_ticks),
-      unix_clock_(unix_now) {}
+      unix_clock_(unix_now),
+      launches_(series, static_cast<std::int64_t>(unix_now() * kNsPerS)) {}
 
 IntakeCounters SummaryIntake::counters() const {
   std::lock_guard lock(mutex_);
@@ -227,6 +243,9 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
   if (!allow(peer->pid, now_s)) return count(Refusal::RateLimited);
   // After the budget: this reads /proc.
   if (!same_process(holder->second, pid)) return count(Refusal::NotOnGpu);
+  if (is_launch_record(bytes)) {
+    return take_launches(bytes, pid, holder->second, now_s);
+  }
   std::string why;
   auto summary = kernels::decode_summary(bytes, why);
   if (summary && !devices_unique(*summary)) {
@@ -280,6 +299,49 @@ Refusal SummaryIntake::take(std::string_view bytes, bool truncated,
     counters_.unmapped_devices += unmapped;
     counters_.sender_dropped =
         kernels::saturating_add(counters_.sender_dropped, summary->summaries_dropped);
+  }
+  return count(Refusal::None);
+}
+
+Refusal SummaryIntake::take_launches(std::string_view bytes, std::uint32_t pid, const Holder& h,
+                                     double now_s) {
+  const auto json = nlohmann::json::parse(bytes, nullptr, false);
+  auto read = json.is_discarded()
+                  ? std::variant<kernels::LaunchRecord, std::string>(std::string("not JSON"))
+                  : kernels::read_launch_record(json);
+  if (const auto* why = std::get_if<std::string>(&read)) {
+    log_debug("launch counts from pid {} refused: {}", pid, *why);
+    return count(Refusal::Malformed);
+  }
+  auto& record = std::get<kernels::LaunchRecord>(read);
+  for (auto& k : record.kernels) {
+    k.name = kernels::cut_name(terminal_safe(k.name), kernels::kMaxSummaryNameBytes);
+  }
+  // Processes gone from the GPUs (or their pid given to another) are forgotten now
+  // and then, and at once when the ledger is full.
+  const auto gone = [this](std::uint32_t p, std::uint64_t start) {
+    const auto held = holders_.find(p);
+    return held == holders_.end() ||
+           (held->second.start_ticks && *held->second.start_ticks != start);
+  };
+  if (now_s - launches_swept_s_ >= kHolderMemoryS ||
+      launches_.processes() >= kLaunchLedgerProcesses) {
+    launches_.forget_if(gone);
+    launches_swept_s_ = now_s;
+  }
+  const LaunchSender who{pid, h.start_ticks.value_or(0), h.gpus, h.kube};
+  switch (launches_.take(who, record, now_s)) {
+    case LaunchTake::Taken:
+      break;
+    case LaunchTake::WentBack:
+      log_debug("launch counts from pid {} refused: lower than its last", pid);
+      return count(Refusal::Malformed);
+    case LaunchTake::Full:
+      return count(Refusal::RateLimited);  // a bound of the agent's, as the rate is
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++counters_.launch_records;
   }
   return count(Refusal::None);
 }

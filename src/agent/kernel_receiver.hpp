@@ -23,6 +23,7 @@
 #include "agent/kernel_history.hpp"
 #include "agent/kernel_series.hpp"
 #include "agent/kernel_store.hpp"
+#include "agent/launch_ledger.hpp"
 #include "agent/snapshot.hpp"
 #include "core/result.hpp"
 #include "store/store_writer.hpp"
@@ -43,6 +44,8 @@ struct IntakeCounters {
   std::uint64_t oversized = 0, no_credentials = 0, rate_limited = 0, malformed = 0, not_on_gpu = 0;
   // Devices of accepted summaries that matched none of the process's GPUs.
   std::uint64_t unmapped_devices = 0;
+  // Launch-count records among those accepted (launch_ledger.hpp).
+  std::uint64_t launch_records = 0;
   // Summaries the senders said they had dropped (agent absent or full), summed.
   std::uint64_t sender_dropped = 0;
   std::uint64_t refused() const {
@@ -69,6 +72,8 @@ class SummaryIntake {
   // One datagram of `bytes` (`truncated`: it was longer than the buffer that
   // took it), from `peer` per the kernel (nullopt: no credentials came), seen at
   // monotonic time `now_s`; `snap` says which pids hold which GPUs.
+  // A launch-count record ({"x_launches": ...}, launch_ledger.hpp) comes the same way
+  // and passes the same checks.
   Refusal take(std::string_view bytes, bool truncated, const std::optional<PeerCredentials>& peer,
                const LiveSnapshot& snap, double now_s);
   IntakeCounters counters() const;
@@ -100,6 +105,7 @@ class SummaryIntake {
   bool same_uid(const Holder& h, const PeerCredentials& peer) const;
   bool same_process(const Holder& h, std::uint32_t pid) const;
   Refusal count(Refusal r);
+  Refusal take_launches(std::string_view bytes, std::uint32_t pid, const Holder& h, double now_s);
 
   KernelStore& store_;
   RateLimit limit_;
@@ -110,6 +116,8 @@ class SummaryIntake {
   std::uint64_t learned_seq_ = UINT64_MAX;
   StartTimeReader start_time_;
   std::function<double()> unix_clock_;
+  LaunchLedger launches_;
+  double launches_swept_s_ = 0;
   mutable std::mutex mutex_;  // counters_, read by HTTP threads
   IntakeCounters counters_;
 };

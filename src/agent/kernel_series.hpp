@@ -17,6 +17,10 @@
 // - At most `max_pods` pods per GPU; windows of further pods count without pod
 //   labels. Names waiting for a slot are remembered up to a bound, the least
 //   recent forgotten first: a flood of distinct names costs a bounded map.
+//
+// Launch counts (add_launches: the jobs' libgpulens_launches.so, $GPULENS_LAUNCHES_AGENT)
+// are kept beside the time by the same rules, in slots of their own: launches per GPU
+// and pod, and per kernel for the `top` kernels with the most recent launches.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -49,6 +53,20 @@ struct KernelSeriesRow {  // one GPU and pod
   double collective_s = 0, copy_s = 0, memset_s = 0;
   double other_s = 0;                                 // kernels without a series of their own
   std::vector<std::pair<std::string, double>> named;  // kernel label, seconds; by label
+  // Launch counts, where the pod's processes sent them (else all 0 and has_launches false).
+  bool has_windows = false, has_launches = false;
+  double launches = 0, graph_launches = 0;
+  double other_launches = 0;                                   // of kernels without a series
+  std::vector<std::pair<std::string, double>> named_launches;  // kernel label, launches
+};
+
+// One process's new launches on one GPU since its previous count (agent/launch_ledger.hpp).
+struct LaunchDelta {
+  int gpu = 0;
+  sources::KubeRef pod;
+  std::uint64_t kernel_launches = 0, graph_launches = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> named;  // by kernel label
+  std::uint64_t unnamed = 0;                                 // the rest of kernel_launches
 };
 
 class KernelSeries {
@@ -57,6 +75,8 @@ class KernelSeries {
 
   // One stored window, at monotonic time `now_s` (its arrival).
   void add(const KernelWindow& w, double now_s);
+  // One process's new launches, at monotonic time `now_s`.
+  void add_launches(const LaunchDelta& d, double now_s);
   // Every series, after dropping those retired by `now_s`; by GPU, then pod.
   std::vector<KernelSeriesRow> rows(double now_s);
 
@@ -71,14 +91,16 @@ class KernelSeries {
     double value = 0, at_s = 0;
   };
   struct Named {
-    double seconds = 0;
+    double amount = 0;  // seconds or launches, as the slots count
     Recent recent;
     double since_s = 0, last_time_s = 0;
   };
   struct PodTotals {
     double traced_s = 0, idle_s = 0, collective_s = 0, copy_s = 0, memset_s = 0, other_s = 0;
     std::int64_t traced_until_ns = 0;  // end of the union so far
-    double last_s = 0;                 // the last window's arrival
+    double launches = 0, graph_launches = 0, other_launches = 0;
+    bool windows = false, counted = false;  // whether windows, launch counts came
+    double last_s = 0;                      // the last window's or count's arrival
   };
   using Key = std::pair<sources::KubeRef, std::string>;  // pod, kernel label
   struct KeyLess {
@@ -87,17 +109,26 @@ class KernelSeries {
   struct PodLess {
     bool operator()(const sources::KubeRef& a, const sources::KubeRef& b) const;
   };
-  struct Gpu {
-    std::map<sources::KubeRef, PodTotals, PodLess> pods;
+  // Named series and names waiting for one, of one unit (seconds or launches).
+  struct Slots {
     std::map<Key, Named, KeyLess> named;
     std::map<Key, Recent, KeyLess> waiting;
   };
+  struct Gpu {
+    std::map<sources::KubeRef, PodTotals, PodLess> pods;
+    Slots time, launches;
+  };
 
   double recent_at(const Recent& r, double now_s) const;
-  void bump(Recent& r, double seconds, double now_s) const;
+  void bump(Recent& r, double amount, double now_s) const;
   void retire(Gpu& g, double now_s);
-  void promote(Gpu& g, double now_s);
-  void remember(Gpu& g, const Key& key, double seconds, double now_s);
+  void retire(Slots& s, const Gpu& g, double now_s);
+  void promote(Slots& s, double now_s);
+  void remember(Slots& s, const Key& key, double amount, double now_s);
+  // `amount` of `key` into its series, or a free slot; false: none, the caller counts
+  // it as other.
+  bool add_named(Slots& s, const Key& key, double amount, double now_s);
+  PodTotals& pod_totals(Gpu& g, sources::KubeRef& pod, double now_s);
 
   KernelSeriesOptions options_;
   mutable std::mutex mutex_;

@@ -499,7 +499,8 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str();
   cmd->add_option("--kernels-top", args->kernels_top,
                   "Kernels per GPU with a series of their own in /metrics "
-                  "(gpulens_kernel_seconds_total); the rest are kernel=\"other\"")
+                  "(gpulens_kernel_seconds_total, and gpulens_kernel_launches_total apart); the "
+                  "rest are kernel=\"other\"")
       ->check(CLI::Range(0, 50))
       ->capture_default_str();
   cmd->add_option("--threads", args->server.threads, "HTTP worker threads")

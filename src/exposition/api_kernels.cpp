@@ -150,6 +150,7 @@ Json kernel_intake_json(const std::optional<agent::KernelIntakeStatus>& status) 
                   {"not_on_gpu", c.not_on_gpu}};
   j["unmapped_devices"] = c.unmapped_devices;
   j["sender_dropped"] = c.sender_dropped;
+  j["launch_records"] = c.launch_records;
   j["windows_stored"] = status->stored;
   j["windows_per_gpu"] = status->windows_per_gpu;
   j["memory_bytes"] = status->bytes;

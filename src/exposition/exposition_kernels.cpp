@@ -2,7 +2,9 @@
 // The jobs' kernel summaries as counters per GPU and pod (docs/kernels-agent.md,
 // "Prometheus series"). Every value is traced seconds: time inside the windows
 // the jobs traced (2 s of every 20 s by default), never wall time; shares of GPU
-// time are a family's rate over gpulens_kernel_traced_seconds_total's.
+// time are a family's rate over gpulens_kernel_traced_seconds_total's. Beside
+// them, the jobs' launch counts (gpulens_kernel_launches_total and its kin): every
+// launch of the processes that count, not a sample.
 #include "exposition/exposition.hpp"
 #include "exposition/prom_writer.hpp"
 #include "kernels/record/kernel_label.hpp"
@@ -55,6 +57,39 @@ constexpr KernelFamily kFamilies[] = {
 
 }  // namespace
 
+namespace {
+
+void render_launch_metrics(PromWriter& w, const KernelSeriesStatus& series,
+                           const std::vector<std::string>& labels) {
+  bool any = false;
+  for (const auto& r : series.rows) any = any || r.has_launches;
+  if (!any) return;
+  w.family("gpulens_kernel_launches_total", "counter",
+           "Kernel launches of the processes that count them (libgpulens_launches.so with "
+           "GPULENS_LAUNCHES_AGENT), every one: the kernels with the most recent launches per "
+           "GPU are named (short name, label kernel), the rest are kernel=\"other\"; a process "
+           "on several GPUs counts on each");
+  for (std::size_t i = 0; i < series.rows.size(); ++i) {
+    const auto& r = series.rows[i];
+    if (!r.has_launches) continue;
+    for (const auto& [kernel, n] : r.named_launches) {
+      w.sample("gpulens_kernel_launches_total", labels[i], "kernel", kernel, n);
+    }
+    w.sample("gpulens_kernel_launches_total", labels[i], "kernel", kernels::kOtherKernelLabel,
+             r.other_launches);
+  }
+  w.family("gpulens_graph_launches_total", "counter",
+           "CUDA graph launches of the processes that count them (the kernels inside a graph "
+           "are not counted one by one)");
+  for (std::size_t i = 0; i < series.rows.size(); ++i) {
+    if (series.rows[i].has_launches) {
+      w.sample("gpulens_graph_launches_total", labels[i], series.rows[i].graph_launches);
+    }
+  }
+}
+
+}  // namespace
+
 void render_kernel_metrics(std::string& out, const agent::LiveSnapshot& snap,
                            const KernelSeriesStatus& series) {
   if (series.rows.empty()) return;
@@ -62,12 +97,17 @@ void render_kernel_metrics(std::string& out, const agent::LiveSnapshot& snap,
   std::vector<std::string> labels;
   labels.reserve(series.rows.size());
   for (const auto& r : series.rows) labels.push_back(row_labels(snap, r));
+  render_launch_metrics(w, series, labels);
+  bool any_windows = false;
+  for (const auto& r : series.rows) any_windows = any_windows || r.has_windows;
+  if (!any_windows) return;
   w.family("gpulens_kernel_seconds_total", "counter",
            "Traced GPU seconds of a kernel (time inside the jobs' trace windows, 2 s of every "
            "20 s by default, not wall time); the kernels with the most recent time per GPU are "
            "named (short name, label kernel), the rest are kernel=\"other\"");
   for (std::size_t i = 0; i < series.rows.size(); ++i) {
     const auto& r = series.rows[i];
+    if (!r.has_windows) continue;
     for (const auto& [kernel, secs] : r.named) {
       w.sample("gpulens_kernel_seconds_total", labels[i], "kernel", kernel, secs);
     }
@@ -77,7 +117,7 @@ void render_kernel_metrics(std::string& out, const agent::LiveSnapshot& snap,
   for (const auto& f : kFamilies) {
     w.family(f.name, "counter", f.help);
     for (std::size_t i = 0; i < series.rows.size(); ++i) {
-      w.sample(f.name, labels[i], series.rows[i].*f.seconds);
+      if (series.rows[i].has_windows) w.sample(f.name, labels[i], series.rows[i].*f.seconds);
     }
   }
 }

@@ -204,6 +204,10 @@ void write_kernel_intake_metrics(PromWriter& w, const SelfStats& self) {
            "Summaries jobs said they dropped because this agent was absent or full");
   w.sample("gpulens_kernel_summaries_sender_dropped_total", "",
            static_cast<double>(c.sender_dropped));
+  w.family("gpulens_kernel_launch_records_total", "counter",
+           "Launch-count records accepted from jobs (GPULENS_LAUNCHES_AGENT); also in "
+           "gpulens_kernel_summaries_total{result=\"accepted\"}");
+  w.sample("gpulens_kernel_launch_records_total", "", static_cast<double>(c.launch_records));
   w.family("gpulens_kernel_windows_stored", "gauge",
            "Kernel summary windows held in memory (bounded per GPU)");
   w.sample("gpulens_kernel_windows_stored", "", static_cast<double>(self.kernels->stored));

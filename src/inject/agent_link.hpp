@@ -12,37 +12,13 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/record/agent_socket.hpp"
 #include "kernels/record/chunk_record.hpp"
 #include "kernels/record/summary_datagram.hpp"
 
 namespace gpulens::inject {
 
-// Where gpulens-serve listens unless told otherwise (its --kernels-socket).
-inline constexpr const char* kDefaultAgentSocket = "/run/gpulens/kernels.sock";
-
-// $GPULENS_KERNELS_AGENT: unset or empty, none (""); "1" or "agent", the default
-// socket; an absolute path, that socket. Anything else is none, and `why` says so.
-std::string agent_socket_from_env(const char* value, std::string& why);
-
-// One non-blocking datagram socket to one path. Each send names the path again,
-// so a restarted agent (a new socket at the same path) is found without a reconnect.
-class DatagramSender {
- public:
-  explicit DatagramSender(std::string path);
-  ~DatagramSender();
-  DatagramSender(const DatagramSender&) = delete;
-  DatagramSender& operator=(const DatagramSender&) = delete;
-
-  // True when the kernel took the datagram; never blocks. A full queue
-  // (EAGAIN), no socket (ENOENT) or nobody bound (ECONNREFUSED) is false.
-  bool send(std::string_view datagram);
-  int last_errno() const { return last_errno_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  int last_errno_ = 0;
-};
+using kernels::DatagramSender;
 
 class AgentLink {
  public:

@@ -103,7 +103,7 @@ int initialize() {
   if (to_file) in.sender.out_dir = dir;
   if (to_agent) {
     std::string why;
-    const std::string socket = agent_socket_from_env(agent, why);
+    const std::string socket = kernels::agent_socket_from_env("GPULENS_KERNELS_AGENT", agent, why);
     if (!socket.empty()) {
       in.sender.agent = std::make_unique<AgentLink>(socket);
     } else {

@@ -17,11 +17,14 @@
 #include <thread>
 #include <unordered_map>
 
+#include "kernels/record/agent_socket.hpp"
+
 namespace gpulens::launch_count {
 namespace {
 
 struct Settings {
-  std::string dir;      // empty: counting is off
+  std::string dir;      // empty: no record files
+  std::string agent;    // the node agent's socket; empty: none
   double every_s = 10;  // 0: at exit only
 };
 
@@ -29,6 +32,11 @@ const Settings& settings() {
   static const Settings s = [] {
     Settings x;
     if (const char* d = std::getenv("GPULENS_LAUNCHES_DIR"); d != nullptr) x.dir = d;
+    // A setting that names no socket sends nothing; the job's stderr is not ours to
+    // write to, and the agent's absence is what its operator sees.
+    std::string why;
+    x.agent = kernels::agent_socket_from_env("GPULENS_LAUNCHES_AGENT",
+                                             std::getenv("GPULENS_LAUNCHES_AGENT"), why);
     if (const char* e = std::getenv("GPULENS_LAUNCHES_EVERY_S"); e != nullptr && *e != '\0') {
       char* end = nullptr;
       const double v = std::strtod(e, &end);
@@ -95,8 +103,15 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-// Takes the counts and replaces the process's file with them. Nothing is said on
-// failure: the job's stderr is the job's, and gpulens says a record is missing.
+// The datagram to the node agent; never destroyed (used at exit), under the mutex.
+void send_to_agent(const kernels::LaunchRecord& r) {
+  static auto* sender = new kernels::DatagramSender(settings().agent);
+  sender->send(kernels::launch_datagram_of(r));  // an absent or full agent: dropped
+}
+
+// Takes the counts, replaces the process's file with them and sends them to the
+// agent. Nothing is said on failure: the job's stderr is the job's, and gpulens
+// says a record is missing.
 void write_record(bool final) {
   std::lock_guard lock(write_mutex());
   const Totals t = totals();
@@ -104,8 +119,13 @@ void write_record(bool final) {
   if (!final && n == g_last_written) return;
   const auto pid = static_cast<std::uint32_t>(::getpid());
   const std::int64_t first = g_first_ns.load();
-  const std::string line =
-      kernels::launch_record_line(make_record(t, pid, comm(), first, unix_ns(), final)) + "\n";
+  const kernels::LaunchRecord record = make_record(t, pid, comm(), first, unix_ns(), final);
+  if (!settings().agent.empty()) send_to_agent(record);
+  if (settings().dir.empty()) {
+    g_last_written = n;
+    return;
+  }
+  const std::string line = kernels::launch_record_line(record) + "\n";
   const std::string base =
       settings().dir + "/launches-" + std::to_string(pid) + "-" + std::to_string(first);
   const std::string tmp = base + ".tmp";
@@ -125,6 +145,7 @@ void write_record(bool final) {
 // still leaves most of its counts, and a long one is written every_s.
 void* writer_loop(void*) {
   const double every = settings().every_s;
+  if (every <= 0) return nullptr;  // at exit only
   double wait = std::min(1.0, every);
   for (;;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
@@ -166,7 +187,7 @@ std::atomic<int> g_counting{-1};
 std::atomic<bool> g_writer_started{false};
 
 int read_counting_setting() {
-  const int on = settings().dir.empty() ? 0 : 1;
+  const int on = settings().dir.empty() && settings().agent.empty() ? 0 : 1;
   g_counting.store(on, std::memory_order_relaxed);
   return on;
 }

@@ -19,7 +19,37 @@ trap 'rm -f "$fresh"' EXIT
 python3 "$k8s/make_prometheusrule.py" "$fresh"
 cmp -s "$fresh" "$k8s/base/prometheusrule.yaml" ||
   { echo "FAIL: base/prometheusrule.yaml is stale: run deploy/kubernetes/make_prometheusrule.py" >&2; exit 1; }
-node "$repo/deploy/check/check-kubernetes.mjs" "$k8s"/base/*.yaml "$k8s"/podmonitor.yaml
+# The kernels-socket component (a JSON 6902 patch) applied to the base DaemonSet, as
+# kustomize applies it, must still be a valid DaemonSet that listens on the socket it
+# mounts.
+patched=$(mktemp --suffix=.yaml)
+trap 'rm -f "$fresh" "$patched"' EXIT
+python3 - "$k8s" "$patched" <<'PY'
+import os, sys, yaml
+k8s, out = sys.argv[1], sys.argv[2]
+comp = os.path.join(k8s, "components", "kernels-socket")
+kust = yaml.safe_load(open(os.path.join(comp, "kustomization.yaml")))
+assert kust["kind"] == "Component", "kernels-socket is not a kustomize Component"
+ds = yaml.safe_load(open(os.path.join(k8s, "base", "daemonset.yaml")))
+for p in kust["patches"]:
+    assert p["target"] == {"kind": "DaemonSet", "name": ds["metadata"]["name"]}, p["target"]
+    for op in yaml.safe_load(open(os.path.join(comp, p["path"]))):
+        assert op["op"] == "add" and op["path"].endswith("/-"), f"only appends are applied here: {op}"
+        node = ds
+        for key in op["path"].strip("/").split("/")[:-1]:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node.append(op["value"])
+spec = ds["spec"]["template"]["spec"]
+c = spec["containers"][0]
+mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+volumes = {v["name"]: v for v in spec["volumes"]}
+socket = next(a.split("=", 1)[1] for a in c["args"] if a.startswith("--kernels-socket="))
+mount = mounts.get(os.path.dirname(socket))
+assert mount and volumes[mount]["hostPath"]["path"] == os.path.dirname(socket), \
+    f"the socket {socket} is not on a mounted host directory"
+yaml.safe_dump(ds, open(out, "w"))
+PY
+node "$repo/deploy/check/check-kubernetes.mjs" "$k8s"/base/*.yaml "$k8s"/podmonitor.yaml "$patched"
 python3 - "$k8s" <<'PY'
 import os, sys, yaml
 k8s = sys.argv[1]

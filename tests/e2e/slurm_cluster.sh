@@ -6,7 +6,9 @@
 # the batch script on GPU 1 and its `srun` step on GPU 0. gpulens-serve, given
 # that library, must attribute both (job, step, user, account) in /metrics and
 # /api/v1/latest, and Slurm's Epilog= (deploy/slurm/gpulens-epilog.sh) must keep
-# the job's verdict from the agent's history and set its AdminComment.
+# the job's verdict from the agent's history and set its AdminComment. Last, a job
+# whose step launches kernels (the stand-in CUDA job) under TaskProlog=
+# (deploy/slurm/gpulens-task-prolog.sh): every launch must reach the agent's /metrics.
 #
 # Never skips: a missing Slurm, a daemon that does not start or a job that does
 # not run fails with what its log says. Every wait polls against a deadline.
@@ -14,11 +16,14 @@
 # EXIT trap; ports are picked free by the kernel, so parallel runs do not clash.
 # Needs root (slurmd starts jobs as their user, as in production).
 set -euo pipefail
-gpulens=${1:?usage: slurm_cluster.sh GPULENS GPULENS_SERVE FAKE_NVML_DIR EPILOG PROLOG}
+gpulens=${1:?usage: slurm_cluster.sh GPULENS GPULENS_SERVE FAKE_NVML_DIR EPILOG PROLOG TASK_PROLOG LAUNCHES_LIB LAUNCH_FAKE_JOB}
 serve=${2:?}
 fake_nvml_dir=${3:?}
 epilog=${4:?}
 prolog=${5:?}
+task_prolog=$(cd "$(dirname "${6:?}")" && pwd)/$(basename "$6")
+launches_lib=${7:?}
+launch_fake_job=${8:?}
 epilog=$(cd "$(dirname "$epilog")" && pwd)/$(basename "$epilog")
 prolog=$(cd "$(dirname "$prolog")" && pwd)/$(basename "$prolog")
 started=$SECONDS
@@ -134,6 +139,7 @@ KillWait=2
 Epilog=$tmp/epilog.sh
 Prolog=$tmp/prolog.sh
 PrologFlags=Alloc
+TaskProlog=$tmp/task-prolog.sh
 NodeName=$node NodeAddr=127.0.0.1 NodeHostname=$(hostname -s) CPUs=2 Gres=gpu:2 State=UNKNOWN
 PartitionName=gpu Nodes=$node Default=YES MaxTime=10 State=UP
 EOF
@@ -149,6 +155,7 @@ chmod 666 "$procs"
 LD_LIBRARY_PATH=$fake_nvml_dir GPULENS_FAKE_NVML_GPUS=2 GPULENS_FAKE_NVML_PROCS=$procs \
   "$serve" --listen 127.0.0.1:0 --interval 0.2 --process-metrics --history "$tmp/history.db" \
   --hostname "$node" --slurm-allocations "$tmp/alloc" --log-level info \
+  --kernels-socket "$tmp/kernels.sock" \
   >"$tmp/log/gpulens-serve.log" 2>&1 &
 pids+=($!)
 serve_port() { grep -oE 'on http://127\.0\.0\.1:[0-9]+' "$tmp/log/gpulens-serve.log" | head -n 1 | cut -d: -f3; }
@@ -172,6 +179,16 @@ cat >"$tmp/prolog.sh" <<EOF
 GPULENS_ALLOC_DIR=$tmp/alloc GPULENS_PROLOG_CONF=/nonexistent exec $prolog 2>>$tmp/log/prolog.err
 EOF
 chmod 755 "$tmp/prolog.sh"
+# The task prolog's settings, as a site's /etc/default/gpulens-prolog gives them.
+cat >"$tmp/task-prolog.conf" <<EOF
+GPULENS_LAUNCHES_LIBRARY=$launches_lib
+GPULENS_LAUNCHES_SOCKET=$tmp/kernels.sock
+EOF
+cat >"$tmp/task-prolog.sh" <<EOF
+#!/bin/sh
+GPULENS_PROLOG_CONF=$tmp/task-prolog.conf exec $task_prolog
+EOF
+chmod 755 "$tmp/task-prolog.sh"
 cat >"$tmp/epilog.sh" <<EOF
 #!/bin/sh
 GPULENS_EPILOG_CONF=$tmp/gpulens-epilog.conf exec $epilog 2>>$tmp/log/epilog.err
@@ -385,4 +402,52 @@ for j in "$job" "$idle_job"; do
 done
 until_ok 10 node_idle ||
   fail "node $node is not idle after the epilog: $(sinfo -h -N -o '%N %t %E' 2>&1)"
-echo "slurm_cluster: job $job attributed, idle job $idle_job charged, epilogs kept both verdicts; $((SECONDS - started)) s"
+# Launch counts: a step that launches kernels, its environment from TaskProlog= alone.
+# It lists its pid where the fake NVML looks, waits until the agent has seen it on its
+# GPU, then becomes the stand-in CUDA job (exec: the same pid), which counts its
+# launches and sends them at its exit.
+cat >"$tmp/launch_job.sh" <<'JOB'
+#!/bin/sh
+exec srun --ntasks=1 sh -c 'echo "${SLURM_JOB_GPUS:-$CUDA_VISIBLE_DEVICES} $$ 1073741824" >>"$GPU_PROCS"
+echo "$$" >"$GPU_PROCS.d/launch-pid"
+while [ ! -e "$GPU_PROCS.d/launch-go" ]; do sleep 0.1; done
+env | grep -E "^(LD_PRELOAD|GPULENS_LAUNCHES_AGENT)=" | sort >"$GPU_PROCS.d/launch-env"
+exec "$LAUNCH_FAKE_JOB" cudart 1000 >"$GPU_PROCS.d/launch-made.json"'
+JOB
+worked_job=$job
+launch_job=$(sbatch --parsable --account=physics --job-name=gpulens-launches --gres=gpu:1 -c 1 \
+  --output="$tmp/log/launch.out" --chdir="$tmp" \
+  --export="ALL,GPU_PROCS=$procs,LAUNCH_FAKE_JOB=$launch_fake_job" "$tmp/launch_job.sh") ||
+  fail "sbatch failed: $launch_job"
+job=$launch_job  # the cleanup cancels it if the test fails from here
+until_ok 30 test -s "$procs.d/launch-pid" ||
+  fail "the launch job's step did not start within 30 s: $(cat "$tmp/log/launch.out" 2>/dev/null)"
+launch_pid=$(cat "$procs.d/launch-pid")
+pid_on_gpu() {
+  curl -fsS "$url/api/v1/latest" | python3 -c '
+import json, sys
+pid = int(sys.argv[1])
+sys.exit(0 if any(p["pid"] == pid for g in json.load(sys.stdin)["gpus"]
+                  for p in g.get("processes") or []) else 1)' "$launch_pid"
+}
+until_ok 20 pid_on_gpu || fail "the agent did not see the launch step's PID $launch_pid on a GPU"
+touch "$procs.d/launch-go"
+until_ok 30 job_done || fail "the launch job $launch_job did not end within 30 s"
+want_env="GPULENS_LAUNCHES_AGENT=$tmp/kernels.sock
+LD_PRELOAD=$launches_lib"
+[[ "$(cat "$procs.d/launch-env")" == "$want_env" ]] ||
+  fail "the task prolog gave the step '$(cat "$procs.d/launch-env")', expected '$want_env'"
+launches_counted() {
+  curl -fsS "$url/metrics" >"$tmp/run/launch-metrics.txt" &&
+    python3 - "$procs.d/launch-made.json" "$tmp/run/launch-metrics.txt" <<'PY'
+import json, re, sys
+made = json.load(open(sys.argv[1]))
+want = sum(made["made"].values())
+lines = (re.match(r'gpulens_kernel_launches_total\{.*\} (\S+)$', l) for l in open(sys.argv[2]))
+sys.exit(0 if sum(float(m.group(1)) for m in lines if m) == want else 1)
+PY
+}
+until_ok 20 launches_counted ||
+  fail "/metrics does not hold the launch job's launches ($(cat "$procs.d/launch-made.json")): $(grep -E '^gpulens_kernel_launches_total|^gpulens_kernel_summaries_total' "$tmp/run/launch-metrics.txt")"
+
+echo "slurm_cluster: job $worked_job attributed, idle job $idle_job charged, epilogs kept both verdicts, launch job $launch_job's launches counted; $((SECONDS - started)) s"

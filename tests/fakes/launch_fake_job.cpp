@@ -134,11 +134,14 @@ void fork_job(long n) {
 }
 
 // Until a record file is in $GPULENS_LAUNCHES_DIR: what the test holds against the
-// counts is the library's periodic write, however slow the machine.
+// counts is the library's periodic write, however slow the machine. At most 30 s, or
+// $FAKE_JOB_RECORD_WAIT_MS (a test that expects no record).
 void wait_for_record() {
   const char* dir = std::getenv("GPULENS_LAUNCHES_DIR");
   if (dir == nullptr) return;
-  for (int i = 0; i < 3000; ++i) {
+  const char* wait_ms = std::getenv("FAKE_JOB_RECORD_WAIT_MS");
+  const long rounds = wait_ms != nullptr ? std::atol(wait_ms) / 10 : 3000;
+  for (long i = 0; i < rounds; ++i) {
     if (DIR* d = opendir(dir)) {
       bool found = false;
       while (const dirent* e = readdir(d)) {

@@ -24,4 +24,26 @@ std::string launch_record_line(const LaunchRecord& r) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string launch_datagram_of(LaunchRecord r) {
+  auto unlist_from = [&r](std::size_t keep) {
+    for (std::size_t i = keep; i < r.kernels.size(); ++i)
+      r.unlisted_launches += r.kernels[i].launches;
+    r.kernels.resize(keep);
+  };
+  if (r.kernels.size() > launch_datagram::max_kernels) unlist_from(launch_datagram::max_kernels);
+  // Cut bytes, not characters: a split UTF-8 sequence is replaced when the line is written.
+  for (auto& k : r.kernels) {
+    if (k.name.size() > launch_datagram::max_name_bytes)
+      k.name.resize(launch_datagram::max_name_bytes);
+  }
+  if (r.comm.size() > launch_record::max_comm_bytes) r.comm.resize(launch_record::max_comm_bytes);
+  std::string line = launch_record_line(r);
+  // 32 names of 256 bytes (at most 6 bytes each once escaped) may not fit: drop the least launched.
+  while (line.size() > launch_datagram::max_bytes && !r.kernels.empty()) {
+    unlist_from(r.kernels.size() - 1);
+    line = launch_record_line(r);
+  }
+  return line;
+}
+
 }  // namespace gpulens::kernels

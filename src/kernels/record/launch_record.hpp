@@ -22,6 +22,15 @@ inline constexpr std::size_t max_name_bytes = 1024;
 inline constexpr std::size_t max_comm_bytes = 64;
 }  // namespace launch_record
 
+// The same record as one datagram to the node agent ($GPULENS_LAUNCHES_AGENT,
+// docs/kernels-agent.md): bounded as a window summary is, as any local process may
+// send one and the agent reads each whole.
+namespace launch_datagram {
+inline constexpr std::size_t max_bytes = std::size_t{16} << 10;
+inline constexpr std::size_t max_kernels = 32;      // the most launched; the rest unlisted
+inline constexpr std::size_t max_name_bytes = 256;  // a kernel name longer is cut
+}  // namespace launch_datagram
+
 struct KernelLaunches {
   std::string name;  // demangled; "?" when the driver gave none
   std::uint64_t launches = 0;
@@ -49,5 +58,10 @@ struct LaunchRecord {
 // The record as one line of JSON (no newline), the version key first so that a
 // reader can tell the line from its head; invalid UTF-8 in a name is replaced.
 std::string launch_record_line(const LaunchRecord& r);
+
+// The record as a datagram (launch_datagram): its line, with names cut, and the least
+// launched kernels past max_kernels, or past what fits in max_bytes, counted as
+// unlisted. `r.kernels` must be the most launched first, as records are.
+std::string launch_datagram_of(LaunchRecord r);
 
 }  // namespace gpulens::kernels

@@ -20,6 +20,7 @@
 
 #include "core/clock.hpp"
 #include "inject/agent_link.hpp"
+#include "kernels/record/launch_record.hpp"
 
 namespace gpulens::agent {
 namespace {
@@ -261,6 +262,44 @@ void send_raw(const std::string& path, const std::string& bytes) {
       sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
       << std::strerror(errno);
   close(fd);
+}
+
+std::string launch_datagram(std::uint64_t gemm) {
+  kernels::LaunchRecord r;
+  r.pid = 999;  // a lie: the kernel's pid is the one used
+  // After the intake started: launches before the agent are not counted.
+  r.first_ns = static_cast<std::int64_t>(unix_now() * 1e9);
+  r.written_ns = r.first_ns;
+  r.kernels = {{"gemm\x1b[31m", gemm}};
+  r.kernel_launches = gemm;
+  return kernels::launch_datagram_of(r);
+}
+
+// Launch counts come by the same socket and the same checks as summaries.
+TEST(SummaryIntake, LaunchCountsFromAProcessOnAGpuFeedItsSeries) {
+  KernelStore store;
+  KernelSeries series;
+  SummaryIntake in(store, {}, &series);
+  const LiveSnapshot snap = snapshot();
+  EXPECT_EQ(in.take(launch_datagram(100), false, peer(100), snap, 0), Refusal::None);
+  EXPECT_EQ(in.take(launch_datagram(150), false, peer(100), snap, 1), Refusal::None);
+  EXPECT_EQ(in.take(launch_datagram(120), false, peer(100), snap, 2), Refusal::Malformed)
+      << "counts that go back";
+  EXPECT_EQ(in.take(launch_datagram(100), false, peer(300), snap, 2), Refusal::NotOnGpu);
+  EXPECT_EQ(in.take(R"({"x_launches": 1, "pid": "x"})", false, peer(200), snap, 2),
+            Refusal::Malformed);
+  EXPECT_EQ(in.take(R"({"x_launches": 1, )", false, peer(200), snap, 2), Refusal::Malformed);
+  const IntakeCounters c = in.counters();
+  EXPECT_EQ(c.launch_records, 2u);
+  EXPECT_EQ(c.accepted, 2u);
+  EXPECT_EQ(store.size(), 0u) << "counts are not windows";
+  const auto rows = series.rows(2);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].gpu, 0);
+  EXPECT_DOUBLE_EQ(rows[0].launches, 150);
+  ASSERT_EQ(rows[0].named_launches.size(), 1u);
+  EXPECT_EQ(rows[0].named_launches[0].first.find('\x1b'), std::string::npos)
+      << "names are made safe";
 }
 
 TEST(KernelReceiver, TakesThePidFromTheKernelNeverFromTheDatagram) {

@@ -207,5 +207,32 @@ TEST(KernelSeries, IntakeCountsWindowsUnderTheProcessesPod) {
   EXPECT_EQ(store.query({0, 2e9, {}, {}, 10}).windows.at(0).kube.pod, "train-0");
 }
 
+// Launch counts take slots of their own by the same rule: a GPU's `top` named launch
+// series whatever the kernel time, and the time's named series untouched by launches.
+TEST(KernelSeries, LaunchCountsHaveSlotsOfTheirOwn) {
+  KernelSeriesOptions o;
+  o.top = 2;
+  KernelSeries series(o);
+  series.add(window(0, 0, {{"gemm", 900}}), 0);
+  LaunchDelta d;
+  d.kernel_launches = 1000;
+  d.named = {{"a", 400}, {"b", 300}, {"c", 200}, {"d", 50}};
+  d.unnamed = 50;
+  series.add_launches(d, 1);
+  const auto rows = series.rows(1);
+  ASSERT_EQ(rows.size(), 1u);
+  const KernelSeriesRow& r = rows[0];
+  EXPECT_TRUE(r.has_windows);
+  EXPECT_TRUE(r.has_launches);
+  EXPECT_EQ(r.named.size(), 1u) << "the time's one series";
+  EXPECT_EQ(r.named_launches.size(), 2u);
+  double sum = r.other_launches;
+  for (const auto& [label, n] : r.named_launches) sum += n;
+  EXPECT_DOUBLE_EQ(sum, 1000);
+  EXPECT_DOUBLE_EQ(r.launches, 1000);
+  // A pod that sent nothing for retire_after_s goes, its launch series with it.
+  EXPECT_TRUE(series.rows(1 + o.retire_after_s).empty());
+}
+
 }  // namespace
 }  // namespace gpulens::agent

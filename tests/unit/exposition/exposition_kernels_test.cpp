@@ -75,6 +75,34 @@ TEST(KernelMetrics, HostileNamesAreEscapedLabelValues) {
   EXPECT_EQ(lines, 7u);  // the kernel, other, and five totals
 }
 
+// Launch counts only (no trace windows): the launch families, and no traced-time
+// series at zero that would read as "traced, and idle".
+TEST(KernelMetrics, LaunchCountsAloneGiveLaunchSeriesOnly) {
+  const auto snap = gpulens::testing::fixed_snapshot();
+  agent::KernelSeries series;
+  agent::LaunchDelta d;
+  d.gpu = 1;
+  d.pod = {"team-a", "train-0", "main"};
+  d.kernel_launches = 1000;
+  d.graph_launches = 7;
+  d.named = {{"gemm", 900}};
+  d.unnamed = 100;
+  series.add_launches(d, 0);
+  std::string out;
+  render_kernel_metrics(out, snap, {series.rows(1), 0});
+  const std::string labels =
+      "gpu=\"1\",uuid=\"GPU-00000001\",model=\"NVIDIA H100 80GB HBM3\",hostname=\"node-17\","
+      "namespace=\"team-a\",pod=\"train-0\",container=\"main\"";
+  EXPECT_NE(out.find("# TYPE gpulens_kernel_launches_total counter"), std::string::npos);
+  EXPECT_NE(out.find("gpulens_kernel_launches_total{" + labels + ",kernel=\"gemm\"} 900\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("gpulens_kernel_launches_total{" + labels + ",kernel=\"other\"} 100\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("gpulens_graph_launches_total{" + labels + "} 7\n"), std::string::npos);
+  EXPECT_EQ(out.find("seconds_total"), std::string::npos) << out;
+}
+
 TEST(KernelMetrics, NothingWithoutSummaries) {
   const auto snap = gpulens::testing::fixed_snapshot();
   std::string out;

@@ -63,20 +63,6 @@ kernels::ChunkRecord chunk(std::uint64_t seq) {
   return c;
 }
 
-TEST(AgentLink, TheEnvironmentNamesTheSocket) {
-  std::string why;
-  EXPECT_EQ(agent_socket_from_env(nullptr, why), "");
-  EXPECT_EQ(agent_socket_from_env("", why), "");
-  EXPECT_EQ(agent_socket_from_env("1", why), kDefaultAgentSocket);
-  EXPECT_EQ(agent_socket_from_env("agent", why), kDefaultAgentSocket);
-  EXPECT_EQ(agent_socket_from_env("/tmp/x.sock", why), "/tmp/x.sock");
-  EXPECT_TRUE(why.empty());
-  EXPECT_EQ(agent_socket_from_env("relative.sock", why), "");
-  EXPECT_NE(why.find("absolute"), std::string::npos) << why;
-  EXPECT_EQ(agent_socket_from_env(("/" + std::string(200, 'x')).c_str(), why), "");
-  EXPECT_NE(why.find("longer"), std::string::npos) << why;
-}
-
 TEST(AgentLink, SendsEachChunksSummaryAsOneDatagram) {
   Listener agent(temp_socket("send"));
   AgentLink link(agent.path);

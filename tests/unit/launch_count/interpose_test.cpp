@@ -7,11 +7,14 @@
 // their names to (this library's own entry points: taken for the driver's, they
 // recursed); from threads; in a fork's child; in a process that skips its exit.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,6 +36,19 @@ struct JobRun {
   std::vector<kernels::LaunchRecord> records;  // what the library wrote
 };
 
+// What `command` prints; `exit_code` its exit status (128 + a signal; -1: not run).
+std::string output_of(const std::string& command, int& exit_code) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int status = pclose(pipe);
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
 // The fake job in MODE under the library, its records in a directory of its own.
 JobRun run_job(const std::string& mode, const std::string& extra_env = "") {
   const fs::path dir =
@@ -43,14 +59,9 @@ JobRun run_job(const std::string& mode, const std::string& extra_env = "") {
                               GPULENS_LAUNCHES_LIB + "' " + extra_env + " '" +
                               GPULENS_LAUNCH_FAKE_JOB + "' " + mode;
   JobRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int status = -1;
+  const std::string out = output_of(command, status);
+  run.exit_code = status;
   run.made = nlohmann::json::parse(out, nullptr, false);
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().extension() != ".json") continue;
@@ -149,15 +160,56 @@ TEST(LaunchInterpose, RtldNextFromTheJobStillResolvesFromTheJob) {
 TEST(LaunchInterpose, WithoutARecordsDirectoryNothingIsCountedOrWritten) {
   const std::string command = std::string("LD_PRELOAD='") + GPULENS_LAUNCHES_LIB + "' '" +
                               GPULENS_LAUNCH_FAKE_JOB + "' plt 100";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  EXPECT_EQ(pclose(pipe), 0);
+  int status = -1;
+  const std::string out = output_of(command, status);
+  EXPECT_EQ(status, 0);
   const auto made = nlohmann::json::parse(out, nullptr, false);
   EXPECT_EQ(made["received"], 100) << "the launches still reach the driver: " << out;
+}
+
+// At exit only: no periodic write, and no thread spinning in place of one.
+TEST(LaunchInterpose, AnIntervalOfZeroWritesAtExitOnly) {
+  expect_counted(run_job("cudart 1000", "GPULENS_LAUNCHES_EVERY_S=0"));
+  // Before the first write at 1 s; a record would come at once if 0 meant "always".
+  const JobRun quit = run_job("quit 300", "GPULENS_LAUNCHES_EVERY_S=0 FAKE_JOB_RECORD_WAIT_MS=500");
+  EXPECT_EQ(quit.exit_code, 0);
+  EXPECT_TRUE(quit.records.empty()) << "os._exit at exit-only leaves nothing";
+}
+
+// A job started without `gpulens run`, as a fleet's prolog or pod template starts
+// it: no records directory, the node agent's socket only. Each write reaches the
+// socket as one datagram, the last of them at exit with every launch.
+TEST(LaunchInterpose, WithTheAgentOnlyTheCountsGoToItsSocket) {
+  const fs::path socket_path =
+      fs::path(::testing::TempDir()) / ("launch_agent_" + std::to_string(::getpid()) + ".sock");
+  fs::remove(socket_path);
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << socket_path;
+  const std::string command = "env -u GPULENS_LAUNCHES_DIR GPULENS_LAUNCHES_AGENT='" +
+                              socket_path.string() + "' LD_PRELOAD='" + GPULENS_LAUNCHES_LIB +
+                              "' '" + GPULENS_LAUNCH_FAKE_JOB + "' cudart 1000";
+  int status = -1;
+  const std::string out = output_of(command, status);
+  ASSERT_EQ(status, 0);
+  const auto made = nlohmann::json::parse(out, nullptr, false);
+  std::vector<kernels::LaunchRecord> got;
+  std::string d(kernels::launch_datagram::max_bytes + 1, '\0');
+  for (ssize_t len; (len = recv(fd, d.data(), d.size(), MSG_DONTWAIT)) > 0;) {
+    EXPECT_LE(static_cast<std::size_t>(len), kernels::launch_datagram::max_bytes);
+    auto read = kernels::read_launch_record(
+        nlohmann::json::parse(d.substr(0, static_cast<std::size_t>(len)), nullptr, false));
+    ASSERT_TRUE(std::holds_alternative<kernels::LaunchRecord>(read)) << std::get<std::string>(read);
+    got.push_back(std::get<kernels::LaunchRecord>(std::move(read)));
+  }
+  close(fd);
+  fs::remove(socket_path);
+  ASSERT_FALSE(got.empty());
+  EXPECT_TRUE(got.back().final);
+  EXPECT_EQ(named(got.back()), made_of(made));
+  EXPECT_EQ(got.back().kernel_launches + got.back().graph_launches, made["received"]);
 }
 
 }  // namespace

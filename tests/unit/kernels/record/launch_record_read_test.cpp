@@ -94,5 +94,33 @@ TEST(LaunchRecordRead, TooManyKernelsOrTooLongANameIsHeldToTheLimits) {
   EXPECT_NE(why_refused(j).find("more than the 500"), std::string::npos);
 }
 
+TEST(LaunchRecordRead, ASmallRecordIsItsOwnDatagram) {
+  const LaunchRecord r = sample_record();
+  const auto read = read_launch_record(nlohmann::json::parse(launch_datagram_of(r)));
+  ASSERT_TRUE(std::holds_alternative<LaunchRecord>(read))
+      << why_refused(nlohmann::json::parse(launch_datagram_of(r)));
+  EXPECT_EQ(std::get<LaunchRecord>(read), r);
+}
+
+TEST(LaunchRecordRead, ADatagramFitsWhateverTheNamesAndStillAddsUp) {
+  LaunchRecord r = sample_record();
+  r.kernels.clear();
+  r.unlisted_launches = 0;
+  // Control characters are written as six bytes each (\u0001): the worst case.
+  for (int i = 0; i < 100; ++i)
+    r.kernels.push_back({std::string(2000, '\x01') + std::to_string(i), 10});
+  r.kernel_launches = 1000;
+  const std::string d = launch_datagram_of(r);
+  EXPECT_LE(d.size(), launch_datagram::max_bytes);
+  const auto read = read_launch_record(nlohmann::json::parse(d));
+  ASSERT_TRUE(std::holds_alternative<LaunchRecord>(read)) << why_refused(nlohmann::json::parse(d));
+  const auto& back = std::get<LaunchRecord>(read);
+  EXPECT_GT(back.kernels.size(), 0u);
+  EXPECT_LE(back.kernels.size(), launch_datagram::max_kernels);
+  for (const auto& k : back.kernels) EXPECT_EQ(k.name.size(), launch_datagram::max_name_bytes);
+  EXPECT_EQ(back.kernel_launches, 1000u);
+  EXPECT_EQ(back.unlisted_launches, 1000u - 10u * back.kernels.size());
+}
+
 }  // namespace
 }  // namespace gpulens::kernels
