@@ -166,6 +166,13 @@ def kernel_panels(b):
             [t(f'topk(10, sum by (namespace, kernel) '
                f'(cluster_namespace_kernel:gpulens_kernel_gpus:sum{{{C}}}))',
                "{{namespace}}: {{kernel}}")], w=12, min_=0)
+    b.panel("timeseries", "Most launched kernels, launches per second by namespace",
+            "Every kernel launch of the processes that count them (libgpulens_launches.so with "
+            "GPULENS_LAUNCHES_AGENT), the 10 most launched: a count, not time. Many launches of "
+            "short kernels beside low SM activity is launch-bound work (CUDA graphs, fusion).",
+            [t(f'topk(10, sum by (namespace, kernel) '
+               f'(cluster_namespace_kernel:gpulens_kernel_launches:rate5m{{{C}}}))',
+               "{{namespace}}: {{kernel}}")], w=24, min_=0)
 
 
 def node():
@@ -192,6 +199,12 @@ def node():
     b.panel("timeseries", "Temperature", "", [t(f'gpulens_temperature_celsius{{{H}}}', "GPU {{gpu}}")], unit="celsius")
     b.panel("timeseries", "Host CPU busy", "Whole host: a starved input pipeline shows here.",
             [t(f'gpulens_host_cpu_busy_ratio{{{H}}}', "CPU")], unit="percentunit", min_=0, max_=1)
+    b.panel("timeseries", "Kernel launches per second by GPU",
+            "Launches of the processes that count them (GPULENS_LAUNCHES_AGENT); beside SM "
+            "activity, many launches with few SMs busy is launch-bound work.",
+            [t(f'sum by (gpu) (rate(gpulens_kernel_launches_total{{{H}}}[$__rate_interval]))', "GPU {{gpu}}"),
+             t(f'sum by (gpu) (rate(gpulens_graph_launches_total{{{H}}}[$__rate_interval]))',
+               "GPU {{gpu}} graphs")], min_=0)
     return b
 
 

@@ -207,6 +207,7 @@ int run_report(const ReportArgs& args) {
   // A recording of `run --kernels`: its collectives, kernels and synchronisations inform
   // the verdict's fixes.
   if (kernel_view) apply_kernel_view(*options, *kernel_view);
+  if (launches) options->launches = launch_evidence(*launches);
   const verdict::Verdict verdict = verdict::build_verdict(trace, *options);
   const std::string text = history ? render_history(verdict, trace, *format, src)
                                    : render_report(verdict, trace, kernel_view, launches, *format);

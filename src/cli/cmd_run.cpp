@@ -207,10 +207,11 @@ void report(const RunArgs& a, const verdict::VerdictOptions& options,
   // The kernel view (run --kernels) first: its collectives, kernels and synchronisations
   // inform the verdict's fixes.
   const auto& view = recording->kernels;
+  const auto& launches = recording->launches;
   verdict::VerdictOptions with_kernels = options;
   if (view) apply_kernel_view(with_kernels, *view);
+  if (launches) with_kernels.launches = launch_evidence(*launches);
   const verdict::Verdict verdict = verdict::build_verdict(*trace, with_kernels);
-  const auto& launches = recording->launches;
   if (!a.quiet) {
     std::string text = "\n" + render::verdict_to_text(verdict);
     if (view) text += "\n" + render::kernels_to_text(*view);

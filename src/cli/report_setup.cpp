@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "kernels/record/kernel_label.hpp"
 #include "kernels/view/analysis.hpp"
 #include "kernels/view/collectives.hpp"
 #include "kernels/view/kernel_findings.hpp"
@@ -129,6 +131,20 @@ std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::Ke
   const auto finding = kernels::communication_finding(view);
   if (!finding) return std::nullopt;
   return verdict::CollectiveEvidence{kernels::collective_share(view.top), finding->fix};
+}
+
+verdict::LaunchEvidence launch_evidence(const kernels::LaunchCounts& counts) {
+  verdict::LaunchEvidence e;
+  if (counts.kernel_launches == 0) return e;
+  std::map<std::string, std::uint64_t> by_label;
+  for (const auto& k : counts.top) by_label[kernels::kernel_label(k.name)] += k.launches;
+  for (const auto& [label, n] : by_label) {
+    e.top.emplace_back(label, static_cast<double>(n) / static_cast<double>(counts.kernel_launches));
+  }
+  std::stable_sort(e.top.begin(), e.top.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& g : counts.gpus) e.per_second[g.gpu] = g.per_second;
+  return e;
 }
 
 std::string render_report(const verdict::Verdict& v, const Trace& trace,

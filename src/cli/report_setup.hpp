@@ -61,6 +61,9 @@ Result<Recording> read_recording(const std::string& path, TraceReadOptions optio
 // fixes (verdict::CollectiveEvidence); nullopt when they hold too little kernel
 // time for a communication finding.
 std::optional<verdict::CollectiveEvidence> collective_evidence(const kernels::KernelView& view);
+// The launch counts as the verdict's evidence for a launch-bound GPU: the most launched
+// kernels by short name (instantiations of one template summed) and each GPU's rate.
+verdict::LaunchEvidence launch_evidence(const kernels::LaunchCounts& counts);
 
 // The verdict, and after it the kernel view of a recording of `gpulens run
 // --kernels` and the launch counts of one of `gpulens run` (nullopt: none).

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "core/text_units.hpp"
 #include "diagnosis/state_table.hpp"
 
 namespace gpulens::verdict {
@@ -125,6 +126,8 @@ std::string out_of_memory_fix(const JobOutcome& o) {
 }
 
 namespace {
+
+constexpr std::string_view kLaunchBoundAbout = "state:launch_bound";
 
 // A state that reads low SM activity while a kernel is resident, whose fixes fill
 // the SMs (more blocks, a larger batch, bigger kernels): a spinning collective
@@ -282,6 +285,15 @@ class Seating {
     const Finding& f = *order_[i].second;
     RankedFix r;
     r.text = (in_.job_gpus > 1 ? gpu_prefix(f.gpus) : std::string()) + text;
+    // A launch-bound GPU's first fix names the kernels to start with, from the counts.
+    if (order_[i].first == kLaunchBoundAbout && in_.launches != nullptr && !launch_named_) {
+      const std::string evidence =
+          launch_evidence_text(*in_.launches, std::vector<int>(f.gpus.begin(), f.gpus.end()));
+      if (!evidence.empty()) {
+        r.text += " " + evidence;
+        launch_named_ = true;
+      }
+    }
     r.about = order_[i].first;
     r.tier = f.tier;
     r.gpus.assign(f.gpus.begin(), f.gpus.end());
@@ -293,9 +305,30 @@ class Seating {
   bool tensor_busy_;
   std::vector<std::size_t> taken_;
   std::vector<RankedFix> out_;
+  bool launch_named_ = false;  // the counts' kernels are named once, in the first such fix
 };
 
 }  // namespace
+
+std::string launch_evidence_text(const LaunchEvidence& e, const std::vector<int>& gpus) {
+  std::string kernels;
+  std::size_t named = 0;
+  for (const auto& [name, share] : e.top) {
+    if (named == kLaunchEvidenceKernels || share < kLaunchEvidenceMinShare) break;
+    kernels +=
+        fmt::format("{}`{}` ({} of launches)", named == 0 ? "" : ", ", name, share_text(share));
+    ++named;
+  }
+  if (named == 0) return {};
+  std::string rates;
+  for (int g : gpus) {
+    const auto it = e.per_second.find(g);
+    if (it == e.per_second.end()) continue;
+    rates += rates.empty() ? "; " : ", ";
+    rates += fmt::format("GPU {} was fed {:.0f} launches a second", g, it->second);
+  }
+  return fmt::format("The launch counts say which kernels to fold first: {}{}.", kernels, rates);
+}
 
 std::vector<RankedFix> rank_fixes(const diagnosis::DiagnosisReport& report, const FixInputs& in) {
   const Findings findings = collect_findings(report, in);

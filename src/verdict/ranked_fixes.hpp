@@ -6,7 +6,9 @@
 // Start-up and tear-down are not findings (a job importing PyTorch is not an
 // idle GPU to release), and advice the job already follows is left out.
 #include <cstddef>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diagnosis/timeline.hpp"
@@ -37,6 +39,19 @@ struct CollectiveEvidence {
   std::string fix;   // the kernel view's communication fix
 };
 
+// What the launch counts of `gpulens run` say (docs/kernels.md, "Launch counts"),
+// handed in by the command that read them: the kernels the job launched most and how
+// many launches a second each GPU was fed. Counts, not time: they name where launch
+// overhead comes from, so they go with the fixes of a launch-bound GPU.
+struct LaunchEvidence {
+  std::vector<std::pair<std::string, double>> top;  // kernel (short name), share of launches
+  std::map<int, double> per_second;                 // by GPU; absent: no sample saw its processes
+};
+
+// The kernels a launch-bound fix names: at most this many, each at least this share.
+inline constexpr std::size_t kLaunchEvidenceKernels = 3;
+inline constexpr double kLaunchEvidenceMinShare = 0.05;
+
 // Collectives holding at least this share of kernel time make a GPU's low SM
 // activity their spinning channels, not kernels too small for the GPU: the
 // state's SM-filling fixes give way to the communication fix.
@@ -50,6 +65,7 @@ struct FixInputs {
   std::size_t job_gpus = 1;                         // > 1: fixes name their GPUs
   std::optional<double> steady_tensor_pct;          // tensor activity over the steady state
   const CollectiveEvidence* collectives = nullptr;  // nullptr: no kernel view
+  const LaunchEvidence* launches = nullptr;         // nullptr: no launch counts
 };
 
 std::string_view fix_tier_id(FixTier tier);  // "out_of_memory", "hang", ...
@@ -61,6 +77,10 @@ std::vector<RankedFix> rank_fixes(const diagnosis::DiagnosisReport& report, cons
 
 // The fix of a job that died out of memory, before any alert's.
 std::string out_of_memory_fix(const JobOutcome& outcome);
+
+// The sentence a launch-bound GPU's first fix ends with: the most launched kernels
+// and the GPUs' launch rates; empty when the counts name no kernel.
+std::string launch_evidence_text(const LaunchEvidence& e, const std::vector<int>& gpus);
 
 // The fix advises lower precision (mixed precision, bf16/fp16, TF32).
 bool advises_precision(const std::string& fix);

@@ -344,6 +344,7 @@ Verdict build_verdict(const Trace& trace, const VerdictOptions& o) {
   fi.job_gpus = v.devices.size();
   if (const auto t = v.steady_usage.tensor.ratio()) fi.steady_tensor_pct = *t * 100;
   if (o.collectives) fi.collectives = &*o.collectives;
+  if (o.launches) fi.launches = &*o.launches;
   v.ranked_fixes = rank_fixes(v.diagnosis, fi);
   for (const auto& f : v.ranked_fixes) v.fixes.push_back(f.text);
   if (v.measured) {

@@ -40,6 +40,8 @@ struct VerdictOptions {
   bool edges_apart = true;
   // From the kernel view of `gpulens run --kernels`, where the recording has one.
   std::optional<CollectiveEvidence> collectives;
+  // From the launch counts of `gpulens run`, where the recording has them.
+  std::optional<LaunchEvidence> launches;
   bool kernel_view = false;  // the recording has a kernel view (evidence gaps point at it)
 };
 

@@ -52,7 +52,8 @@ dpkg -x "$deb" "$root"
 p="$root$prefix"
 for f in bin/gpulens bin/gpulens-serve share/gpulens/gpu_peaks.json share/gpulens/prices.json \
   share/gpulens/examples/calibration-h100.trace.jsonl share/gpulens/gpulens_marks.py \
-  share/gpulens/slurm/gpulens-epilog.sh \
+  share/gpulens/slurm/gpulens-epilog.sh share/gpulens/slurm/gpulens-prolog.sh \
+  share/gpulens/slurm/gpulens-task-prolog.sh lib/gpulens/libgpulens_launches.so \
   lib/systemd/system/gpulens.service share/doc/gpulens/README.md share/doc/gpulens/report.md \
   share/doc/gpulens/copyright share/doc/gpulens/changelog.gz \
   share/bash-completion/completions/gpulens share/bash-completion/completions/gpulens-serve \

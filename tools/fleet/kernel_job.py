@@ -11,9 +11,15 @@ The agent believes only the kernel's peer credentials, so this process's own PID
 must be on the GPUs in the agent's samples: tools/fleet/fleet_sim.py writes it
 into the replayed recording. Sends fail silently while no agent listens, as the
 library's do (counted in the next summary's `summaries_dropped`).
+
+Every other window it also sends its launch counts since it started, as
+libgpulens_launches.so does with GPULENS_LAUNCHES_AGENT (docs/kernels-agent.md,
+"Launch counts"): its kernels' launches grow by their share of 1,000 a window, and
+each JIT kernel by one.
 """
 import argparse
 import json
+import os
 import socket
 import time
 
@@ -81,6 +87,27 @@ def summary(seq, devices, kind, jit, dropped, window_s):
             "window": True, "cupti_dropped": 0, "summaries_dropped": dropped, "devices": devs}
 
 
+def launch_record(first_ns, counts):
+    """The process's launch record (src/kernels/record/launch_record.hpp): counts since
+    its start, the 32 most launched named, the rest unlisted."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    listed = ranked[:32]
+    total = sum(counts.values())
+    return {"x_launches": 1, "pid": os.getpid(), "comm": "python3", "first_ns": first_ns,
+            "written_ns": time.time_ns(), "final": False, "kernel_launches": total,
+            "graph_launches": 0, "graphs": 0,
+            "unlisted_launches": total - sum(n for _, n in listed),
+            "kernels": [{"name": name, "launches": n} for name, n in listed]}
+
+
+def add_launches(counts, seq, devices, kind, jit):
+    for name, share in KERNELS[kind]:
+        counts[name] = counts.get(name, 0) + round(share * 1000) * devices
+    for d in range(devices):
+        for j in range(jit):
+            counts[f"triton_poi_fused_add_mul_{seq}_{d}_{j}"] = 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--socket", required=True, help="the agent's --kernels-socket")
@@ -93,6 +120,7 @@ def main():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.setblocking(False)
     seq, dropped = 0, 0
+    first_ns, launches = time.time_ns(), {}
     while True:
         data = json.dumps(summary(seq, a.devices, a.kind, a.jit, dropped, a.window)).encode()
         try:
@@ -100,6 +128,12 @@ def main():
             dropped = 0
         except OSError:
             dropped += 1
+        add_launches(launches, seq, a.devices, a.kind, a.jit)
+        if seq % 2 == 1:  # the agent allows a process a datagram a second, in bursts of 5
+            try:
+                s.sendto(json.dumps(launch_record(first_ns, launches)).encode(), a.socket)
+            except OSError:
+                pass
         seq += 1
         time.sleep(a.every)
 

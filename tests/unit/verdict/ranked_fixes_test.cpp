@@ -155,5 +155,52 @@ TEST(VerdictRankedFixes, TheRecordedHungCollectivesGetNoSmFillingFix) {
   }
 }
 
+// A launch-bound GPU's first fix ends naming the kernels the launch counts say are
+// launched most (at least 5 % each, three at most) and the GPU's launch rate; other
+// states' fixes are left as they are, and so are the later fixes.
+TEST(VerdictRankedFixes, LaunchCountsNameTheKernelsOfALaunchBoundFix) {
+  diagnosis::DiagnosisReport r;
+  diagnosis::TimelineRun launch;
+  launch.gpu = 0;
+  launch.start = 0;
+  launch.end = 100;
+  launch.state = diagnosis::GpuState::LaunchBound;
+  launch.fixes = {"Launch fewer, bigger kernels.", "Fuse element-wise operations."};
+  r.timeline.push_back(launch);
+  diagnosis::TimelineRun sm = launch;
+  sm.gpu = 1;
+  sm.end = 20;
+  sm.state = diagnosis::GpuState::SmUnderused;
+  sm.fixes = {kMoreBlocks};
+  r.timeline.push_back(sm);
+  LaunchEvidence e;
+  e.top = {{"vectorized_elementwise_kernel", 0.61},
+           {"reduce_kernel", 0.12},
+           {"softmax", 0.08},
+           {"gemm", 0.06},
+           {"copy", 0.04}};
+  e.per_second = {{0, 41234.4}, {1, 900}};
+  FixInputs in;
+  in.job_gpus = 2;
+  in.launches = &e;
+  const auto fixes = rank_fixes(r, in);
+  ASSERT_GE(fixes.size(), 3u);
+  EXPECT_EQ(fixes[0].text,
+            "GPU 0: Launch fewer, bigger kernels. The launch counts say which kernels to fold "
+            "first: `vectorized_elementwise_kernel` (61 % of launches), `reduce_kernel` (12 % of "
+            "launches), `softmax` (8 % of launches); GPU 0 was fed 41234 launches a second.");
+  for (std::size_t i = 1; i < fixes.size(); ++i) {
+    EXPECT_EQ(fixes[i].text.find("launch counts"), std::string::npos) << fixes[i].text;
+  }
+  // Without the counts, or with none of their kernels at 5 %, the fix is as it was.
+  in.launches = nullptr;
+  EXPECT_EQ(rank_fixes(r, in)[0].text, "GPU 0: Launch fewer, bigger kernels.");
+  LaunchEvidence spread;
+  spread.top = {{"a", 0.04}, {"b", 0.03}};
+  in.launches = &spread;
+  EXPECT_EQ(rank_fixes(r, in)[0].text, "GPU 0: Launch fewer, bigger kernels.");
+  EXPECT_EQ(launch_evidence_text(spread, {0}), "");
+}
+
 }  // namespace
 }  // namespace gpulens::verdict
