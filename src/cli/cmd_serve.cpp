@@ -485,9 +485,11 @@ void register_serve(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str()
       ->each([args](const std::string&) { args->kube_log_dir_given = true; });
   cmd->add_option("--kernels-socket", args->kernels_socket,
-                  "Unix socket where jobs that opted in (GPULENS_KERNELS_AGENT) send their kernel "
-                  "summaries, served at /api/v1/kernels; its directory must exist (e.g. "
-                  "/run/gpulens/kernels.sock; docs/kernels-agent.md); kept in the history too");
+                  "Unix socket where jobs that opted in send their kernel summaries "
+                  "(GPULENS_KERNELS_AGENT: /api/v1/kernels, kept in the history too) and their "
+                  "launch counts (GPULENS_LAUNCHES_AGENT: gpulens_kernel_launches_total in "
+                  "/metrics); its directory must exist (e.g. /run/gpulens/kernels.sock; "
+                  "docs/kernels-agent.md)");
   cmd->add_option("--kernels-socket-mode", args->kernels_socket_mode,
                   "Permissions of --kernels-socket (octal): who may send; the sender's PID comes "
                   "from the kernel whatever the mode")
