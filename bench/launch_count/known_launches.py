@@ -9,6 +9,9 @@ report's "Kernel launches" must say the same.
                      kernel launches by name
   graphs G           a captured two-kernel step replayed G times (graph launches: G),
                      then 1000 eager add_
+  eager S            one-element add_ launched for S seconds, the host never waiting
+                     but every 10,000 launches (a launch-bound loop: the kernel runs
+                     for less time than its launch costs the host)
 Prints one JSON line on stdout."""
 import collections
 import json
@@ -75,7 +78,26 @@ def graphs(g_count):
     return {"mode": "graphs", "graph_launches": g_count, "x0": float(x[0].item())}
 
 
+def eager(seconds):
+    import time
+
+    x = torch.zeros(1, device="cuda")
+    launches = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(10000):
+            x.add_(1.0)
+        launches += 10000
+        torch.cuda.synchronize()
+    return {"mode": "eager", "kernel_launches": launches, "x": float(x.item())}
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
-    out = profiled(int(sys.argv[2]), int(sys.argv[3])) if mode == "profiled" else graphs(int(sys.argv[2]))
+    if mode == "profiled":
+        out = profiled(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "eager":
+        out = eager(float(sys.argv[2]))
+    else:
+        out = graphs(int(sys.argv[2]))
     print(json.dumps(out))
