@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU machine: libgpulens_launches.so as `gpulens run` loads it (on by
 # default), one call of about four minutes. Needs .devbin/gpulens and
-# .devbin/libgpulens_launches.so beside it (carried; any build of gpulens).
+# .devbin/libgpulens_launches.so beside it (carried; any build of gpulens), and
+# .devbin/gpulens-serve for the agent phase (`gpulens serve` runs it). Each phase leaves
+# several files: return $OUT as one tarball (the device tool returns only a few files).
 #  1. counts: known_launches.py under `gpulens run -o report.json`: the whole job
 #     profiled by torch.profiler, whose kernel launches by name the report's must equal;
 #     CUDA-graph replays, whose count the report's graph launches must equal; the same

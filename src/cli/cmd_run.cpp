@@ -468,13 +468,15 @@ void add_report_options(CLI::App& cmd, RunArgs& args) {
 }
 
 void add_kernels_options(CLI::App& cmd, RunArgs& args) {
-  cmd.add_flag("--no-launches", args.no_launches,
-               "Do not count the job's kernel launches. By default each process of the job loads "
-               "libgpulens_launches.so (LD_PRELOAD), which counts every kernel and CUDA-graph "
-               "launch at the driver's launch calls, with no profiler: the report's \"Kernel "
-               "launches\" (launches/s per GPU, the most launched kernels). Counts, not time. It "
-               "cost an empty kernel's launch +0.25 % +- 0.35 from four threads on an H200 "
-               "(docs/kernels.md)");
+  cmd.add_flag(
+      "--no-launches", args.no_launches,
+      "Do not count the job's kernel launches. By default each process of the job loads "
+      "libgpulens_launches.so (LD_PRELOAD), which counts every kernel and CUDA-graph "
+      "launch at the driver's launch calls, with no profiler: the report's \"Kernel "
+      "launches\" (launches/s per GPU, the most launched kernels). Counts, not time. On an "
+      "H200 it cost an empty kernel's launch +0.36 % +- 0.24 from one thread and "
+      "+0.25 % +- 0.35 from four, a CUDA-graph replay or a training step nothing "
+      "measurable (docs/kernels.md)");
   auto* kernels = cmd.add_flag(
       "--kernels", args.kernels,
       "Also record the job's GPU activity kernel by kernel (CUPTI, through "
