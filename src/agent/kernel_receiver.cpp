@@ -313,10 +313,8 @@ Refusal SummaryIntake::take_launches(std::string_view bytes, std::uint32_t pid, 
     log_debug("launch counts from pid {} refused: {}", pid, *why);
     return count(Refusal::Malformed);
   }
-  auto& record = std::get<kernels::LaunchRecord>(read);
-  for (auto& k : record.kernels) {
-    k.name = kernels::cut_name(terminal_safe(k.name), kernels::kMaxSummaryNameBytes);
-  }
+  // Names go no further than the ledger's labels, which kernel_label makes safe and short.
+  const auto& record = std::get<kernels::LaunchRecord>(read);
   // Processes gone from the GPUs (or their pid given to another) are forgotten now
   // and then, and at once when the ledger is full.
   const auto gone = [this](std::uint32_t p, std::uint64_t start) {

@@ -13,6 +13,7 @@
 // gets more than the process's new launches.
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +29,10 @@ namespace gpulens::agent {
 // Processes whose last counts are kept; past it, those no longer on a GPU are forgotten
 // first, and then a new process is refused.
 inline constexpr std::size_t kLaunchLedgerProcesses = 4096;
+// Forgotten processes whose totals are still kept (16 bytes and a key each), the oldest
+// dropped first: one that comes back to a GPU goes on from them instead of counting its
+// whole past again.
+inline constexpr std::size_t kLaunchLedgerForgotten = 16384;
 
 // Who sent the counts, as the agent knows it (never as the datagram says).
 struct LaunchSender {
@@ -49,22 +54,31 @@ class LaunchLedger {
 
   // The record's new launches into the series for each of the sender's GPUs. Refused:
   // counts lower than the process's last (WentBack), a new process past max_processes
-  // (Full). Names are the record's (the caller makes them safe).
+  // (Full). Names become labels (kernel_label: safe to show, bounded).
   LaunchTake take(const LaunchSender& who, const kernels::LaunchRecord& r, double now_s);
-  // Forgets the processes `gone` says have left (pid, start ticks).
+  // Forgets the processes `gone` says have left (pid, start ticks), all but their
+  // totals (kLaunchLedgerForgotten): a process away from the GPUs for a while (the
+  // caller's judgement) that sends again is counted from those, its kernels named from
+  // its next send.
   void forget_if(const std::function<bool(std::uint32_t pid, std::uint64_t start)>& gone);
 
   std::size_t processes() const { return last_.size(); }
 
  private:
-  struct Last {
+  using Key = std::pair<std::uint32_t, std::uint64_t>;  // pid, start ticks
+  struct Totals {
     std::uint64_t kernel_launches = 0, graph_launches = 0;
+  };
+  struct Last {
+    Totals totals;
     std::map<std::string, std::uint64_t> by_label;  // listed launches per kernel label
   };
   KernelSeries* series_;
   std::int64_t since_unix_ns_;
   std::size_t max_processes_;
-  std::map<std::pair<std::uint32_t, std::uint64_t>, Last> last_;
+  std::map<Key, Last> last_;
+  std::map<Key, Totals> forgotten_;
+  std::deque<Key> forgotten_order_;  // oldest first; may name keys taken back since
 };
 
 }  // namespace gpulens::agent

@@ -160,5 +160,43 @@ TEST(LaunchLedger, TheTableIsBoundedAndAReusedPidStartsAfresh) {
       << "fewer than pid 1's last, but another process";
 }
 
+// Forgotten (away from the GPUs a while) and back: its totals were kept, so only what
+// it launched since its last send counts, as other this once (its kernels' counts were
+// not kept), then named again.
+TEST(LaunchLedger, AProcessForgottenAndBackIsNotCountedTwice) {
+  KernelSeries series;
+  LaunchLedger ledger(&series, kAgentStart);
+  ASSERT_EQ(ledger.take(sender(7), record(100, 50, 0, 4), 1), LaunchTake::Taken);
+  ledger.forget_if([](std::uint32_t, std::uint64_t) { return true; });
+  EXPECT_EQ(ledger.processes(), 0u);
+  EXPECT_EQ(ledger.take(sender(7), record(90, 50, 0), 2), LaunchTake::WentBack)
+      << "its kept totals still hold it to adding up";
+  ASSERT_EQ(ledger.take(sender(7), record(130, 60, 0, 6), 3), LaunchTake::Taken);
+  ASSERT_EQ(ledger.take(sender(7), record(140, 60, 0, 6), 4), LaunchTake::Taken);
+  const auto rows = series.rows(4);
+  const KernelSeriesRow* r = row(rows, 0);
+  ASSERT_NE(r, nullptr);
+  EXPECT_DOUBLE_EQ(r->launches, 200);
+  EXPECT_DOUBLE_EQ(r->graph_launches, 6);
+  EXPECT_EQ(named(*r), (std::map<std::string, double>{{"gemm", 110}, {"softmax", 50}}));
+  EXPECT_DOUBLE_EQ(r->other_launches, 40);
+}
+
+// What is kept of forgotten processes is bounded: the oldest go first, and one of those
+// that sends again is a new process to the ledger.
+TEST(LaunchLedger, ForgottenTotalsAreBounded) {
+  KernelSeries series;
+  LaunchLedger ledger(&series, kAgentStart);
+  const auto pids = static_cast<std::uint32_t>(kLaunchLedgerForgotten + 1);
+  for (std::uint32_t pid = 1; pid <= pids; ++pid) {
+    ASSERT_EQ(ledger.take(sender(pid), record(10, 0, 0), 1), LaunchTake::Taken);
+    ledger.forget_if([](std::uint32_t, std::uint64_t) { return true; });
+  }
+  // pid 1 went first: back with 12 launches, all 12 count; the last pid's 2 new ones.
+  ASSERT_EQ(ledger.take(sender(1), record(12, 0, 0), 2), LaunchTake::Taken);
+  ASSERT_EQ(ledger.take(sender(pids), record(12, 0, 0), 2), LaunchTake::Taken);
+  EXPECT_DOUBLE_EQ(row(series.rows(2), 0)->launches, 10.0 * pids + 12 + 2);
+}
+
 }  // namespace
 }  // namespace gpulens::agent
