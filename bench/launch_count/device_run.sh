@@ -84,7 +84,13 @@ if [[ " $PHASES " == *" agent "* ]]; then
   get() { python3 -c 'import sys, urllib.request
 sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:19401" + sys.argv[1], timeout=10).read().decode())' "$1"; }
   for _ in $(seq 100); do get /api/v1/health >/dev/null 2>&1 && [[ -S $sock ]] && break; sleep 0.2; done
-  get /metrics >"$OUT/agent/metrics.start.txt"
+  if ! get /metrics >"$OUT/agent/metrics.start.txt" 2>/dev/null || [[ ! -S $sock ]]; then
+    # No jobs then: their counts would read as zeros, not as the agent's absence.
+    echo "agent: did not start (gpulens-serve beside .devbin/gpulens?); its log:" | tee -a "$OUT/exits.txt"
+    tail -5 "$OUT/agent/serve.log"
+    rm -f "$OUT/agent/metrics.start.txt"
+    kill "$serve" 2>/dev/null
+  fi
   GPULENS_PROLOG_CONF=/nonexistent GPULENS_LAUNCHES_LIBRARY="$bin/libgpulens_launches.so" \
     GPULENS_LAUNCHES_SOCKET="$sock" sh deploy/slurm/gpulens-task-prolog.sh >"$OUT/agent/prolog.txt"
   agent_job() {  # NAME [setpriv ...] CMD...: the job with the prolog's environment, outside gpulens run
@@ -98,6 +104,9 @@ sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:19401" + sys.argv[1], 
     sleep 2  # the exit send, and a sample or two of the agent after it
     get /metrics >"$OUT/agent/metrics.$name.txt"
   }
+  [[ -f $OUT/agent/metrics.start.txt ]] || PHASES=${PHASES/agent/agent-failed}
+fi
+if [[ " $PHASES " == *" agent "* ]]; then
   agent_job profiled python3 $here/known_launches.py profiled 20000 50
   agent_job graphs python3 $here/known_launches.py graphs 5000
   agent_job eager python3 $here/known_launches.py eager 5
